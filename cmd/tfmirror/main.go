@@ -1,0 +1,31 @@
+// Command tfmirror builds static mirrors of OpenTofu and Terraform providers.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tfmirror/tfmirror/internal/cli"
+)
+
+// Set by the release build with -ldflags "-X main.version=... -X main.commit=...".
+var (
+	version = ""
+	commit  = ""
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, cli.Env{
+		Args:    os.Args[1:],
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+		Environ: os.Environ(),
+		Version: version,
+		Commit:  commit,
+	})
+	stop()
+	os.Exit(code)
+}

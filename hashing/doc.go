@@ -1,0 +1,10 @@
+// Package hashing decides whether bytes are what was promised.
+//
+// It owns the two package hash schemes OpenTofu and Terraform understand
+// ("h1:", Go's dirhash over the archive's entries, and "zh:", the SHA-256 of
+// the zip file itself), the parsing of upstream SHA256SUMS documents, and a
+// writer that hashes bytes as they stream to disk.
+//
+// It does not fetch anything, check signatures or decide what to mirror; it
+// depends only on the standard library and golang.org/x/mod/sumdb/dirhash.
+package hashing

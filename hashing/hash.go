@@ -1,0 +1,107 @@
+package hashing
+
+import (
+	"archive/zip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"slices"
+	"strings"
+
+	"golang.org/x/mod/sumdb/dirhash"
+)
+
+// Hash is a package hash in OpenTofu's "scheme:value" form.
+type Hash string
+
+// Hash schemes understood by OpenTofu and Terraform.
+const (
+	SchemeH1 = "h1:"
+	SchemeZH = "zh:"
+)
+
+// ZH returns the "zh:" hash for a zip whose SHA-256 digest is sum.
+func ZH(sum [sha256.Size]byte) Hash {
+	return Hash(SchemeZH + hex.EncodeToString(sum[:]))
+}
+
+// H1Zip returns the "h1:" hash of the zip file at path as OpenTofu computes
+// it for an archive: dirhash over every entry, directory entries included.
+func H1Zip(path string) (Hash, error) {
+	h, err := dirhash.HashZip(path, dirhash.Hash1)
+	if err != nil {
+		return "", fmt.Errorf("compute h1 of %s: %w", path, err)
+	}
+	return Hash(h), nil
+}
+
+// H1Unpacked returns the "h1:" hash OpenTofu computes for the directory the
+// zip at path unpacks to: like H1Zip but without directory entries. This is
+// the hash "tofu init" records for the platform it installs, and it differs
+// from H1Zip only when the archive holds explicit directory entries.
+func H1Unpacked(path string) (Hash, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return "", fmt.Errorf("open zip %s: %w", path, err)
+	}
+	defer zr.Close()
+	var files []string
+	byName := make(map[string]*zip.File)
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, "/") {
+			continue
+		}
+		files = append(files, f.Name)
+		byName[f.Name] = f
+	}
+	open := func(name string) (io.ReadCloser, error) { return byName[name].Open() }
+	h, err := dirhash.Hash1(files, open)
+	if err != nil {
+		return "", fmt.Errorf("compute unpacked h1 of %s: %w", path, err)
+	}
+	return Hash(h), nil
+}
+
+// ArchiveHashes returns the hashes a mirror publishes for the zip at path:
+// its zh:, its h1: and, when different, the h1: of its unpacked form, sorted
+// the way OpenTofu sorts hashes.
+func ArchiveHashes(path string, sum [sha256.Size]byte) ([]Hash, error) {
+	h1, err := H1Zip(path)
+	if err != nil {
+		return nil, err
+	}
+	unpacked, err := H1Unpacked(path)
+	if err != nil {
+		return nil, err
+	}
+	hs := []Hash{ZH(sum), h1, unpacked}
+	slices.Sort(hs)
+	return slices.Compact(hs), nil
+}
+
+// Writer hashes everything written to it with SHA-256 and counts the bytes.
+// Use it with io.MultiWriter to hash a download while it is written to disk.
+type Writer struct {
+	h hash.Hash
+	n int64
+}
+
+// NewWriter returns a Writer ready for use.
+func NewWriter() *Writer { return &Writer{h: sha256.New()} }
+
+func (w *Writer) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return w.h.Write(p)
+}
+
+// Sum returns the SHA-256 digest of what was written so far.
+func (w *Writer) Sum() [sha256.Size]byte {
+	var s [sha256.Size]byte
+	copy(s[:], w.h.Sum(nil))
+	return s
+}
+
+// Len returns how many bytes were written.
+func (w *Writer) Len() int64 { return w.n }

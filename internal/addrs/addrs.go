@@ -1,0 +1,75 @@
+package addrs
+
+import (
+	"fmt"
+	"strings"
+
+	tfaddr "github.com/opentofu/registry-address/v2"
+	"github.com/opentofu/svchost"
+)
+
+// Provider is a fully qualified provider address such as
+// registry.opentofu.org/hashicorp/aws.
+type Provider = tfaddr.Provider
+
+// Hostname is a registry hostname in its normalized comparison form.
+type Hostname = svchost.Hostname
+
+// DefaultRegistryHost is the host assumed when an address names none.
+const DefaultRegistryHost = tfaddr.DefaultProviderRegistryHost
+
+// ParseProvider parses a provider source address with OpenTofu's rules:
+// "aws" and "hashicorp/aws" both mean registry.opentofu.org/hashicorp/aws,
+// hostnames are normalized, namespaces and types are case-folded.
+func ParseProvider(s string) (Provider, error) {
+	p, err := tfaddr.ParseProviderSource(s)
+	if err != nil {
+		return Provider{}, fmt.Errorf("invalid provider address %q: %w", s, err)
+	}
+	if p.IsBuiltIn() {
+		return Provider{}, fmt.Errorf("invalid provider address %q: built-in providers are part of the CLI and cannot be mirrored", s)
+	}
+	if !p.HasKnownNamespace() || p.IsLegacy() {
+		return Provider{}, fmt.Errorf("invalid provider address %q: a namespace is required", s)
+	}
+	return p, nil
+}
+
+// HasPort reports whether the provider's hostname includes a port number.
+// No client can install such a provider through a network mirror.
+func HasPort(p Provider) bool {
+	return strings.Contains(string(p.Hostname), ":")
+}
+
+// Platform is a target operating system and architecture, as in linux_amd64.
+type Platform struct {
+	OS   string
+	Arch string
+}
+
+func (p Platform) String() string { return p.OS + "_" + p.Arch }
+
+// ParsePlatform parses "os_arch". Like OpenTofu it requires exactly one
+// underscore and lowercase letters and digits on both sides.
+func ParsePlatform(s string) (Platform, error) {
+	os, arch, ok := strings.Cut(s, "_")
+	if !ok || strings.Contains(arch, "_") || !isPlatformPart(os) || !isPlatformPart(arch) {
+		return Platform{}, fmt.Errorf("invalid platform %q: must be os_arch, such as linux_amd64", s)
+	}
+	return Platform{OS: os, Arch: arch}, nil
+}
+
+func isPlatformPart(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// LessPlatform orders platforms by their string form.
+func LessPlatform(a, b Platform) bool { return a.String() < b.String() }

@@ -1,0 +1,47 @@
+package addrs
+
+import (
+	"fmt"
+
+	"github.com/apparentlymart/go-versions/versions"
+	"github.com/apparentlymart/go-versions/versions/constraints"
+	goversion "github.com/hashicorp/go-version"
+)
+
+// Version is a provider release version with OpenTofu's semantics.
+type Version = versions.Version
+
+// VersionList is a list of versions.
+type VersionList = versions.List
+
+// VersionSet is the set of versions a constraint string allows.
+type VersionSet = versions.Set
+
+// ParseVersion parses a release version as OpenTofu does ("1.0" is 1.0.0).
+func ParseVersion(s string) (Version, error) {
+	v, err := versions.ParseVersion(s)
+	if err != nil {
+		return Version{}, fmt.Errorf("invalid version %q: %w", s, err)
+	}
+	return v, nil
+}
+
+// ParseConstraints parses a version constraint string the way OpenTofu
+// parses required_providers versions: it must be valid for
+// hashicorp/go-version (which OpenTofu validates with first) and for the
+// Ruby-style multi-constraint parser that does the selection. The returned
+// set contains released versions only, plus prereleases named exactly.
+// An empty string allows every released version.
+func ParseConstraints(s string) (VersionSet, error) {
+	if s == "" {
+		return versions.Released, nil
+	}
+	if _, err := goversion.NewConstraint(s); err != nil {
+		return versions.None, fmt.Errorf("invalid version constraint %q: %w", s, err)
+	}
+	cs, err := constraints.ParseRubyStyleMulti(s)
+	if err != nil {
+		return versions.None, fmt.Errorf("invalid version constraint %q: %w", s, err)
+	}
+	return versions.MeetingConstraints(cs), nil
+}

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Exit codes, documented in the README.
+const (
+	ExitOK           = 0   // everything asked for was done
+	ExitFailure      = 1   // something failed (network, origin, filesystem, --strict)
+	ExitUsage        = 2   // bad flags, arguments or manifest
+	ExitVerification = 3   // a package or signature failed verification
+	ExitInterrupted  = 130 // stopped by Ctrl-C or SIGTERM
+)
+
+// usageError marks mistakes in how tfmirror was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// ExitCode maps an error to its exit code. A verification failure wins
+// over other failures, because it is the one that must never be ignored.
+func ExitCode(err error) int {
+	var (
+		verr  *mirror.VerificationError
+		cerr  *config.Error
+		usage usageError
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &verr):
+		return ExitVerification
+	case errors.As(err, &cerr), errors.As(err, &usage):
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	default:
+		return ExitFailure
+	}
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// printer renders build events for people (one line per package) or for
+// CI (one JSON object per line).
+type printer struct {
+	w    io.Writer
+	json bool
+}
+
+func newPrinter(w io.Writer, asJSON bool) *printer { return &printer{w: w, json: asJSON} }
+
+// jsonEvent is the shape of every --json line.
+type jsonEvent struct {
+	Event    string   `json:"event"`
+	Status   string   `json:"status,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Version  string   `json:"version,omitempty"`
+	Platform string   `json:"platform,omitempty"`
+	Bytes    int64    `json:"bytes,omitempty"`
+	KeyID    string   `json:"key_id,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Message  string   `json:"message,omitempty"`
+	Counts   *counts  `json:"counts,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	Errors   []string `json:"errors,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+}
+
+type counts struct {
+	Mirrored int `json:"mirrored"`
+	Present  int `json:"present"`
+	Skipped  int `json:"skipped"`
+	Failed   int `json:"failed"`
+}
+
+func (p *printer) event(e mirror.Event) {
+	switch {
+	case e.Result != nil:
+		p.result(*e.Result)
+	case e.Warning != "" && p.json:
+		p.emit(jsonEvent{Event: "warning", Message: e.Warning})
+	case e.Error != nil && p.json:
+		p.emit(jsonEvent{Event: "error", Message: e.Error.Error()})
+	case e.Error != nil:
+		fmt.Fprintf(p.w, "%-9s %v\n", "failed", e.Error)
+	}
+}
+
+func (p *printer) result(r mirror.Result) {
+	if p.json {
+		ev := jsonEvent{
+			Event: "package", Status: string(r.Status), Provider: r.Provider.String(),
+			Version: r.Version.String(), Platform: r.Platform.String(), Bytes: r.Bytes,
+			KeyID: r.KeyID, Reason: r.Reason,
+		}
+		if r.Err != nil {
+			ev.Message = r.Err.Error()
+		}
+		p.emit(ev)
+		return
+	}
+	line := fmt.Sprintf("%-9s %s", r.Status, r.Package)
+	switch r.Status {
+	case mirror.StatusMirrored, mirror.StatusPresent:
+		line += " (" + humanBytes(r.Bytes) + signedBy(r.KeyID) + ")"
+	case mirror.StatusSkipped:
+		line += ": " + r.Reason
+	case mirror.StatusFailed:
+		line += ": " + failureDetail(r.Err)
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// failureDetail is a package's error without the package name, which the
+// line already shows.
+func failureDetail(err error) string {
+	var verr *mirror.VerificationError
+	var perr *mirror.PackageError
+	switch {
+	case errors.As(err, &verr):
+		return "verification failed: " + strings.TrimPrefix(verr.Error(), "verify "+verr.Package.String()+": ")
+	case errors.As(err, &perr):
+		return perr.Err.Error()
+	}
+	return err.Error()
+}
+
+func signedBy(keyID string) string {
+	if keyID == "" {
+		return ", signature not checked"
+	}
+	return ", signed by " + keyID
+}
+
+func (p *printer) summary(r *mirror.Report, code int) {
+	c := counts{
+		Mirrored: r.Count(mirror.StatusMirrored), Present: r.Count(mirror.StatusPresent),
+		Skipped: r.Count(mirror.StatusSkipped), Failed: r.Count(mirror.StatusFailed) + len(r.Errors),
+	}
+	if p.json {
+		ev := jsonEvent{Event: "summary", Counts: &c, Warnings: r.Warnings, ExitCode: &code}
+		for _, err := range r.Errors {
+			ev.Errors = append(ev.Errors, err.Error())
+		}
+		for _, res := range r.Results {
+			if res.Err != nil {
+				ev.Errors = append(ev.Errors, res.Err.Error())
+			}
+		}
+		p.emit(ev)
+		return
+	}
+	fmt.Fprintf(p.w, "\n%d mirrored, %d already present, %d skipped, %d failed\n", c.Mirrored, c.Present, c.Skipped, c.Failed)
+	if len(r.Warnings) > 0 {
+		fmt.Fprintf(p.w, "warnings:\n  - %s\n", strings.Join(r.Warnings, "\n  - "))
+	}
+}
+
+func (p *printer) emit(ev jsonEvent) {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(p.w, "%s\n", data)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}

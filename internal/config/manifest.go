@@ -1,0 +1,161 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/opentofu/svchost"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Manifest is a parsed and validated mirror.hcl.
+type Manifest struct {
+	Requirements []mirror.Requirement
+	// Services overrides service discovery per host, as a CLI-config host block.
+	Services map[addrs.Hostname]map[string]string
+	// Tokens are registry credentials from credentials blocks.
+	Tokens map[addrs.Hostname]string
+}
+
+var rootSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "platforms"}},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "provider", LabelNames: []string{"source"}},
+		{Type: "host", LabelNames: []string{"hostname"}},
+		{Type: "credentials", LabelNames: []string{"hostname"}},
+	},
+}
+
+// Load reads and validates the manifest at path. Problems are returned as
+// an *Error that lists each one with its position.
+func Load(path string) (*Manifest, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	return Parse(src, path)
+}
+
+// Parse validates manifest source; filename is used in messages.
+func Parse(src []byte, filename string) (*Manifest, error) {
+	p := hclparse.NewParser()
+	file, diags := p.ParseHCL(src, filename)
+	if diags.HasErrors() {
+		return nil, newError(diags, p.Files())
+	}
+	m, diags := decode(file.Body)
+	if diags.HasErrors() {
+		return nil, newError(diags, p.Files())
+	}
+	return m, nil
+}
+
+func decode(body hcl.Body) (*Manifest, hcl.Diagnostics) {
+	content, diags := body.Content(rootSchema)
+	m := &Manifest{
+		Services: make(map[addrs.Hostname]map[string]string),
+		Tokens:   make(map[addrs.Hostname]string),
+	}
+	var defaults []addrs.Platform
+	if attr, ok := content.Attributes["platforms"]; ok {
+		var ds hcl.Diagnostics
+		defaults, ds = decodePlatforms(attr)
+		diags = append(diags, ds...)
+	}
+	seen := make(map[string]hcl.Range)
+	for _, block := range content.Blocks {
+		switch block.Type {
+		case "provider":
+			req, ds := decodeProvider(block, defaults, seen)
+			diags = append(diags, ds...)
+			if !ds.HasErrors() {
+				m.Requirements = append(m.Requirements, req)
+			}
+		case "host":
+			diags = append(diags, decodeHost(block, m.Services)...)
+		case "credentials":
+			diags = append(diags, decodeCredentials(block, m.Tokens)...)
+		}
+	}
+	if len(m.Requirements) == 0 && !diags.HasErrors() {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Nothing to mirror",
+			Detail:   `The manifest has no provider blocks. Add one, such as: provider "hashicorp/aws" { versions = ">= 5.0.0" }`,
+			Subject:  body.MissingItemRange().Ptr(),
+		})
+	}
+	sort.SliceStable(m.Requirements, func(i, j int) bool {
+		return m.Requirements[i].Provider.LessThan(m.Requirements[j].Provider)
+	})
+	return m, diags
+}
+
+func decodeHost(block *hcl.Block, services map[addrs.Hostname]map[string]string) hcl.Diagnostics {
+	host, diags := hostLabel(block)
+	if diags.HasErrors() {
+		return diags
+	}
+	content, ds := block.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "services", Required: true}}})
+	if ds.HasErrors() {
+		return ds
+	}
+	var svc map[string]string
+	ds = gohcl.DecodeExpression(content.Attributes["services"].Expr, nil, &svc)
+	if ds.HasErrors() {
+		return ds
+	}
+	if _, dup := services[host]; dup {
+		return duplicate(block, "host", string(host))
+	}
+	services[host] = svc
+	return nil
+}
+
+func decodeCredentials(block *hcl.Block, tokens map[addrs.Hostname]string) hcl.Diagnostics {
+	host, diags := hostLabel(block)
+	if diags.HasErrors() {
+		return diags
+	}
+	content, ds := block.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "token", Required: true}}})
+	if ds.HasErrors() {
+		return ds
+	}
+	var token string
+	if ds := gohcl.DecodeExpression(content.Attributes["token"].Expr, nil, &token); ds.HasErrors() {
+		return ds
+	}
+	if _, dup := tokens[host]; dup {
+		return duplicate(block, "credentials", string(host))
+	}
+	tokens[host] = token
+	return nil
+}
+
+func hostLabel(block *hcl.Block) (addrs.Hostname, hcl.Diagnostics) {
+	host, err := svchost.ForComparison(block.Labels[0])
+	if err != nil {
+		return "", hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid hostname",
+			Detail:   fmt.Sprintf("%q is not a valid hostname: %s.", block.Labels[0], err),
+			Subject:  block.LabelRanges[0].Ptr(),
+		}}
+	}
+	return host, nil
+}
+
+func duplicate(block *hcl.Block, kind, name string) hcl.Diagnostics {
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  fmt.Sprintf("Duplicate %s block", kind),
+		Detail:   fmt.Sprintf("%s %q is configured more than once.", kind, name),
+		Subject:  block.DefRange.Ptr(),
+	}}
+}

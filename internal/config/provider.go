@@ -1,0 +1,104 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+var providerSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "versions"}, {Name: "newest"}, {Name: "platforms"}},
+}
+
+func decodeProvider(block *hcl.Block, defaults []addrs.Platform, seen map[string]hcl.Range) (mirror.Requirement, hcl.Diagnostics) {
+	var req mirror.Requirement
+	p, err := addrs.ParseProvider(block.Labels[0])
+	if err == nil {
+		err = mirror.CheckProvider(p)
+	}
+	if err != nil {
+		return req, errAt(block.LabelRanges[0], "Invalid provider", err.Error())
+	}
+	if prev, dup := seen[p.String()]; dup {
+		return req, errAt(block.DefRange, "Duplicate provider block",
+			fmt.Sprintf("Provider %s is already configured at %s.", p, prev))
+	}
+	seen[p.String()] = block.DefRange
+	content, diags := block.Body.Content(providerSchema)
+	if diags.HasErrors() {
+		return req, diags
+	}
+	req = mirror.Requirement{Provider: p, Platforms: defaults}
+	diags = append(diags, decodeVersions(content, block, &req)...)
+	if attr, ok := content.Attributes["platforms"]; ok {
+		var ds hcl.Diagnostics
+		req.Platforms, ds = decodePlatforms(attr)
+		diags = append(diags, ds...)
+	}
+	if len(req.Platforms) == 0 && !diags.HasErrors() {
+		diags = append(diags, errAt(block.DefRange, "No platforms",
+			fmt.Sprintf("Provider %s has no platforms: set platforms at the top of the manifest or in this block.", p))...)
+	}
+	return req, diags
+}
+
+func decodeVersions(content *hcl.BodyContent, block *hcl.Block, req *mirror.Requirement) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if attr, ok := content.Attributes["newest"]; ok {
+		if ds := gohcl.DecodeExpression(attr.Expr, nil, &req.Newest); ds.HasErrors() {
+			return ds
+		}
+		if req.Newest < 1 {
+			diags = append(diags, errAt(attr.Expr.Range(), "Invalid newest", "newest must be a whole number of at least 1.")...)
+		}
+	}
+	attr, ok := content.Attributes["versions"]
+	if !ok {
+		if req.Newest == 0 {
+			diags = append(diags, errAt(block.DefRange, "Missing versions",
+				`Say which versions to mirror, such as versions = ">= 5.0.0", or newest = 1 for only the latest release.`)...)
+		}
+		req.Allowed, _ = addrs.ParseConstraints("")
+		return diags
+	}
+	if ds := gohcl.DecodeExpression(attr.Expr, nil, &req.Constraints); ds.HasErrors() {
+		return append(diags, ds...)
+	}
+	set, err := addrs.ParseConstraints(req.Constraints)
+	if err != nil {
+		return append(diags, errAt(attr.Expr.Range(), "Invalid version constraint", err.Error())...)
+	}
+	req.Allowed = set
+	return diags
+}
+
+func decodePlatforms(attr *hcl.Attribute) ([]addrs.Platform, hcl.Diagnostics) {
+	var raw []string
+	if diags := gohcl.DecodeExpression(attr.Expr, nil, &raw); diags.HasErrors() {
+		return nil, diags
+	}
+	seen := make(map[addrs.Platform]bool)
+	var out []addrs.Platform
+	for _, s := range raw {
+		p, err := addrs.ParsePlatform(s)
+		if err != nil {
+			return nil, errAt(attr.Expr.Range(), "Invalid platform", err.Error())
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errAt(attr.Expr.Range(), "No platforms", "The platforms list is empty.")
+	}
+	return out, nil
+}
+
+func errAt(rng hcl.Range, summary, detail string) hcl.Diagnostics {
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}}
+}

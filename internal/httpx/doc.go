@@ -1,0 +1,7 @@
+// Package httpx builds the one kind of HTTP client tfmirror uses to talk to
+// origins: proxy settings from HTTPS_PROXY/NO_PROXY, the system CA store
+// (SSL_CERT_FILE and SSL_CERT_DIR on Unix), a User-Agent, a redirect cap,
+// size-limited reads and errors that name the URL without credentials.
+//
+// It knows nothing about registries or mirrors.
+package httpx

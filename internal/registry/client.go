@@ -1,0 +1,145 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/opentofu/svchost/disco"
+	"github.com/opentofu/svchost/svcauth"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// ServiceID is the discovery service this client speaks.
+const ServiceID = "providers.v1"
+
+// Document size limits: a versions list for a large provider is well under
+// a few megabytes; a download document holds a few keys.
+const (
+	maxVersionsBytes = 16 << 20
+	maxDownloadBytes = 1 << 20
+)
+
+// Config configures a Client.
+type Config struct {
+	// HTTP is used for registry API calls and downloads.
+	HTTP *http.Client
+	// Discovery is used for /.well-known/terraform.json requests.
+	Discovery *http.Client
+	// Services overrides discovery for hosts, like a CLI-config host block:
+	// service ID to URL (relative URLs resolve against the host's
+	// discovery document URL).
+	Services map[addrs.Hostname]map[string]string
+	// Tokens are bearer tokens per registry host.
+	Tokens map[addrs.Hostname]string
+}
+
+// Client talks to provider registries.
+type Client struct {
+	http   *http.Client
+	disco  *disco.Disco
+	tokens map[addrs.Hostname]string
+}
+
+var _ mirror.Source = (*Client)(nil)
+
+// New returns a client for cfg.
+func New(cfg Config) *Client {
+	creds := make(map[addrs.Hostname]svcauth.HostCredentials)
+	for h, tok := range cfg.Tokens {
+		creds[h] = svcauth.HostCredentialsToken(tok)
+	}
+	d := disco.New(disco.WithHTTPClient(cfg.Discovery), disco.WithCredentials(svcauth.StaticCredentialsSource(creds)))
+	for host, services := range cfg.Services {
+		m := make(map[string]any, len(services))
+		for id, u := range services {
+			m[id] = u
+		}
+		d.ForceHostServices(host, m)
+	}
+	return &Client{http: cfg.HTTP, disco: d, tokens: cfg.Tokens}
+}
+
+// serviceURL returns the base URL of host's provider registry, ending in "/".
+func (c *Client) serviceURL(ctx context.Context, host addrs.Hostname) (*url.URL, error) {
+	u, err := c.disco.DiscoverServiceURL(ctx, host, ServiceID)
+	if err != nil {
+		return nil, fmt.Errorf("discover provider registry of %s: %w", host.ForDisplay(), describeDiscoveryError(err))
+	}
+	if u == nil {
+		return nil, fmt.Errorf("discover provider registry of %s: the host offers no services", host.ForDisplay())
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return u, nil
+}
+
+func describeDiscoveryError(err error) error {
+	var notProvided *disco.ErrServiceNotProvided
+	var unsupported *disco.ErrVersionNotSupported
+	switch {
+	case errors.As(err, &notProvided):
+		return fmt.Errorf("the host does not provide a provider registry (%s): %w", ServiceID, err)
+	case errors.As(err, &unsupported):
+		return fmt.Errorf("the host's provider registry speaks a protocol version tfmirror does not support: %w", err)
+	}
+	return err
+}
+
+// apiGet fetches a registry API document, with the host's credentials.
+func (c *Client) apiGet(ctx context.Context, host addrs.Hostname, u *url.URL, limit int64) ([]byte, *url.URL, error) {
+	header := http.Header{"Accept": {"application/json"}}
+	if tok, ok := c.tokens[host]; ok {
+		header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := httpx.Get(ctx, c.http, u, header)
+	if err != nil {
+		return nil, nil, explainStatus(host, err)
+	}
+	final := resp.Request.URL
+	data, err := httpx.ReadLimited(resp, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if mt := httpx.MediaType(resp); mt == "text/html" {
+		return nil, nil, fmt.Errorf("%s returned an HTML page instead of JSON (a login page or proxy error?)", final.Redacted())
+	}
+	return data, final, nil
+}
+
+func explainStatus(host addrs.Hostname, err error) error {
+	var se *httpx.StatusError
+	if errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden) {
+		return fmt.Errorf("%w: set a token with a credentials %q block in the manifest or the %s environment variable", err, host.ForDisplay(), TokenVariable(host))
+	}
+	return err
+}
+
+// TokenVariable names the environment variable that holds host's token.
+func TokenVariable(host addrs.Hostname) string {
+	name := strings.ReplaceAll(string(host), "-", "__")
+	return "TF_TOKEN_" + strings.ReplaceAll(name, ".", "_")
+}
+
+// Fetch copies the body at u to w. No credentials are sent: like OpenTofu,
+// archives and checksums are fetched anonymously.
+func (c *Client) Fetch(ctx context.Context, u *url.URL, w io.Writer) error {
+	resp, err := httpx.Get(ctx, c.http, u, nil)
+	if err != nil {
+		return err
+	}
+	return httpx.Copy(resp, w)
+}
+
+func isNotFound(err error) bool {
+	var se *httpx.StatusError
+	return errors.As(err, &se) && se.StatusCode == http.StatusNotFound
+}

@@ -1,0 +1,170 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/apparentlymart/go-versions/versions"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+type versionsDoc struct {
+	Versions []struct {
+		Version string `json:"version"`
+	} `json:"versions"`
+}
+
+// AvailableVersions lists the versions the provider's registry offers.
+func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	base, err := c.serviceURL(ctx, p.Hostname)
+	if err != nil {
+		return nil, err
+	}
+	u := base.ResolveReference(&url.URL{Path: path.Join(p.Namespace, p.Type, "versions")})
+	data, final, err := c.apiGet(ctx, p.Hostname, u, maxVersionsBytes)
+	if isNotFound(err) {
+		return nil, fmt.Errorf("the registry at %s does not know provider %s", p.Hostname.ForDisplay(), p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc versionsDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("parse versions list from %s: %w", final.Redacted(), err)
+	}
+	list := make(addrs.VersionList, 0, len(doc.Versions))
+	for _, entry := range doc.Versions {
+		v, err := addrs.ParseVersion(entry.Version)
+		if err != nil {
+			return nil, fmt.Errorf("versions list from %s: %w", final.Redacted(), err)
+		}
+		list = append(list, v)
+	}
+	return list, nil
+}
+
+type downloadDoc struct {
+	Protocols           []string `json:"protocols"`
+	OS                  string   `json:"os"`
+	Arch                string   `json:"arch"`
+	Filename            string   `json:"filename"`
+	DownloadURL         string   `json:"download_url"`
+	ShasumsURL          string   `json:"shasums_url"`
+	ShasumsSignatureURL string   `json:"shasums_signature_url"`
+	Shasum              string   `json:"shasum"`
+	SigningKeys         struct {
+		GPGPublicKeys []struct {
+			KeyID      string `json:"key_id"`
+			ASCIIArmor string `json:"ascii_armor"`
+		} `json:"gpg_public_keys"`
+	} `json:"signing_keys"`
+}
+
+// PackageMeta reads the download document of one package.
+func (c *Client) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (mirror.PackageMeta, error) {
+	base, err := c.serviceURL(ctx, p.Hostname)
+	if err != nil {
+		return mirror.PackageMeta{}, err
+	}
+	rel := path.Join(p.Namespace, p.Type, v.String(), "download", plat.OS, plat.Arch)
+	data, final, err := c.apiGet(ctx, p.Hostname, base.ResolveReference(&url.URL{Path: rel}), maxDownloadBytes)
+	if isNotFound(err) {
+		return mirror.PackageMeta{}, fmt.Errorf("%s %s %s: %w", p, v, plat, mirror.ErrPlatformUnavailable)
+	}
+	if err != nil {
+		return mirror.PackageMeta{}, err
+	}
+	var doc downloadDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return mirror.PackageMeta{}, fmt.Errorf("parse download document %s: %w", final.Redacted(), err)
+	}
+	meta, err := doc.meta(final, plat)
+	if err != nil {
+		return mirror.PackageMeta{}, fmt.Errorf("download document %s: %w", final.Redacted(), err)
+	}
+	return meta, nil
+}
+
+func (d downloadDoc) meta(docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
+	if d.OS != plat.OS || d.Arch != plat.Arch {
+		return mirror.PackageMeta{}, fmt.Errorf("asked for %s, the registry answered for %s_%s", plat, d.OS, d.Arch)
+	}
+	if err := checkProtocols(d.Protocols); err != nil {
+		return mirror.PackageMeta{}, err
+	}
+	if err := checkFilename(d.Filename); err != nil {
+		return mirror.PackageMeta{}, err
+	}
+	sum, err := hashing.ParseHex(d.Shasum)
+	if err != nil {
+		return mirror.PackageMeta{}, fmt.Errorf("shasum: %w", err)
+	}
+	meta := mirror.PackageMeta{Filename: d.Filename, SHA256: sum}
+	for _, ref := range []struct {
+		name string
+		raw  string
+		dst  **url.URL
+	}{
+		{"download_url", d.DownloadURL, &meta.DownloadURL},
+		{"shasums_url", d.ShasumsURL, &meta.SumsURL},
+		{"shasums_signature_url", d.ShasumsSignatureURL, &meta.SignatureURL},
+	} {
+		if *ref.dst, err = resolve(docURL, ref.raw); err != nil {
+			return mirror.PackageMeta{}, fmt.Errorf("%s: %w", ref.name, err)
+		}
+	}
+	for _, k := range d.SigningKeys.GPGPublicKeys {
+		meta.SigningKeys = append(meta.SigningKeys, k.ASCIIArmor)
+	}
+	return meta, nil
+}
+
+// resolve resolves a reference relative to the document that named it and
+// requires an http or https URL without embedded credentials.
+func resolve(base *url.URL, ref string) (*url.URL, error) {
+	if ref == "" {
+		return nil, fmt.Errorf("missing")
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL %q: %w", ref, err)
+	}
+	u := base.ResolveReference(r)
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return nil, fmt.Errorf("URL %q must use https or http", ref)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("URL %q must not contain credentials", u.Redacted())
+	}
+	return u, nil
+}
+
+// supportedProtocols are the plugin protocol major versions OpenTofu runs.
+var supportedProtocols = versions.MustMakeSet(versions.MeetingConstraintsStringRuby(">= 5, < 7"))
+
+func checkProtocols(protocols []string) error {
+	if len(protocols) == 0 {
+		return nil
+	}
+	for _, raw := range protocols {
+		v, err := versions.ParseVersion(raw)
+		if err == nil && supportedProtocols.Has(v) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the package speaks plugin protocols %s; OpenTofu supports 5 and 6", strings.Join(protocols, ", "))
+}
+
+func checkFilename(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+		return fmt.Errorf("invalid filename %q", name)
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+// Package fakeregistry is a fake provider registry for tests.
+//
+// It owns an HTTPS server (certificates from testca) that speaks the
+// OpenTofu provider registry protocol v1: service discovery, version
+// listings, download documents, and the release files they point to
+// (deterministic zip archives, SHA256SUMS and its detached OpenPGP signature
+// made with a throwaway key). It also owns the faults a test can switch on
+// to make a package's archive, signature or checksum wrong, and the log of
+// requests served. Only tests import it.
+package fakeregistry
+
+import (
+	"bytes"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+)
+
+// Registry is a running fake provider registry.
+type Registry struct {
+	URL         string // "https://127.0.0.1:PORT" (no trailing slash)
+	ServicesURL string // URL + "/v1/providers/"  (value for a `host` block's providers.v1)
+	KeyID       string // 16 uppercase hex chars of the signing key
+	ArmoredKey  string // ASCII-armored public key
+
+	t      testing.TB
+	signer *openpgp.Entity
+
+	mu        sync.Mutex
+	providers map[string]*provider // by "namespace/type"
+	faults    faults
+	otherKey  *openpgp.Entity // signs bad signatures; made on first use
+	requests  []string
+}
+
+// Options change what AddWithOptions publishes.
+type Options struct {
+	DirEntries bool     // zip also has explicit directory entries ("docs/", "docs/README.md")
+	Unsigned   bool     // download docs advertise no signing keys (signing_keys.gpg_public_keys = [])
+	Protocols  []string // default ["5.0"]
+}
+
+// provider is one namespace/type and its versions in the order added.
+type provider struct {
+	namespace, typ string
+	versions       []*version
+}
+
+// version is one published version of a provider.
+type version struct {
+	name      string
+	protocols []string
+	unsigned  bool
+	archives  map[string][]byte // by platform, e.g. "linux_amd64"
+	sums      []byte            // SHA256SUMS document
+	sig       []byte            // detached signature of sums by the registry key
+}
+
+// faults holds the faults switched on, keyed by packageKey or versionKey.
+type faults struct {
+	tampered map[string]bool
+	badSig   map[string]bool
+	mismatch map[string]bool
+}
+
+// New starts a registry on an HTTPS server with a certificate from ca for
+// "localhost" and "127.0.0.1". The server is closed via t.Cleanup.
+func New(t testing.TB, ca *testca.CA) *Registry {
+	t.Helper()
+	signer := newEntity(t)
+	r := &Registry{
+		t:          t,
+		signer:     signer,
+		KeyID:      keyID(signer),
+		ArmoredKey: armoredKey(t, signer),
+		providers:  map[string]*provider{},
+		faults:     newFaults(),
+	}
+	r.URL = r.start(t, ca)
+	r.ServicesURL = r.URL + "/v1/providers/"
+	return r
+}
+
+// Add publishes provider namespace/type at version for the given platforms
+// ("linux_amd64", ...). Archives are deterministic zips containing one file
+// "terraform-provider-<type>_v<version>" (mode 0755) whose content names
+// provider, version and platform, so every archive differs.
+//
+// Adding platforms to a version that already exists keeps its other
+// platforms and rebuilds its SHA256SUMS and signature.
+func (r *Registry) Add(namespace, typ, version string, platforms ...string) {
+	r.AddWithOptions(namespace, typ, version, Options{}, platforms...)
+}
+
+// AddWithOptions is like Add with options. Protocols and Unsigned apply to
+// the whole version, and the latest call for a version sets them;
+// DirEntries applies to the archives built by this call.
+func (r *Registry) AddWithOptions(namespace, typ, ver string, opts Options, platforms ...string) {
+	r.t.Helper()
+	archives := map[string][]byte{}
+	for _, p := range platforms {
+		archives[p] = buildArchive(r.t, namespace, typ, ver, p, opts.DirEntries)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := r.version(namespace, typ, ver, true)
+	v.protocols = protocolsOrDefault(opts.Protocols)
+	v.unsigned = opts.Unsigned
+	for p, zip := range archives {
+		v.archives[p] = zip
+	}
+	v.sums = shasums(typ, ver, v.archives)
+	sig, err := sign(r.signer, v.sums)
+	if err != nil {
+		r.t.Fatalf("fakeregistry: sign SHA256SUMS: %v", err)
+	}
+	v.sig = sig
+}
+
+// Archive returns the exact zip bytes served for that package when no
+// fault is switched on (the bytes SHA256SUMS describes), or nil if the
+// package is unknown.
+func (r *Registry) Archive(namespace, typ, version, platform string) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := r.version(namespace, typ, version, false)
+	if v == nil {
+		return nil
+	}
+	return bytes.Clone(v.archives[platform])
+}
+
+// SHA256SUMS returns the exact SHA256SUMS document of a version, or nil if
+// the version is unknown.
+func (r *Registry) SHA256SUMS(namespace, typ, version string) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := r.version(namespace, typ, version, false)
+	if v == nil {
+		return nil
+	}
+	return bytes.Clone(v.sums)
+}
+
+// TamperArchive makes later requests for that package's archive get the
+// zip with one byte in the middle flipped. SHA256SUMS and shasum keep
+// describing the original.
+func (r *Registry) TamperArchive(namespace, typ, version, platform string) {
+	r.setFault(r.faults.tampered, packageKey(namespace, typ, version, platform))
+}
+
+// BadSignature makes later requests for the version's SHA256SUMS.sig get a
+// signature made by another key, so verifying it with ArmoredKey fails.
+// The download documents still advertise the registry key.
+func (r *Registry) BadSignature(namespace, typ, version string) {
+	r.t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.otherKey == nil {
+		r.otherKey = newEntity(r.t)
+	}
+	r.faults.badSig[versionKey(namespace, typ, version)] = true
+}
+
+// ShasumMismatch makes later download documents for that package carry a
+// `shasum` that differs from the one in SHA256SUMS.
+func (r *Registry) ShasumMismatch(namespace, typ, version, platform string) {
+	r.setFault(r.faults.mismatch, packageKey(namespace, typ, version, platform))
+}
+
+// Reset clears all faults.
+func (r *Registry) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.faults = newFaults()
+}
+
+// Requests returns "METHOD /path" of every request served so far, in order.
+func (r *Registry) Requests() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.requests...)
+}
+
+func (r *Registry) setFault(set map[string]bool, key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	set[key] = true
+}
+
+// version finds a version, creating it (and its provider) if create is set.
+// The caller holds r.mu.
+func (r *Registry) version(namespace, typ, name string, create bool) *version {
+	p := r.providers[namespace+"/"+typ]
+	if p == nil {
+		if !create {
+			return nil
+		}
+		p = &provider{namespace: namespace, typ: typ}
+		r.providers[namespace+"/"+typ] = p
+	}
+	for _, v := range p.versions {
+		if v.name == name {
+			return v
+		}
+	}
+	if !create {
+		return nil
+	}
+	v := &version{name: name, archives: map[string][]byte{}}
+	p.versions = append(p.versions, v)
+	return v
+}
+
+// platforms returns the version's platforms in sorted order.
+func (v *version) platforms() []string {
+	var ps []string
+	for p := range v.archives {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	return ps
+}
+
+func newFaults() faults {
+	return faults{tampered: map[string]bool{}, badSig: map[string]bool{}, mismatch: map[string]bool{}}
+}
+
+func versionKey(namespace, typ, version string) string {
+	return namespace + "/" + typ + "/" + version
+}
+
+func packageKey(namespace, typ, version, platform string) string {
+	return versionKey(namespace, typ, version) + "/" + platform
+}
+
+func protocolsOrDefault(protocols []string) []string {
+	if len(protocols) == 0 {
+		return []string{"5.0"}
+	}
+	return append([]string(nil), protocols...)
+}

@@ -1,0 +1,113 @@
+package layout
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// File and directory modes of everything the tree publishes: web content
+// must be readable by a web server running as another user.
+const (
+	FileMode fs.FileMode = 0o644
+	DirMode  fs.FileMode = 0o755
+)
+
+// WriteFile atomically replaces path with data: it writes a temporary file
+// in the same directory, syncs it, makes it world-readable, renames it into
+// place and syncs the directory. Readers see the old file or the new one,
+// never a mix.
+func WriteFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := MkdirAll(dir); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if err := writeAndSync(f, data); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return Rename(tmp, path)
+}
+
+func writeAndSync(f *os.File, data []byte) error {
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return SyncClose(f)
+}
+
+// SyncClose makes f world-readable, flushes it to stable storage and closes it.
+func SyncClose(f *os.File) error {
+	if err := f.Chmod(FileMode); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Rename moves a synced file into place and syncs the target directory so
+// the rename itself survives a crash.
+func Rename(from, to string) error {
+	if err := MkdirAll(filepath.Dir(to)); err != nil {
+		return err
+	}
+	if err := os.Rename(from, to); err != nil {
+		_ = os.Remove(from)
+		return fmt.Errorf("publish %s: %w", to, err)
+	}
+	return syncDir(filepath.Dir(to))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !isUnsupportedSync(err) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// isUnsupportedSync reports errors some filesystems return for fsync on a
+// directory, where there is nothing more to make durable.
+func isUnsupportedSync(err error) bool {
+	return strings.Contains(err.Error(), "invalid argument") || strings.Contains(err.Error(), "not supported")
+}
+
+// MkdirAll creates dir and its missing parents with DirMode, whatever the
+// process umask, so a web server can traverse them.
+func MkdirAll(dir string) error {
+	info, err := os.Stat(dir)
+	if err == nil {
+		if !info.IsDir() {
+			return fmt.Errorf("create directory %s: a file is in the way", dir)
+		}
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := MkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, DirMode); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("create directory %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, DirMode); err != nil {
+		return fmt.Errorf("create directory %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+package layout
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+// ProviderDir is the directory of a provider in a network mirror, relative
+// to the tree's root: the punycode hostname a client requests, then the
+// namespace and type.
+func ProviderDir(p addrs.Provider) string {
+	return filepath.Join(string(p.Hostname), p.Namespace, p.Type)
+}
+
+// IndexPath is the relative path of a provider's index.json.
+func IndexPath(p addrs.Provider) string {
+	return filepath.Join(ProviderDir(p), "index.json")
+}
+
+// VersionPath is the relative path of a provider version's <version>.json.
+func VersionPath(p addrs.Provider, v addrs.Version) string {
+	return filepath.Join(ProviderDir(p), v.String()+".json")
+}
+
+// ArchiveName is the file name of a packed provider archive, the same name
+// OpenTofu's own mirror command gives it.
+func ArchiveName(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
+	return fmt.Sprintf("terraform-provider-%s_%s_%s.zip", p.Type, v.String(), plat)
+}
+
+// ArchivePath is the relative path of a packed provider archive.
+func ArchivePath(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
+	return filepath.Join(ProviderDir(p), ArchiveName(p, v, plat))
+}

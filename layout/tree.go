@@ -1,0 +1,181 @@
+package layout
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+// StagingDirName is the directory under the tree's root where downloads
+// wait until they are verified. Nothing in it is ever referenced by an index.
+const StagingDirName = ".tfmirror-staging"
+
+// Tree is a network mirror tree on the local filesystem. It is safe for
+// concurrent use: publications of the same provider are serialized.
+type Tree struct {
+	root    string
+	staging string
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// Open prepares root (creating it if needed) and a private staging
+// directory for this run. Call Close to remove the staging directory.
+func Open(root string) (*Tree, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
+	}
+	if err := MkdirAll(filepath.Join(abs, StagingDirName)); err != nil {
+		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
+	}
+	staging, err := os.MkdirTemp(filepath.Join(abs, StagingDirName), "run-")
+	if err != nil {
+		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
+	}
+	return &Tree{root: abs, staging: staging, locks: make(map[string]*sync.Mutex)}, nil
+}
+
+// Root returns the tree's absolute root directory.
+func (t *Tree) Root() string { return t.root }
+
+// Path returns the absolute path of a path relative to the root.
+func (t *Tree) Path(rel string) string { return filepath.Join(t.root, rel) }
+
+// Close removes this run's staging directory and anything left in it.
+func (t *Tree) Close() error {
+	err := os.RemoveAll(t.staging)
+	_ = os.Remove(filepath.Join(t.root, StagingDirName)) // only if empty
+	return err
+}
+
+// CreateStaged creates an empty file in the staging area. The caller writes
+// it, then closes it with SyncClose before publishing it.
+func (t *Tree) CreateStaged(name string) (*os.File, error) {
+	f, err := os.CreateTemp(t.staging, name+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("create staging file for %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// Release is one provider version ready to publish: archives already
+// verified and staged (or already in place).
+type Release struct {
+	Provider addrs.Provider
+	Version  addrs.Version
+	Archives []Archive
+}
+
+// Archive is one platform's package of a release.
+type Archive struct {
+	Platform addrs.Platform
+	// Staged is the path of the verified file in the staging area, or ""
+	// when the archive is already published at its final path.
+	Staged string
+	Hashes []hashing.Hash
+}
+
+// Publish makes a release visible: first its archives, then its
+// <version>.json (merged with the platforms already listed there), then the
+// provider's index.json (merged with the versions already listed).
+func (t *Tree) Publish(r Release) error {
+	unlock := t.lockProvider(r.Provider)
+	defer unlock()
+	for _, a := range r.Archives {
+		if a.Staged == "" {
+			continue
+		}
+		if err := Rename(a.Staged, t.Path(ArchivePath(r.Provider, r.Version, a.Platform))); err != nil {
+			return err
+		}
+	}
+	if err := t.mergeVersion(r); err != nil {
+		return err
+	}
+	return t.mergeIndex(r.Provider, r.Version)
+}
+
+func (t *Tree) lockProvider(p addrs.Provider) func() {
+	t.mu.Lock()
+	l, ok := t.locks[p.String()]
+	if !ok {
+		l = new(sync.Mutex)
+		t.locks[p.String()] = l
+	}
+	t.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+func (t *Tree) mergeVersion(r Release) error {
+	path := t.Path(VersionPath(r.Provider, r.Version))
+	doc, err := t.ReadVersion(r.Provider, r.Version)
+	if err != nil {
+		return err
+	}
+	for _, a := range r.Archives {
+		doc.Archives[a.Platform.String()] = ArchiveEntry{
+			Hashes: sortedHashes(a.Hashes),
+			URL:    ArchiveName(r.Provider, r.Version, a.Platform),
+		}
+	}
+	return writeJSON(path, doc)
+}
+
+func (t *Tree) mergeIndex(p addrs.Provider, v addrs.Version) error {
+	idx, err := t.ReadIndex(p)
+	if err != nil {
+		return err
+	}
+	idx.Versions[v.String()] = struct{}{}
+	return writeJSON(t.Path(IndexPath(p)), idx)
+}
+
+// ReadIndex returns the provider's published index, or an empty one.
+func (t *Tree) ReadIndex(p addrs.Provider) (Index, error) {
+	data, err := os.ReadFile(t.Path(IndexPath(p)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Index{Versions: map[string]struct{}{}}, nil
+	}
+	if err != nil {
+		return Index{}, fmt.Errorf("read %s: %w", IndexPath(p), err)
+	}
+	idx, err := DecodeIndex(data)
+	if err != nil {
+		return Index{}, fmt.Errorf("existing %s: %w", IndexPath(p), err)
+	}
+	return idx, nil
+}
+
+// ReadVersion returns a published <version>.json, or an empty one.
+func (t *Tree) ReadVersion(p addrs.Provider, v addrs.Version) (VersionDoc, error) {
+	rel := VersionPath(p, v)
+	data, err := os.ReadFile(t.Path(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return VersionDoc{Archives: map[string]ArchiveEntry{}}, nil
+	}
+	if err != nil {
+		return VersionDoc{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	doc, err := DecodeVersion(data)
+	if err != nil {
+		return VersionDoc{}, fmt.Errorf("existing %s: %w", rel, err)
+	}
+	return doc, nil
+}
+
+func writeJSON(path string, v any) error {
+	data, err := Encode(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return WriteFile(path, data)
+}

@@ -1,0 +1,103 @@
+package mirror
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// fetched is the outcome of fetching one archive.
+type fetched struct {
+	pkg     Package
+	archive layout.Archive
+	status  Status
+	size    int64
+	keyID   string
+	err     error
+}
+
+// fetchPackage makes one verified archive available for publishing: the one
+// already in the tree if its bytes are what SHA256SUMS promises, otherwise a
+// fresh download into staging that must hash to the promised digest.
+func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
+	f := fetched{pkg: a.pkg, keyID: a.signer.KeyID}
+	final := b.Tree.Path(layout.ArchivePath(a.pkg.Provider, a.pkg.Version, a.pkg.Platform))
+	if size, ok := sameFile(final, a.meta.SHA256); ok {
+		f.status, f.size = StatusPresent, size
+		f.archive, f.err = b.describe(a, final, "")
+		return f
+	}
+	staged, size, err := b.download(ctx, a)
+	if err != nil {
+		f.err = err
+		return f
+	}
+	f.status, f.size = StatusMirrored, size
+	f.archive, f.err = b.describe(a, staged, staged)
+	if f.err != nil {
+		_ = os.Remove(staged)
+	}
+	return f
+}
+
+// sameFile reports whether the file at path exists with the given SHA-256.
+func sameFile(path string, want [sha256.Size]byte) (int64, bool) {
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) || err != nil {
+		return 0, false
+	}
+	defer file.Close()
+	w := hashing.NewWriter()
+	if _, err := io.Copy(w, file); err != nil {
+		return 0, false
+	}
+	return w.Len(), w.Sum() == want
+}
+
+// download fetches the archive into staging, hashing it on the way, and
+// refuses it unless its digest is the one SHA256SUMS and the registry gave.
+func (b *Builder) download(ctx context.Context, a authenticated) (string, int64, error) {
+	select {
+	case b.downloads <- struct{}{}:
+		defer func() { <-b.downloads }()
+	case <-ctx.Done():
+		return "", 0, &PackageError{Package: a.pkg, Err: ctx.Err()}
+	}
+	file, err := b.Tree.CreateStaged(a.meta.Filename)
+	if err != nil {
+		return "", 0, &PackageError{Package: a.pkg, Err: err}
+	}
+	w := hashing.NewWriter()
+	err = b.Source.Fetch(ctx, a.meta.DownloadURL, io.MultiWriter(file, w))
+	if err == nil {
+		err = layout.SyncClose(file)
+	} else {
+		_ = file.Close()
+	}
+	if err != nil {
+		_ = os.Remove(file.Name())
+		return "", 0, &PackageError{Package: a.pkg, Err: fmt.Errorf("download %s: %w", a.meta.DownloadURL.Redacted(), err)}
+	}
+	if got := w.Sum(); got != a.meta.SHA256 {
+		_ = os.Remove(file.Name())
+		return "", 0, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
+			"archive has checksum %s, but SHA256SUMS and the registry promise %s", hashing.ZH(got), hashing.ZH(a.meta.SHA256))}
+	}
+	return file.Name(), w.Len(), nil
+}
+
+// describe computes the hashes a mirror publishes for a verified archive.
+func (b *Builder) describe(a authenticated, path, staged string) (layout.Archive, error) {
+	hs, err := hashing.ArchiveHashes(path, a.meta.SHA256)
+	if err != nil {
+		return layout.Archive{}, &VerificationError{Package: a.pkg, Problem: "archive is not a readable zip", Err: err}
+	}
+	return layout.Archive{Platform: a.pkg.Platform, Staged: staged, Hashes: hs}, nil
+}

@@ -1,0 +1,218 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// candidate is a package the origin offers, with what it said about it.
+type candidate struct {
+	pkg  Package
+	meta PackageMeta
+}
+
+// buildRelease mirrors one provider version: it looks up every platform,
+// authenticates the release's SHA256SUMS once, fetches and checks each
+// archive, and publishes those that passed.
+func (b *Builder) buildRelease(ctx context.Context, r release) {
+	cands := b.lookupPlatforms(ctx, r)
+	if len(cands) == 0 {
+		return
+	}
+	checked := b.authenticateAll(ctx, cands)
+	archives := b.fetchAll(ctx, checked)
+	b.publish(r, archives)
+}
+
+func (b *Builder) lookupPlatforms(ctx context.Context, r release) []candidate {
+	var cands []candidate
+	for _, plat := range r.req.Platforms {
+		pkg := Package{Provider: r.req.Provider, Version: r.version, Platform: plat}
+		meta, err := b.Source.PackageMeta(ctx, pkg.Provider, pkg.Version, plat)
+		switch {
+		case errors.Is(err, ErrPlatformUnavailable):
+			b.missingPlatform(pkg)
+		case err != nil:
+			b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
+		default:
+			cands = append(cands, candidate{pkg: pkg, meta: meta})
+		}
+	}
+	return cands
+}
+
+func (b *Builder) missingPlatform(pkg Package) {
+	reason := fmt.Sprintf("%s %s is not published for %s", pkg.Provider, pkg.Version, pkg.Platform)
+	if b.Options.Strict {
+		err := &PackageError{Package: pkg, Err: fmt.Errorf("release has no package for this platform (--strict)")}
+		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "platform not published", Err: err})
+		return
+	}
+	b.emit(Result{Package: pkg, Status: StatusSkipped, Reason: "platform not published"})
+	b.warn("%s: skipped", reason)
+}
+
+// authenticated is a candidate whose release's SHA256SUMS was verified.
+type authenticated struct {
+	candidate
+	sums   hashing.Sums
+	signer Signer
+}
+
+// authenticateAll fetches and verifies each distinct SHA256SUMS document
+// once (normally one per release), then checks every candidate against it.
+func (b *Builder) authenticateAll(ctx context.Context, cands []candidate) []authenticated {
+	type verified struct {
+		sums   hashing.Sums
+		signer Signer
+		err    error
+	}
+	cache := make(map[string]verified)
+	var out []authenticated
+	for _, c := range cands {
+		key := c.meta.SumsURL.String() + " " + c.meta.SignatureURL.String()
+		v, ok := cache[key]
+		if !ok {
+			v.sums, v.signer, v.err = b.authenticate(ctx, c)
+			cache[key] = v
+		}
+		if v.err == nil {
+			v.err = checkListed(c, v.sums)
+		}
+		if v.err != nil {
+			b.emit(Result{Package: c.pkg, Status: StatusFailed, Reason: "verification", Err: v.err})
+			continue
+		}
+		out = append(out, authenticated{candidate: c, sums: v.sums, signer: v.signer})
+	}
+	return out
+}
+
+// authenticate fetches a release's SHA256SUMS and checks its signature under
+// the trust policy.
+func (b *Builder) authenticate(ctx context.Context, c candidate) (hashing.Sums, Signer, error) {
+	doc, err := b.fetchSmall(ctx, c, "SHA256SUMS", c.meta.SumsURL)
+	if err != nil {
+		return nil, Signer{}, err
+	}
+	sums, err := hashing.ParseSums(doc)
+	if err != nil {
+		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS is malformed", Err: err}
+	}
+	signer, err := b.checkSignature(ctx, c, doc)
+	if err != nil {
+		return nil, Signer{}, err
+	}
+	return sums, signer, nil
+}
+
+func (b *Builder) checkSignature(ctx context.Context, c candidate, doc []byte) (Signer, error) {
+	p := c.pkg.Provider
+	if len(c.meta.SigningKeys) == 0 {
+		if p.Hostname == addrs.DefaultRegistryHost && !b.Options.RequireSignatures {
+			b.warn("%s %s: %s publishes no signing keys; signature check skipped, as OpenTofu does (--require-signatures refuses such packages)", p, c.pkg.Version, p.Hostname)
+			return Signer{}, nil
+		}
+		return Signer{}, &VerificationError{Package: c.pkg, Problem: "the registry advertises no signing keys, so SHA256SUMS cannot be authenticated"}
+	}
+	sig, err := b.fetchSmall(ctx, c, "SHA256SUMS signature", c.meta.SignatureURL)
+	if err != nil {
+		return Signer{}, err
+	}
+	signer, err := b.Checker.CheckSignature(doc, sig, c.meta.SigningKeys)
+	if err != nil {
+		return Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS signature is not valid", Err: err}
+	}
+	if signer.Expired {
+		b.warn("%s %s: signed by expired key %s; accepted, as OpenTofu does", p, c.pkg.Version, signer.KeyID)
+	}
+	return signer, nil
+}
+
+// maxSmallDocument caps SHA256SUMS and signature downloads.
+const maxSmallDocument = 1 << 20
+
+func (b *Builder) fetchSmall(ctx context.Context, c candidate, what string, u *url.URL) ([]byte, error) {
+	buf := limitedBuffer{limit: maxSmallDocument}
+	if err := b.Source.Fetch(ctx, u, &buf); err != nil {
+		return nil, &PackageError{Package: c.pkg, Err: fmt.Errorf("fetch %s: %w", what, err)}
+	}
+	return buf.Bytes(), nil
+}
+
+// checkListed requires SHA256SUMS to list the archive under the registry's
+// filename with the same digest as the registry's shasum field.
+func checkListed(c candidate, sums hashing.Sums) error {
+	listed, ok := sums[c.meta.Filename]
+	if !ok {
+		return &VerificationError{Package: c.pkg, Problem: fmt.Sprintf("SHA256SUMS has no line for %q", c.meta.Filename)}
+	}
+	if listed != c.meta.SHA256 {
+		return &VerificationError{Package: c.pkg, Problem: fmt.Sprintf(
+			"the registry's shasum %s does not match SHA256SUMS %s for %q",
+			hashing.ZH(c.meta.SHA256), hashing.ZH(listed), c.meta.Filename)}
+	}
+	return nil
+}
+
+// fetchAll downloads and checks every authenticated candidate concurrently,
+// bounded by the download slots.
+func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) []fetched {
+	out := make([]fetched, len(auths))
+	var wg sync.WaitGroup
+	for i, a := range auths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = b.fetchPackage(ctx, a)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// publish hands the archives that passed to the tree, then reports them.
+func (b *Builder) publish(r release, fs []fetched) {
+	rel := layout.Release{Provider: r.req.Provider, Version: r.version}
+	var ok []fetched
+	for _, f := range fs {
+		if f.err != nil {
+			b.emit(Result{Package: f.pkg, Status: StatusFailed, Reason: "fetch", Err: f.err})
+			continue
+		}
+		ok = append(ok, f)
+		rel.Archives = append(rel.Archives, f.archive)
+	}
+	if len(ok) == 0 {
+		return
+	}
+	err := b.Tree.Publish(rel)
+	for _, f := range ok {
+		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID}
+		if err != nil {
+			res = Result{Package: f.pkg, Status: StatusFailed, Reason: "publish", Err: &PackageError{Package: f.pkg, Err: err}}
+		}
+		b.emit(res)
+	}
+}
+
+// limitedBuffer is a bytes.Buffer that refuses to grow past limit.
+type limitedBuffer struct {
+	bytes.Buffer
+	limit int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if l.Len()+len(p) > l.limit {
+		return 0, fmt.Errorf("document is larger than %d bytes", l.limit)
+	}
+	return l.Buffer.Write(p)
+}

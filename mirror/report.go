@@ -1,0 +1,141 @@
+package mirror
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+// Status is the outcome of one package in a build.
+type Status string
+
+// Package outcomes.
+const (
+	StatusMirrored Status = "mirrored" // downloaded, verified and published
+	StatusPresent  Status = "present"  // already in the tree with the right bytes
+	StatusSkipped  Status = "skipped"  // not published, by policy (e.g. missing platform)
+	StatusFailed   Status = "failed"   // not published because of an error
+)
+
+// Package identifies one package: a provider, a version and a platform.
+type Package struct {
+	Provider addrs.Provider
+	Version  addrs.Version
+	Platform addrs.Platform
+}
+
+func (p Package) String() string {
+	return fmt.Sprintf("%s %s %s", p.Provider, p.Version, p.Platform)
+}
+
+// Result is what happened to one package.
+type Result struct {
+	Package
+	Status Status
+	// Reason says why a package was skipped or failed.
+	Reason string
+	// Err is the failure, for StatusFailed.
+	Err error
+	// Bytes is the archive's size.
+	Bytes int64
+	// KeyID is the OpenPGP key that verified the release, or "" when
+	// signing was skipped.
+	KeyID string
+}
+
+// Event is reported while a build runs. Exactly one of its fields is set.
+type Event struct {
+	// Result is set when a package is finished.
+	Result *Result
+	// Warning is set for a problem that did not stop any package.
+	Warning string
+	// Error is set for a failure not tied to one package.
+	Error error
+}
+
+// Report summarizes a finished build.
+type Report struct {
+	Results  []Result
+	Warnings []string
+	// Errors are failures not tied to one package, such as a provider whose
+	// versions could not be listed.
+	Errors []error
+}
+
+// Count returns how many packages ended with status s.
+func (r *Report) Count(s Status) int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Err returns nil when the build fully succeeded, or an error that joins
+// every failure. Verification failures remain detectable with errors.As.
+func (r *Report) Err() error {
+	errs := append([]error(nil), r.Errors...)
+	for _, res := range r.Results {
+		if res.Status == StatusFailed {
+			errs = append(errs, res.Err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Report) sort() {
+	sort.SliceStable(r.Results, func(i, j int) bool {
+		a, b := r.Results[i], r.Results[j]
+		switch {
+		case !a.Provider.Equals(b.Provider):
+			return a.Provider.LessThan(b.Provider)
+		case !a.Version.Same(b.Version):
+			return a.Version.LessThan(b.Version)
+		default:
+			return addrs.LessPlatform(a.Platform, b.Platform)
+		}
+	})
+}
+
+// VerificationError means a package did not match what its origin promised
+// or its signature did not check out. Such a package is never published.
+type VerificationError struct {
+	Package Package
+	Problem string
+	Err     error
+}
+
+func (e *VerificationError) Error() string {
+	msg := fmt.Sprintf("verify %s: %s", e.Package, e.Problem)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *VerificationError) Unwrap() error { return e.Err }
+
+// PackageError is any other failure of one package, such as a download
+// that could not complete.
+type PackageError struct {
+	Package Package
+	Err     error
+}
+
+func (e *PackageError) Error() string { return fmt.Sprintf("%s: %v", e.Package, e.Err) }
+
+func (e *PackageError) Unwrap() error { return e.Err }
+
+// ProviderError is a failure of a whole provider, before any package.
+type ProviderError struct {
+	Provider addrs.Provider
+	Err      error
+}
+
+func (e *ProviderError) Error() string { return fmt.Sprintf("%s: %v", e.Provider, e.Err) }
+
+func (e *ProviderError) Unwrap() error { return e.Err }

@@ -1,0 +1,48 @@
+package mirror
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"net/url"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+// Source is an origin of provider packages, such as a registry speaking the
+// provider registry protocol.
+type Source interface {
+	// AvailableVersions lists every version the origin offers.
+	AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error)
+	// PackageMeta describes one package. It returns an error wrapping
+	// ErrPlatformUnavailable when the release has no such platform.
+	PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error)
+	// Fetch copies the body at u to w.
+	Fetch(ctx context.Context, u *url.URL, w io.Writer) error
+}
+
+// ErrPlatformUnavailable means a release does not include a platform.
+var ErrPlatformUnavailable = errors.New("release has no package for this platform")
+
+// PackageMeta is what an origin says about one package.
+type PackageMeta struct {
+	Filename     string // the name SHA256SUMS lists the archive under
+	DownloadURL  *url.URL
+	SumsURL      *url.URL // the release's SHA256SUMS document
+	SignatureURL *url.URL // its binary detached OpenPGP signature
+	SHA256       [sha256.Size]byte
+	SigningKeys  []string // ASCII-armored public keys allowed to sign SHA256SUMS
+}
+
+// SignatureChecker verifies a detached OpenPGP signature over a document
+// against ASCII-armored public keys.
+type SignatureChecker interface {
+	CheckSignature(doc, sig []byte, armoredKeys []string) (Signer, error)
+}
+
+// Signer identifies the key that verified a release.
+type Signer struct {
+	KeyID   string
+	Expired bool
+}
