@@ -110,4 +110,3 @@ provider "hashicorp/foo" { versions = "~> 1.0" }
 		t.Errorf("staging directory left behind: %v", err)
 	}
 }
-
