@@ -1,0 +1,179 @@
+package mirror
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// fakeSource is an in-memory origin. Files are served from "mem:" URLs.
+type fakeSource struct {
+	mu       sync.Mutex
+	versions map[string][]string    // provider → versions
+	metas    map[string]PackageMeta // "provider version platform" → meta
+	files    map[string][]byte      // URL → body
+	failURL  map[string]error       // URL → error returned by Fetch
+	fetches  map[string]int         // URL → count
+	listErr  map[string]error       // provider → AvailableVersions error
+}
+
+func newFakeSource() *fakeSource {
+	return &fakeSource{
+		versions: map[string][]string{}, metas: map[string]PackageMeta{},
+		files: map[string][]byte{}, failURL: map[string]error{}, fetches: map[string]int{},
+		listErr: map[string]error{},
+	}
+}
+
+func key(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
+	return fmt.Sprintf("%s %s %s", p, v, plat)
+}
+
+func memURL(s string) *url.URL { return &url.URL{Scheme: "mem", Opaque: s} }
+
+// add publishes a release signed by key "good" with the given platforms.
+func (s *fakeSource) add(provider, version string, platforms ...string) {
+	p := mustProvider(provider)
+	v := mustVersion(version)
+	s.versions[p.String()] = append(s.versions[p.String()], version)
+	var sums strings.Builder
+	base := fmt.Sprintf("%s/%s", p, v)
+	slices.Sort(platforms)
+	for _, plat := range platforms {
+		pl, _ := addrs.ParsePlatform(plat)
+		name := layout.ArchiveName(p, v, pl)
+		body := makeZip(base + " " + plat)
+		sum := sha256.Sum256(body)
+		fmt.Fprintf(&sums, "%x  %s\n", sum, name)
+		s.files[base+"/"+name] = body
+		s.metas[key(p, v, pl)] = PackageMeta{
+			Filename: name, DownloadURL: memURL(base + "/" + name),
+			SumsURL: memURL(base + "/SHA256SUMS"), SignatureURL: memURL(base + "/SHA256SUMS.sig"),
+			SHA256: sum, SigningKeys: []string{"good"},
+		}
+	}
+	s.files[base+"/SHA256SUMS"] = []byte(sums.String())
+	s.files[base+"/SHA256SUMS.sig"] = []byte("signed-by:good")
+}
+
+func makeZip(content string) []byte {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("terraform-provider-x")
+	_, _ = io.WriteString(w, content)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+func (s *fakeSource) AvailableVersions(_ context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	if err := s.listErr[p.String()]; err != nil {
+		return nil, err
+	}
+	var out addrs.VersionList
+	for _, raw := range s.versions[p.String()] {
+		out = append(out, mustVersion(raw))
+	}
+	return out, nil
+}
+
+func (s *fakeSource) PackageMeta(_ context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.metas[key(p, v, plat)]
+	if !ok {
+		return PackageMeta{}, fmt.Errorf("%s: %w", key(p, v, plat), ErrPlatformUnavailable)
+	}
+	return m, nil
+}
+
+func (s *fakeSource) Fetch(ctx context.Context, u *url.URL, w io.Writer) error {
+	s.mu.Lock()
+	s.fetches[u.Opaque]++
+	body, ok := s.files[u.Opaque]
+	err := s.failURL[u.Opaque]
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s: not found", u.Opaque)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	_, werr := w.Write(body)
+	return werr
+}
+
+func (s *fakeSource) fetchCount(suffix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for u, c := range s.fetches {
+		if strings.HasSuffix(u, suffix) {
+			n += c
+		}
+	}
+	return n
+}
+
+// fakeChecker accepts a signature "signed-by:K" when K is an offered key.
+type fakeChecker struct{}
+
+func (fakeChecker) CheckSignature(doc, sig []byte, keys []string) (Signer, error) {
+	signer, ok := strings.CutPrefix(string(sig), "signed-by:")
+	if !ok || !slices.Contains(keys, signer) {
+		return Signer{}, errors.New("unknown issuer")
+	}
+	return Signer{KeyID: strings.ToUpper(hex.EncodeToString([]byte(signer)))}, nil
+}
+
+func mustProvider(s string) addrs.Provider {
+	p, err := addrs.ParseProvider(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func mustVersion(s string) addrs.Version {
+	v, err := addrs.ParseVersion(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func mustPlatforms(ss ...string) []addrs.Platform {
+	var out []addrs.Platform
+	for _, s := range ss {
+		p, err := addrs.ParsePlatform(s)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func requirement(t *testing.T, provider, constraints string, platforms ...string) Requirement {
+	t.Helper()
+	set, err := addrs.ParseConstraints(constraints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Requirement{Provider: mustProvider(provider), Constraints: constraints, Allowed: set, Platforms: mustPlatforms(platforms...)}
+}
