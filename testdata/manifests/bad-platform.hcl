@@ -1,0 +1,5 @@
+platforms = ["linux-amd64"]
+
+provider "hashicorp/foo" {
+  versions = "1.0.0"
+}
