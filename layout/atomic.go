@@ -75,8 +75,11 @@ func syncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !isUnsupportedSync(err) {
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !isUnsupportedSync(err) {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil

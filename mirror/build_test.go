@@ -411,3 +411,18 @@ func TestBuildStopsCleanlyWhenCancelled(t *testing.T) {
 		t.Error("a cancelled build left files behind")
 	}
 }
+
+func TestReleaseFailureNamesEachPlatform(t *testing.T) {
+	h := newHarness(t)
+	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")
+	h.src.files["registry.opentofu.org/hashicorp/foo/1.0.0/SHA256SUMS.sig"] = []byte("signed-by:evil")
+	r := h.build(t, Options{}, requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64"))
+	for _, res := range r.Results {
+		if res.Status != StatusFailed || !strings.Contains(res.Err.Error(), res.Platform.String()) {
+			t.Errorf("%s: status %s, error %v does not name its platform", res.Package, res.Status, res.Err)
+		}
+	}
+	if len(r.Results) != 2 {
+		t.Errorf("%d results, want 2", len(r.Results))
+	}
+}

@@ -3,10 +3,8 @@ package mirror
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -50,12 +48,13 @@ func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 // sameFile reports whether the file at path exists with the given SHA-256.
 func sameFile(path string, want [sha256.Size]byte) (int64, bool) {
 	file, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) || err != nil {
+	if err != nil {
 		return 0, false
 	}
-	defer file.Close()
 	w := hashing.NewWriter()
-	if _, err := io.Copy(w, file); err != nil {
+	_, err = io.Copy(w, file)
+	_ = file.Close() // read-only
+	if err != nil {
 		return 0, false
 	}
 	return w.Len(), w.Sum() == want

@@ -84,16 +84,33 @@ func (b *Builder) authenticateAll(ctx context.Context, cands []candidate) []auth
 			v.sums, v.signer, v.err = b.authenticate(ctx, c)
 			cache[key] = v
 		}
-		if v.err == nil {
-			v.err = checkListed(c, v.sums)
+		err := forPackage(v.err, c.pkg)
+		if err == nil {
+			err = checkListed(c, v.sums)
 		}
-		if v.err != nil {
-			b.emit(Result{Package: c.pkg, Status: StatusFailed, Reason: "verification", Err: v.err})
+		if err != nil {
+			b.emit(Result{Package: c.pkg, Status: StatusFailed, Reason: "verification", Err: err})
 			continue
 		}
 		out = append(out, authenticated{candidate: c, sums: v.sums, signer: v.signer})
 	}
 	return out
+}
+
+// forPackage restates a release-level failure for one of its packages, so
+// each package's result names its own platform.
+func forPackage(err error, pkg Package) error {
+	var verr *VerificationError
+	var perr *PackageError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &verr):
+		return &VerificationError{Package: pkg, Problem: verr.Problem, Err: verr.Err}
+	case errors.As(err, &perr):
+		return &PackageError{Package: pkg, Err: perr.Err}
+	}
+	return &PackageError{Package: pkg, Err: err}
 }
 
 // authenticate fetches a release's SHA256SUMS and checks its signature under

@@ -63,7 +63,7 @@ be served while it is being built.`,
 	return cmd
 }
 
-func runBuild(ctx context.Context, env Env, opts buildOptions) error {
+func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	manifest, err := config.Load(opts.Config)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -75,7 +75,11 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	if err != nil {
 		return err
 	}
-	defer tree.Close()
+	defer func() {
+		if cerr := tree.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	source, err := newRegistryClient(env, manifest)
 	if err != nil {
 		return err

@@ -100,7 +100,7 @@ func (c *Client) apiGet(ctx context.Context, host addrs.Hostname, u *url.URL, li
 	if tok, ok := c.tokens[host]; ok {
 		header.Set("Authorization", "Bearer "+tok)
 	}
-	resp, err := httpx.Get(ctx, c.http, u, header)
+	resp, err := httpx.Get(ctx, c.http, u, header) //nolint:bodyclose // httpx.ReadLimited closes it
 	if err != nil {
 		return nil, nil, explainStatus(host, err)
 	}
@@ -132,7 +132,7 @@ func TokenVariable(host addrs.Hostname) string {
 // Fetch copies the body at u to w. No credentials are sent: like OpenTofu,
 // archives and checksums are fetched anonymously.
 func (c *Client) Fetch(ctx context.Context, u *url.URL, w io.Writer) error {
-	resp, err := httpx.Get(ctx, c.http, u, nil)
+	resp, err := httpx.Get(ctx, c.http, u, nil) //nolint:bodyclose // httpx.Copy closes it
 	if err != nil {
 		return err
 	}
