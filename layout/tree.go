@@ -85,22 +85,36 @@ type Archive struct {
 
 // Publish makes a release visible: first its archives, then its
 // <version>.json (merged with the platforms already listed there), then the
-// provider's index.json (merged with the versions already listed).
+// provider's index.json (merged with the versions already listed). Both
+// documents are read and checked before anything moves, so a refused
+// publication leaves the tree as it was.
 func (t *Tree) Publish(r Release) error {
 	unlock := t.lockProvider(r.Provider)
 	defer unlock()
-	for _, a := range r.Archives {
-		if a.Staged == "" {
-			continue
-		}
-		if err := Rename(a.Staged, t.Path(ArchivePath(r.Provider, r.Version, a.Platform))); err != nil {
-			return err
-		}
-	}
-	if err := t.mergeVersion(r); err != nil {
+	doc, err := t.ReadVersion(r.Provider, r.Version)
+	if err != nil {
 		return err
 	}
-	return t.mergeIndex(r.Provider, r.Version)
+	idx, err := t.ReadIndex(r.Provider)
+	if err != nil {
+		return err
+	}
+	for _, a := range r.Archives {
+		if a.Staged != "" {
+			if err := Rename(a.Staged, t.Path(ArchivePath(r.Provider, r.Version, a.Platform))); err != nil {
+				return err
+			}
+		}
+		doc.Archives[a.Platform.String()] = ArchiveEntry{
+			Hashes: sortedHashes(a.Hashes),
+			URL:    ArchiveName(r.Provider, r.Version, a.Platform),
+		}
+	}
+	if err := writeJSON(t.Path(VersionPath(r.Provider, r.Version)), doc); err != nil {
+		return err
+	}
+	idx.Versions[r.Version.String()] = struct{}{}
+	return writeJSON(t.Path(IndexPath(r.Provider)), idx)
 }
 
 func (t *Tree) lockProvider(p addrs.Provider) func() {
@@ -113,30 +127,6 @@ func (t *Tree) lockProvider(p addrs.Provider) func() {
 	t.mu.Unlock()
 	l.Lock()
 	return l.Unlock
-}
-
-func (t *Tree) mergeVersion(r Release) error {
-	path := t.Path(VersionPath(r.Provider, r.Version))
-	doc, err := t.ReadVersion(r.Provider, r.Version)
-	if err != nil {
-		return err
-	}
-	for _, a := range r.Archives {
-		doc.Archives[a.Platform.String()] = ArchiveEntry{
-			Hashes: sortedHashes(a.Hashes),
-			URL:    ArchiveName(r.Provider, r.Version, a.Platform),
-		}
-	}
-	return writeJSON(path, doc)
-}
-
-func (t *Tree) mergeIndex(p addrs.Provider, v addrs.Version) error {
-	idx, err := t.ReadIndex(p)
-	if err != nil {
-		return err
-	}
-	idx.Versions[v.String()] = struct{}{}
-	return writeJSON(t.Path(IndexPath(p)), idx)
 }
 
 // ReadIndex returns the provider's published index, or an empty one.

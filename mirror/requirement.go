@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
@@ -29,7 +30,8 @@ func CheckProvider(p addrs.Provider) error {
 
 // selectVersions returns the versions to mirror, newest first.
 func (r Requirement) selectVersions(available addrs.VersionList) addrs.VersionList {
-	matched := available.Filter(r.Allowed)
+	// Filter reuses its receiver's storage: work on a copy.
+	matched := slices.Clone(available).Filter(r.Allowed)
 	matched.Sort()
 	var out addrs.VersionList
 	for i := len(matched) - 1; i >= 0; i-- {

@@ -3,6 +3,7 @@ package addrs
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	tfaddr "github.com/opentofu/registry-address/v2"
 	"github.com/opentofu/svchost"
@@ -22,7 +23,19 @@ const DefaultRegistryHost = tfaddr.DefaultProviderRegistryHost
 // "aws" and "hashicorp/aws" both mean registry.opentofu.org/hashicorp/aws,
 // hostnames are normalized, namespaces and types are case-folded.
 func ParseProvider(s string) (Provider, error) {
+	if !utf8.ValidString(s) {
+		return Provider{}, fmt.Errorf("invalid provider address %q: not valid UTF-8", s)
+	}
 	p, err := tfaddr.ParseProviderSource(s)
+	if err == nil && !p.HasKnownNamespace() {
+		// A one-part address names only a type. As in OpenTofu, "terraform"
+		// is the built-in provider and anything else is hashicorp/<type>.
+		// Parse again: tfaddr skips its type-prefix checks for one part.
+		if p.Type == "terraform" {
+			return Provider{}, fmt.Errorf("invalid provider address %q: built-in providers are part of the CLI and cannot be mirrored", s)
+		}
+		p, err = tfaddr.ParseProviderSource("hashicorp/" + p.Type)
+	}
 	if err != nil {
 		return Provider{}, fmt.Errorf("invalid provider address %q: %w", s, err)
 	}
