@@ -286,7 +286,7 @@ http {
 	for {
 		select {
 		case <-exited:
-			return "", fmt.Errorf("nginx exited (%v):\n%s", waitErr, readLog())
+			return "", fmt.Errorf("nginx exited (%w):\n%s", waitErr, readLog())
 		default:
 		}
 		resp, err := client.Get(base)
@@ -296,7 +296,7 @@ http {
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", fmt.Errorf("nginx did not answer on %s: %v\n%s", base, err, readLog())
+			return "", fmt.Errorf("nginx did not answer on %s: %w\n%s", base, err, readLog())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

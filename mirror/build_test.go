@@ -70,7 +70,7 @@ func (h *harness) snapshot(t *testing.T) map[string][sha256.Size]byte {
 func statuses(r *Report) map[string]Status {
 	out := map[string]Status{}
 	for _, res := range r.Results {
-		out[res.Package.String()] = res.Status
+		out[res.String()] = res.Status
 	}
 	return out
 }

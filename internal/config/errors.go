@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -58,12 +59,13 @@ func (e *Error) sourceLine(r hcl.Range) string {
 	return strings.TrimRight(lines[r.Start.Line-1], "\r")
 }
 
-// marker underlines the range's part of its first line.
+// marker underlines the range's part of its first line. Columns count
+// characters, not bytes, so they are mapped to byte offsets rune by rune.
 func marker(line string, r hcl.Range) string {
-	start := min(max(r.Start.Column-1, 0), len(line))
+	start := runeOffset(line, r.Start.Column-1)
 	end := len(line)
 	if r.End.Line == r.Start.Line {
-		end = min(max(r.End.Column-1, start+1), len(line))
+		end = max(runeOffset(line, r.End.Column-1), start)
 	}
 	var b strings.Builder
 	for _, c := range line[:start] {
@@ -73,6 +75,18 @@ func marker(line string, r hcl.Range) string {
 			b.WriteRune(' ')
 		}
 	}
-	b.WriteString(strings.Repeat("^", max(end-start, 1)))
+	b.WriteString(strings.Repeat("^", max(utf8.RuneCountInString(line[start:end]), 1)))
 	return b.String()
+}
+
+// runeOffset returns the byte offset of the n-th rune of line, clamped to
+// the line.
+func runeOffset(line string, n int) int {
+	for i := range line {
+		if n <= 0 {
+			return i
+		}
+		n--
+	}
+	return len(line)
 }

@@ -25,7 +25,7 @@ func decodeProvider(block *hcl.Block, defaults []addrs.Platform, seen map[string
 	}
 	if prev, dup := seen[p.String()]; dup {
 		return req, errAt(block.DefRange, "Duplicate provider block",
-			fmt.Sprintf("Provider %s is already configured at %s.", p, prev))
+			fmt.Sprintf("Provider %s is already configured at %s:%d:%d.", p, prev.Filename, prev.Start.Line, prev.Start.Column))
 	}
 	seen[p.String()] = block.DefRange
 	content, diags := block.Body.Content(providerSchema)
@@ -56,9 +56,10 @@ func decodeVersions(content *hcl.BodyContent, block *hcl.Block, req *mirror.Requ
 			diags = append(diags, errAt(attr.Expr.Range(), "Invalid newest", "newest must be a whole number of at least 1.")...)
 		}
 	}
+	_, hasNewest := content.Attributes["newest"]
 	attr, ok := content.Attributes["versions"]
 	if !ok {
-		if req.Newest == 0 {
+		if !hasNewest {
 			diags = append(diags, errAt(block.DefRange, "Missing versions",
 				`Say which versions to mirror, such as versions = ">= 5.0.0", or newest = 1 for only the latest release.`)...)
 		}

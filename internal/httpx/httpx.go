@@ -84,7 +84,7 @@ func (e *StatusError) Error() string {
 func Get(ctx context.Context, c *http.Client, u *url.URL, header http.Header) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("request %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("request %s: %w", u.Redacted(), unwrapURLError(err))
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
