@@ -112,7 +112,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 // blocks and credentials; TF_TOKEN_* variables win, as in OpenTofu.
 // SSL_CERT_FILE is read from env, so the CLI behaves the same in-process.
 func newRegistryClient(env Env, m *config.Manifest) (*registry.Client, error) {
-	transport, err := httpx.NewTransport(lookupEnv(env.Environ, "SSL_CERT_FILE"))
+	transport, err := httpx.NewTransport(httpEnvironment(env.Environ))
 	if err != nil {
 		return nil, err
 	}
@@ -127,10 +127,24 @@ func newRegistryClient(env Env, m *config.Manifest) (*registry.Client, error) {
 	}), nil
 }
 
-func lookupEnv(environ []string, name string) string {
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
+// httpEnvironment reads the variables Go programs use for TLS and proxies;
+// like Go, the upper-case name wins over the lower-case one.
+func httpEnvironment(environ []string) httpx.Environment {
+	return httpx.Environment{
+		CAFile:     lookupEnv(environ, "SSL_CERT_FILE"),
+		HTTPProxy:  lookupEnv(environ, "HTTP_PROXY", "http_proxy"),
+		HTTPSProxy: lookupEnv(environ, "HTTPS_PROXY", "https_proxy"),
+		NoProxy:    lookupEnv(environ, "NO_PROXY", "no_proxy"),
+	}
+}
+
+// lookupEnv returns the value of the first of names that is set.
+func lookupEnv(environ []string, names ...string) string {
+	for _, name := range names {
+		for _, kv := range environ {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+				return v
+			}
 		}
 	}
 	return ""

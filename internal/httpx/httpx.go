@@ -12,28 +12,42 @@ import (
 	"net/url"
 	"os"
 	"time"
+
+	"golang.org/x/net/http/httpproxy"
 )
 
 // MaxRedirects caps how many redirects one request may follow.
 const MaxRedirects = 10
 
-// NewTransport returns a transport that honours proxy environment variables
-// and the system certificate store. A non-empty caFile replaces the system
-// store with the PEM certificates it holds, as SSL_CERT_FILE does.
-func NewTransport(caFile string) (*http.Transport, error) {
+// Environment is what a transport takes from the process environment.
+// The CLI fills it in, so library code never reads the environment itself.
+type Environment struct {
+	// CAFile, if set, replaces the system certificate store with the PEM
+	// certificates it holds, as SSL_CERT_FILE does.
+	CAFile string
+	// Proxy settings, with the meaning of HTTP_PROXY, HTTPS_PROXY and
+	// NO_PROXY. As in Go's standard library, requests to localhost and
+	// loopback addresses never use a proxy.
+	HTTPProxy, HTTPSProxy, NoProxy string
+}
+
+// NewTransport returns a transport that uses env's proxies and certificate
+// store (the system store unless env.CAFile is set).
+func NewTransport(env Environment) (*http.Transport, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = http.ProxyFromEnvironment
+	proxy := (&httpproxy.Config{HTTPProxy: env.HTTPProxy, HTTPSProxy: env.HTTPSProxy, NoProxy: env.NoProxy}).ProxyFunc()
+	t.Proxy = func(req *http.Request) (*url.URL, error) { return proxy(req.URL) }
 	t.ResponseHeaderTimeout = 60 * time.Second
-	if caFile == "" {
+	if env.CAFile == "" {
 		return t, nil
 	}
-	pem, err := os.ReadFile(caFile)
+	pem, err := os.ReadFile(env.CAFile)
 	if err != nil {
 		return nil, fmt.Errorf("read CA certificates: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("read CA certificates: %s holds no PEM certificate", caFile)
+		return nil, fmt.Errorf("read CA certificates: %s holds no PEM certificate", env.CAFile)
 	}
 	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return t, nil

@@ -22,7 +22,7 @@ import (
 func clients(t *testing.T, ca *testca.CA) (api, disco *http.Client) {
 	t.Helper()
 	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
-	tr, err := httpx.NewTransport(caFile)
+	tr, err := httpx.NewTransport(httpx.Environment{CAFile: caFile})
 	if err != nil {
 		t.Fatalf("NewTransport: %v", err)
 	}

@@ -69,6 +69,12 @@ type faults struct {
 
 // New starts a registry on an HTTPS server with a certificate from ca for
 // "localhost" and "127.0.0.1". The server is closed via t.Cleanup.
+// UnresolvableHost is a name the registry's certificate is also valid for,
+// but which no resolver knows (".test" is reserved). A client can reach the
+// registry under this name only through a proxy that connects it to the
+// registry's address, which makes proxy support testable.
+const UnresolvableHost = "origin.test"
+
 func New(t testing.TB, ca *testca.CA) *Registry {
 	t.Helper()
 	signer := newEntity(t)

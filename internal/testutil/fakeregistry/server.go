@@ -58,7 +58,7 @@ type response struct {
 func (r *Registry) start(t testing.TB, ca *testca.CA) string {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(r.handler())
-	srv.TLS = ca.TLSConfig(t, "localhost", "127.0.0.1")
+	srv.TLS = ca.TLSConfig(t, "localhost", "127.0.0.1", UnresolvableHost)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv.URL
