@@ -64,21 +64,45 @@ func H1Unpacked(path string) (Hash, error) {
 	return Hash(h), nil
 }
 
+// ArchiveSums are the hashes of one provider archive, by kind.
+type ArchiveSums struct {
+	ZH Hash // SHA-256 of the zip file
+	H1 Hash // dirhash of the zip's entries, what clients check archives against
+	// H1Unpacked is the dirhash of the unpacked package, what "tofu init"
+	// records in lock files. It equals H1 unless the zip has directory entries.
+	H1Unpacked Hash
+}
+
+// HashArchive computes every hash of the zip at path, whose SHA-256 digest
+// (computed while it was downloaded) is sum.
+func HashArchive(path string, sum [sha256.Size]byte) (ArchiveSums, error) {
+	h1, err := H1Zip(path)
+	if err != nil {
+		return ArchiveSums{}, err
+	}
+	unpacked, err := H1Unpacked(path)
+	if err != nil {
+		return ArchiveSums{}, err
+	}
+	return ArchiveSums{ZH: ZH(sum), H1: h1, H1Unpacked: unpacked}, nil
+}
+
+// All returns the distinct hashes, sorted the way OpenTofu sorts them.
+func (a ArchiveSums) All() []Hash {
+	hs := []Hash{a.ZH, a.H1, a.H1Unpacked}
+	slices.Sort(hs)
+	return slices.Compact(hs)
+}
+
 // ArchiveHashes returns the hashes a mirror publishes for the zip at path:
 // its zh:, its h1: and, when different, the h1: of its unpacked form, sorted
 // the way OpenTofu sorts hashes.
 func ArchiveHashes(path string, sum [sha256.Size]byte) ([]Hash, error) {
-	h1, err := H1Zip(path)
+	a, err := HashArchive(path, sum)
 	if err != nil {
 		return nil, err
 	}
-	unpacked, err := H1Unpacked(path)
-	if err != nil {
-		return nil, err
-	}
-	hs := []Hash{ZH(sum), h1, unpacked}
-	slices.Sort(hs)
-	return slices.Compact(hs), nil
+	return a.All(), nil
 }
 
 // Writer hashes everything written to it with SHA-256 and counts the bytes.

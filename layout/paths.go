@@ -34,3 +34,22 @@ func ArchiveName(p addrs.Provider, v addrs.Version, plat addrs.Platform) string 
 func ArchivePath(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
 	return filepath.Join(ProviderDir(p), ArchiveName(p, v, plat))
 }
+
+// releasePrefix is the common start of a release's kept upstream files.
+func releasePrefix(p addrs.Provider, v addrs.Version) string {
+	return filepath.Join(ProviderDir(p), fmt.Sprintf("terraform-provider-%s_%s_", p.Type, v.String()))
+}
+
+// SumsPath is the relative path of a release's kept upstream SHA256SUMS.
+func SumsPath(p addrs.Provider, v addrs.Version) string { return releasePrefix(p, v) + "SHA256SUMS" }
+
+// SignaturePath is the relative path of the kept detached signature of
+// SHA256SUMS.
+func SignaturePath(p addrs.Provider, v addrs.Version) string {
+	return releasePrefix(p, v) + "SHA256SUMS.sig"
+}
+
+// ProvenancePath is the relative path of a release's provenance record.
+func ProvenancePath(p addrs.Provider, v addrs.Version) string {
+	return releasePrefix(p, v) + "provenance.json"
+}

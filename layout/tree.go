@@ -43,6 +43,23 @@ func Open(root string) (*Tree, error) {
 	return &Tree{root: abs, staging: staging, locks: make(map[string]*sync.Mutex)}, nil
 }
 
+// OpenExisting opens an existing tree for reading only: nothing can be
+// staged or published through it.
+func OpenExisting(root string) (*Tree, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open mirror tree: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("open mirror tree: %s is not a directory", root)
+	}
+	return &Tree{root: abs, locks: make(map[string]*sync.Mutex)}, nil
+}
+
 // Root returns the tree's absolute root directory.
 func (t *Tree) Root() string { return t.root }
 
@@ -51,6 +68,9 @@ func (t *Tree) Path(rel string) string { return filepath.Join(t.root, rel) }
 
 // Close removes this run's staging directory and anything left in it.
 func (t *Tree) Close() error {
+	if t.staging == "" {
+		return nil
+	}
 	err := os.RemoveAll(t.staging)
 	_ = os.Remove(filepath.Join(t.root, StagingDirName)) // only if empty
 	return err
@@ -59,6 +79,9 @@ func (t *Tree) Close() error {
 // CreateStaged creates an empty file in the staging area. The caller writes
 // it, then closes it with SyncClose before publishing it.
 func (t *Tree) CreateStaged(name string) (*os.File, error) {
+	if t.staging == "" {
+		return nil, fmt.Errorf("create staging file for %s: the tree was opened read-only", name)
+	}
 	f, err := os.CreateTemp(t.staging, name+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("create staging file for %s: %w", name, err)
@@ -72,6 +95,9 @@ type Release struct {
 	Provider addrs.Provider
 	Version  addrs.Version
 	Archives []Archive
+	// Record, if set, is kept next to the archives; its provenance is
+	// merged with what the tree already records for the release.
+	Record *Record
 }
 
 // Archive is one platform's package of a release.
@@ -83,8 +109,8 @@ type Archive struct {
 	Hashes []hashing.Hash
 }
 
-// Publish makes a release visible: first its archives, then its
-// <version>.json (merged with the platforms already listed there), then the
+// Publish makes a release visible: first its archives and kept origin
+// files, then its <version>.json (merged with the platforms already listed there), then the
 // provider's index.json (merged with the versions already listed). Both
 // documents are read and checked before anything moves, so a refused
 // publication leaves the tree as it was.
@@ -99,6 +125,10 @@ func (t *Tree) Publish(r Release) error {
 	if err != nil {
 		return err
 	}
+	prov, err := t.readProvenance(r.Provider, r.Version)
+	if err != nil {
+		return err
+	}
 	for _, a := range r.Archives {
 		if a.Staged != "" {
 			if err := Rename(a.Staged, t.Path(ArchivePath(r.Provider, r.Version, a.Platform))); err != nil {
@@ -109,6 +139,9 @@ func (t *Tree) Publish(r Release) error {
 			Hashes: sortedHashes(a.Hashes),
 			URL:    ArchiveName(r.Provider, r.Version, a.Platform),
 		}
+	}
+	if err := t.writeRecord(r, prov); err != nil {
+		return err
 	}
 	if err := writeJSON(t.Path(VersionPath(r.Provider, r.Version)), doc); err != nil {
 		return err

@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -85,9 +86,30 @@ func (b *Builder) resolveAll(ctx context.Context, reqs []Requirement) []release 
 		})
 	}
 	_ = g.Wait()
+	return mergeReleases(selected)
+}
+
+// mergeReleases joins releases that several requirements select, so each
+// provider version is built once, for the union of their platforms.
+func mergeReleases(selected [][]release) []release {
 	var all []release
+	index := make(map[string]int)
 	for _, rs := range selected {
-		all = append(all, rs...)
+		for _, r := range rs {
+			key := r.req.Provider.String() + " " + r.version.String()
+			i, seen := index[key]
+			if !seen {
+				index[key] = len(all)
+				r.req.Platforms = slices.Clone(r.req.Platforms)
+				all = append(all, r)
+				continue
+			}
+			for _, plat := range r.req.Platforms {
+				if !slices.Contains(all[i].req.Platforms, plat) {
+					all[i].req.Platforms = append(all[i].req.Platforms, plat)
+				}
+			}
+		}
 	}
 	return all
 }

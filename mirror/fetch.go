@@ -19,17 +19,23 @@ type fetched struct {
 	size    int64
 	keyID   string
 	err     error
+
+	// For the provenance record:
+	origin     *origin
+	keys       []string
+	filename   string
+	h1Unpacked hashing.Hash
 }
 
 // fetchPackage makes one verified archive available for publishing: the one
 // already in the tree if its bytes are what SHA256SUMS promises, otherwise a
 // fresh download into staging that must hash to the promised digest.
 func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
-	f := fetched{pkg: a.pkg, keyID: a.signer.KeyID}
+	f := fetched{pkg: a.pkg, keyID: a.origin.signer.KeyID, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename}
 	final := b.Tree.Path(layout.ArchivePath(a.pkg.Provider, a.pkg.Version, a.pkg.Platform))
 	if size, ok := sameFile(final, a.meta.SHA256); ok {
 		f.status, f.size = StatusPresent, size
-		f.archive, f.err = b.describe(a, final, "")
+		f.describe(a, final, "")
 		return f
 	}
 	staged, size, err := b.download(ctx, a)
@@ -38,7 +44,7 @@ func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 		return f
 	}
 	f.status, f.size = StatusMirrored, size
-	f.archive, f.err = b.describe(a, staged, staged)
+	f.describe(a, staged, staged)
 	if f.err != nil {
 		_ = os.Remove(staged)
 	}
@@ -93,10 +99,12 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 }
 
 // describe computes the hashes a mirror publishes for a verified archive.
-func (b *Builder) describe(a authenticated, path, staged string) (layout.Archive, error) {
-	hs, err := hashing.ArchiveHashes(path, a.meta.SHA256)
+func (f *fetched) describe(a authenticated, path, staged string) {
+	sums, err := hashing.HashArchive(path, a.meta.SHA256)
 	if err != nil {
-		return layout.Archive{}, &VerificationError{Package: a.pkg, Problem: "archive is not a readable zip", Err: err}
+		f.err = &VerificationError{Package: a.pkg, Problem: "archive is not a readable zip", Err: err}
+		return
 	}
-	return layout.Archive{Platform: a.pkg.Platform, Staged: staged, Hashes: hs}, nil
+	f.archive = layout.Archive{Platform: a.pkg.Platform, Staged: staged, Hashes: sums.All()}
+	f.h1Unpacked = sums.H1Unpacked
 }

@@ -63,6 +63,13 @@ func (b *Builder) missingPlatform(pkg Package) {
 // authenticated is a candidate whose release's SHA256SUMS was verified.
 type authenticated struct {
 	candidate
+	origin *origin
+}
+
+// origin is a release's verified SHA256SUMS, as fetched and as parsed.
+type origin struct {
+	doc    []byte
+	sig    []byte // nil when signing was skipped
 	sums   hashing.Sums
 	signer Signer
 }
@@ -70,29 +77,28 @@ type authenticated struct {
 // authenticateAll fetches and verifies each distinct SHA256SUMS document
 // once (normally one per release), then checks every candidate against it.
 func (b *Builder) authenticateAll(ctx context.Context, cands []candidate) []authenticated {
-	type verified struct {
-		sums   hashing.Sums
-		signer Signer
+	type result struct {
+		origin *origin
 		err    error
 	}
-	cache := make(map[string]verified)
+	cache := make(map[string]result)
 	var out []authenticated
 	for _, c := range cands {
 		key := c.meta.SumsURL.String() + " " + c.meta.SignatureURL.String()
-		v, ok := cache[key]
+		r, ok := cache[key]
 		if !ok {
-			v.sums, v.signer, v.err = b.authenticate(ctx, c)
-			cache[key] = v
+			r.origin, r.err = b.authenticate(ctx, c)
+			cache[key] = r
 		}
-		err := forPackage(v.err, c.pkg)
+		err := forPackage(r.err, c.pkg)
 		if err == nil {
-			err = checkListed(c, v.sums)
+			err = checkListed(c, r.origin.sums)
 		}
 		if err != nil {
 			b.emit(Result{Package: c.pkg, Status: StatusFailed, Reason: "verification", Err: err})
 			continue
 		}
-		out = append(out, authenticated{candidate: c, sums: v.sums, signer: v.signer})
+		out = append(out, authenticated{candidate: c, origin: r.origin})
 	}
 	return out
 }
@@ -115,43 +121,43 @@ func forPackage(err error, pkg Package) error {
 
 // authenticate fetches a release's SHA256SUMS and checks its signature under
 // the trust policy.
-func (b *Builder) authenticate(ctx context.Context, c candidate) (hashing.Sums, Signer, error) {
+func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error) {
 	doc, err := b.fetchSmall(ctx, c, "SHA256SUMS", c.meta.SumsURL)
 	if err != nil {
-		return nil, Signer{}, err
+		return nil, err
 	}
 	sums, err := hashing.ParseSums(doc)
 	if err != nil {
-		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS is malformed", Err: err}
+		return nil, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS is malformed", Err: err}
 	}
-	signer, err := b.checkSignature(ctx, c, doc)
+	sig, signer, err := b.checkSignature(ctx, c, doc)
 	if err != nil {
-		return nil, Signer{}, err
+		return nil, err
 	}
-	return sums, signer, nil
+	return &origin{doc: doc, sig: sig, sums: sums, signer: signer}, nil
 }
 
-func (b *Builder) checkSignature(ctx context.Context, c candidate, doc []byte) (Signer, error) {
+func (b *Builder) checkSignature(ctx context.Context, c candidate, doc []byte) ([]byte, Signer, error) {
 	p := c.pkg.Provider
 	if len(c.meta.SigningKeys) == 0 {
 		if p.Hostname == addrs.DefaultRegistryHost && !b.Options.RequireSignatures {
 			b.warn("%s %s: %s publishes no signing keys; signature check skipped, as OpenTofu does (--require-signatures refuses such packages)", p, c.pkg.Version, p.Hostname)
-			return Signer{}, nil
+			return nil, Signer{}, nil
 		}
-		return Signer{}, &VerificationError{Package: c.pkg, Problem: "the registry advertises no signing keys, so SHA256SUMS cannot be authenticated"}
+		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: "the registry advertises no signing keys, so SHA256SUMS cannot be authenticated"}
 	}
 	sig, err := b.fetchSmall(ctx, c, "SHA256SUMS signature", c.meta.SignatureURL)
 	if err != nil {
-		return Signer{}, err
+		return nil, Signer{}, err
 	}
 	signer, err := b.Checker.CheckSignature(doc, sig, c.meta.SigningKeys)
 	if err != nil {
-		return Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS signature is not valid", Err: err}
+		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS signature is not valid", Err: err}
 	}
 	if signer.Expired {
 		b.warn("%s %s: signed by expired key %s; accepted, as OpenTofu does", p, c.pkg.Version, signer.KeyID)
 	}
-	return signer, nil
+	return sig, signer, nil
 }
 
 // maxSmallDocument caps SHA256SUMS and signature downloads.
@@ -211,6 +217,7 @@ func (b *Builder) publish(r release, fs []fetched) {
 	if len(ok) == 0 {
 		return
 	}
+	rel.Record = record(ok)
 	err := b.Tree.Publish(rel)
 	for _, f := range ok {
 		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID}
@@ -219,6 +226,25 @@ func (b *Builder) publish(r release, fs []fetched) {
 		}
 		b.emit(res)
 	}
+}
+
+// record is what the tree keeps about the origin of a release's archives.
+// They normally share one SHA256SUMS; the first one's is kept.
+func record(fs []fetched) *layout.Record {
+	o := fs[0].origin
+	rec := &layout.Record{
+		Sums:      o.doc,
+		Signature: o.sig,
+		Provenance: layout.Provenance{
+			Archives:    make(map[string]layout.ProvenanceArchive, len(fs)),
+			KeyID:       o.signer.KeyID,
+			SigningKeys: fs[0].keys,
+		},
+	}
+	for _, f := range fs {
+		rec.Provenance.Archives[f.pkg.Platform.String()] = layout.ProvenanceArchive{Filename: f.filename, H1: f.h1Unpacked}
+	}
+	return rec
 }
 
 // limitedBuffer is a bytes.Buffer that refuses to grow past limit.

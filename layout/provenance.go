@@ -1,0 +1,123 @@
+package layout
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+// Provenance is what a mirror keeps about where a release came from and how
+// it was verified, so the tree can be re-verified and lock files written
+// without the origin. It sits next to the release's archives, with the
+// upstream SHA256SUMS and its signature kept byte for byte.
+type Provenance struct {
+	// Archives describes each mirrored platform's package.
+	Archives map[string]ProvenanceArchive `json:"archives"`
+	// KeyID is the OpenPGP key that verified SHA256SUMS; empty when the
+	// origin published no keys and the policy allowed that.
+	KeyID string `json:"key_id,omitempty"`
+	// SigningKeys are the ASCII-armored keys the origin advertised.
+	SigningKeys []string `json:"signing_keys"`
+}
+
+// ProvenanceArchive describes one platform's package in a Provenance.
+type ProvenanceArchive struct {
+	// Filename is the archive's name in the upstream SHA256SUMS.
+	Filename string `json:"filename"`
+	// H1 is the hash of the unpacked package, the one "tofu init" records.
+	H1 hashing.Hash `json:"h1"`
+}
+
+// Record is everything kept about a release's origin.
+type Record struct {
+	Provenance Provenance
+	Sums       []byte // the upstream SHA256SUMS, exact bytes
+	Signature  []byte // its detached signature, exact bytes; nil when unsigned
+}
+
+// DecodeProvenance parses a provenance record.
+func DecodeProvenance(data []byte) (Provenance, error) {
+	var p Provenance
+	if err := decodeStrict(data, &p); err != nil {
+		return Provenance{}, fmt.Errorf("parse provenance: %w", err)
+	}
+	if p.Archives == nil {
+		return Provenance{}, fmt.Errorf("parse provenance: no \"archives\" object")
+	}
+	return p, nil
+}
+
+// ReadRecord returns the kept origin files of a release. A release
+// published without them yields an error wrapping fs.ErrNotExist.
+func (t *Tree) ReadRecord(p addrs.Provider, v addrs.Version) (Record, error) {
+	var r Record
+	data, err := os.ReadFile(t.Path(ProvenancePath(p, v)))
+	if err != nil {
+		return Record{}, fmt.Errorf("read provenance of %s %s: %w", p, v, err)
+	}
+	if r.Provenance, err = DecodeProvenance(data); err != nil {
+		return Record{}, fmt.Errorf("%s: %w", ProvenancePath(p, v), err)
+	}
+	if r.Sums, err = os.ReadFile(t.Path(SumsPath(p, v))); err != nil {
+		return Record{}, fmt.Errorf("read SHA256SUMS of %s %s: %w", p, v, err)
+	}
+	r.Signature, err = os.ReadFile(t.Path(SignaturePath(p, v)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Record{}, fmt.Errorf("read signature of %s %s: %w", p, v, err)
+	}
+	return r, nil
+}
+
+// readProvenance returns a release's provenance, or an empty one.
+func (t *Tree) readProvenance(p addrs.Provider, v addrs.Version) (Provenance, error) {
+	data, err := os.ReadFile(t.Path(ProvenancePath(p, v)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Provenance{Archives: map[string]ProvenanceArchive{}}, nil
+	}
+	if err != nil {
+		return Provenance{}, fmt.Errorf("read %s: %w", ProvenancePath(p, v), err)
+	}
+	prov, err := DecodeProvenance(data)
+	if err != nil {
+		return Provenance{}, fmt.Errorf("existing %s: %w", ProvenancePath(p, v), err)
+	}
+	return prov, nil
+}
+
+// writeRecord writes a release's kept origin files, merging its archives
+// with those already recorded. It runs before <version>.json is written.
+func (t *Tree) writeRecord(r Release, prov Provenance) error {
+	if r.Record == nil {
+		return nil
+	}
+	for plat, a := range r.Record.Provenance.Archives {
+		prov.Archives[plat] = a
+	}
+	prov.KeyID = r.Record.Provenance.KeyID
+	prov.SigningKeys = r.Record.Provenance.SigningKeys
+	if prov.SigningKeys == nil {
+		prov.SigningKeys = []string{}
+	}
+	if err := WriteFile(t.Path(SumsPath(r.Provider, r.Version)), r.Record.Sums); err != nil {
+		return err
+	}
+	if err := t.writeSignature(r); err != nil {
+		return err
+	}
+	return writeJSON(t.Path(ProvenancePath(r.Provider, r.Version)), prov)
+}
+
+func (t *Tree) writeSignature(r Release) error {
+	path := t.Path(SignaturePath(r.Provider, r.Version))
+	if r.Record.Signature != nil {
+		return WriteFile(path, r.Record.Signature)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove stale %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// Catalog reads a built mirror: a local tree or a published one.
+type Catalog interface {
+	// Versions lists the versions the mirror holds for a provider.
+	Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error)
+	// Record returns the origin files the mirror keeps for a release.
+	Record(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error)
+}
+
+// LockEntry is what a lock file records for one provider.
+type LockEntry struct {
+	Provider addrs.Provider
+	Version  addrs.Version
+	Hashes   []hashing.Hash
+}
+
+// Locker computes lock file entries from a built mirror, offline from the
+// origin: it re-verifies the kept SHA256SUMS against the kept signature and
+// keys, then records the h1: of every requested platform's unpacked package
+// and a zh: for every line of SHA256SUMS, exactly the hashes
+// "tofu providers lock" records from the origin.
+type Locker struct {
+	Catalog           Catalog
+	Checker           SignatureChecker
+	RequireSignatures bool
+}
+
+// Lock selects the version a root module would install from the mirror
+// (the locked one, else the newest allowed) and returns its lock entry. An
+// empty platforms list means every platform the mirror holds for it.
+func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (LockEntry, error) {
+	v, err := l.selectVersion(ctx, n)
+	if err != nil {
+		return LockEntry{}, err
+	}
+	rec, err := l.Catalog.Record(ctx, n.Provider, v)
+	if err != nil {
+		return LockEntry{}, fmt.Errorf("%s %s: %w", n.Provider, v, err)
+	}
+	sums, err := l.verify(n.Provider, v, rec)
+	if err != nil {
+		return LockEntry{}, err
+	}
+	hashes, err := platformHashes(n.Provider, v, rec.Provenance, platforms)
+	if err != nil {
+		return LockEntry{}, err
+	}
+	hashes = append(hashes, sums.ZHashes()...)
+	slices.Sort(hashes)
+	return LockEntry{Provider: n.Provider, Version: v, Hashes: slices.Compact(hashes)}, nil
+}
+
+func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, error) {
+	allowed, err := n.Allowed()
+	if err != nil {
+		return addrs.Version{}, err
+	}
+	available, err := l.Catalog.Versions(ctx, n.Provider)
+	if err != nil {
+		return addrs.Version{}, fmt.Errorf("%s: %w", n.Provider, err)
+	}
+	if n.Locked != nil {
+		if !allowed.Has(*n.Locked) {
+			return addrs.Version{}, fmt.Errorf("%s: the lock file pins %s %s, which does not satisfy the constraints", n.Root, n.Provider, n.Locked)
+		}
+		if !slices.ContainsFunc(available, n.Locked.Same) {
+			return addrs.Version{}, fmt.Errorf("%s: the lock file pins %s %s, which the mirror does not hold", n.Root, n.Provider, n.Locked)
+		}
+		return *n.Locked, nil
+	}
+	matched := slices.Clone(available).Filter(allowed)
+	if len(matched) == 0 {
+		return addrs.Version{}, fmt.Errorf("%s: the mirror holds no version of %s that matches %v", n.Root, n.Provider, n.Constraints)
+	}
+	return matched.Newest(), nil
+}
+
+// verify re-checks the kept SHA256SUMS under the same policy as a build.
+func (l *Locker) verify(p addrs.Provider, v addrs.Version, rec layout.Record) (hashing.Sums, error) {
+	pkg := Package{Provider: p, Version: v}
+	sums, err := hashing.ParseSums(rec.Sums)
+	if err != nil {
+		return nil, &VerificationError{Package: pkg, Problem: "kept SHA256SUMS is malformed", Err: err}
+	}
+	keys := rec.Provenance.SigningKeys
+	if len(keys) == 0 {
+		if p.Hostname == addrs.DefaultRegistryHost && !l.RequireSignatures {
+			return sums, nil
+		}
+		return nil, &VerificationError{Package: pkg, Problem: "the mirror keeps no signing keys for this release"}
+	}
+	if _, err := l.Checker.CheckSignature(rec.Sums, rec.Signature, keys); err != nil {
+		return nil, &VerificationError{Package: pkg, Problem: "kept SHA256SUMS signature is not valid", Err: err}
+	}
+	return sums, nil
+}
+
+// platformHashes returns the unpacked h1: of each platform, all of them
+// when platforms is empty.
+func platformHashes(p addrs.Provider, v addrs.Version, prov layout.Provenance, platforms []addrs.Platform) ([]hashing.Hash, error) {
+	names := make([]string, 0, len(platforms))
+	for _, plat := range platforms {
+		names = append(names, plat.String())
+	}
+	if len(names) == 0 {
+		for name := range prov.Archives {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+	}
+	var out []hashing.Hash
+	for _, name := range names {
+		a, ok := prov.Archives[name]
+		if !ok {
+			return nil, fmt.Errorf("%s %s: the mirror has no %s package", p, v, name)
+		}
+		out = append(out, a.H1)
+	}
+	return out, nil
+}
+
+// TreeCatalog reads a mirror tree on the local filesystem.
+type TreeCatalog struct{ Tree *layout.Tree }
+
+var _ Catalog = TreeCatalog{}
+
+// Versions lists the versions in the provider's index.json.
+func (c TreeCatalog) Versions(_ context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	idx, err := c.Tree.ReadIndex(p)
+	if err != nil {
+		return nil, err
+	}
+	var out addrs.VersionList
+	for raw := range idx.Versions {
+		v, err := addrs.ParseVersion(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", layout.IndexPath(p), err)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the mirror at %s does not hold %s", c.Tree.Root(), p)
+	}
+	return out, nil
+}
+
+// Record returns the kept origin files of a release.
+func (c TreeCatalog) Record(_ context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error) {
+	return c.Tree.ReadRecord(p, v)
+}

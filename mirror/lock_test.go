@@ -1,0 +1,185 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// builtTree builds foo 1.0.0 and 1.1.0 for two platforms and returns a
+// Locker over the resulting tree.
+func builtTree(t *testing.T) (*harness, *Locker) {
+	t.Helper()
+	h := newHarness(t)
+	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")
+	h.src.add("hashicorp/foo", "1.1.0", "linux_amd64", "darwin_arm64")
+	if err := h.build(t, Options{}, requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := layout.OpenExisting(h.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, &Locker{Catalog: TreeCatalog{Tree: tree}, Checker: fakeChecker{}}
+}
+
+func need(provider string, constraints ...string) Need {
+	return Need{Provider: mustProvider(provider), Constraints: constraints, Root: "root"}
+}
+
+func TestLockRecordsH1PerPlatformAndEveryZH(t *testing.T) {
+	h, l := builtTree(t)
+	entry, err := l.Lock(context.Background(), need("hashicorp/foo", "~> 1.0"), mustPlatforms("linux_amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if entry.Version.String() != "1.1.0" {
+		t.Errorf("selected %s, want the newest allowed 1.1.0", entry.Version)
+	}
+	sums, err := hashing.ParseSums(h.src.files["registry.opentofu.org/hashicorp/foo/1.1.0/SHA256SUMS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := layout.DecodeVersion([]byte(h.read(t, fooDir+"1.1.0.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]hashing.Hash{doc.Archives["linux_amd64"].Hashes[0]}, sums.ZHashes()...)
+	if !slices.Equal(entry.Hashes, want) {
+		t.Errorf("hashes = %v\nwant     %v", entry.Hashes, want)
+	}
+}
+
+func TestLockWithoutPlatformsTakesAllMirrored(t *testing.T) {
+	_, l := builtTree(t)
+	entry, err := l.Lock(context.Background(), need("hashicorp/foo"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, h := range entry.Hashes {
+		if strings.HasPrefix(string(h), "h1:") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d h1 hashes, want one per mirrored platform (2): %v", n, entry.Hashes)
+	}
+}
+
+func TestLockHonoursLockedVersion(t *testing.T) {
+	_, l := builtTree(t)
+	n := need("hashicorp/foo", ">= 1.0.0")
+	locked := mustVersion("1.0.0")
+	n.Locked = &locked
+	entry, err := l.Lock(context.Background(), n, mustPlatforms("linux_amd64"))
+	if err != nil || entry.Version.String() != "1.0.0" {
+		t.Fatalf("entry %v, err %v; want the locked 1.0.0", entry.Version, err)
+	}
+	n = need("hashicorp/foo", "~> 1.0")
+	for v, want := range map[string]string{"2.0.0": "does not satisfy", "1.5.0": "does not hold"} {
+		bad := mustVersion(v)
+		n.Locked = &bad
+		if _, err := l.Lock(context.Background(), n, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("locked %s: err = %v, want %q", v, err, want)
+		}
+	}
+}
+
+func TestLockErrors(t *testing.T) {
+	h, l := builtTree(t)
+	ctx := context.Background()
+	if _, err := l.Lock(ctx, need("hashicorp/foo"), mustPlatforms("freebsd_arm")); err == nil || !strings.Contains(err.Error(), "freebsd_arm") {
+		t.Errorf("missing platform: err = %v", err)
+	}
+	if _, err := l.Lock(ctx, need("hashicorp/foo", ">= 5.0.0"), nil); err == nil || !strings.Contains(err.Error(), "no version") {
+		t.Errorf("nothing matches: err = %v", err)
+	}
+	if _, err := l.Lock(ctx, need("hashicorp/absent"), nil); err == nil {
+		t.Error("unknown provider: no error")
+	}
+	sig := filepath.Join(h.root, layout.SignaturePath(mustProvider("hashicorp/foo"), mustVersion("1.1.0")))
+	if err := os.WriteFile(sig, []byte("signed-by:evil"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var verr *VerificationError
+	if _, err := l.Lock(ctx, need("hashicorp/foo"), nil); !errors.As(err, &verr) {
+		t.Errorf("tampered kept signature: err = %v, want a VerificationError", err)
+	}
+}
+
+func TestBuildKeepsProvenance(t *testing.T) {
+	h, _ := builtTree(t)
+	p, v := mustProvider("hashicorp/foo"), mustVersion("1.0.0")
+	tree, err := layout.OpenExisting(h.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := tree.ReadRecord(p, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(rec.Sums) != string(h.src.files["registry.opentofu.org/hashicorp/foo/1.0.0/SHA256SUMS"]) {
+		t.Error("kept SHA256SUMS differs from upstream")
+	}
+	if string(rec.Signature) != "signed-by:good" || !slices.Equal(rec.Provenance.SigningKeys, []string{"good"}) {
+		t.Errorf("kept signature %q, keys %q", rec.Signature, rec.Provenance.SigningKeys)
+	}
+	if rec.Provenance.KeyID == "" || len(rec.Provenance.Archives) != 2 {
+		t.Errorf("provenance = %+v", rec.Provenance)
+	}
+	for plat, a := range rec.Provenance.Archives {
+		if !strings.HasPrefix(string(a.H1), "h1:") || !strings.Contains(a.Filename, plat) {
+			t.Errorf("%s: %+v", plat, a)
+		}
+	}
+}
+
+func TestNeedRequirement(t *testing.T) {
+	n := need("hashicorp/foo", "~> 1.0", ">= 1.1.0")
+	req, err := n.Requirement(mustPlatforms("linux_amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, want := range map[string]bool{"1.0.0": false, "1.1.0": true, "1.9.0": true, "2.0.0": false} {
+		if got := req.Allowed.Has(mustVersion(v)); got != want {
+			t.Errorf("Allowed.Has(%s) = %v, want %v", v, got, want)
+		}
+	}
+	if req.Newest != 1 {
+		t.Errorf("Newest = %d, want 1 (a configuration installs one version)", req.Newest)
+	}
+	locked := mustVersion("1.0.0")
+	n.Locked = &locked
+	if _, err := n.Requirement(nil); err == nil || !strings.Contains(err.Error(), "does not satisfy") {
+		t.Errorf("contradicting lock: err = %v", err)
+	}
+	locked = mustVersion("1.2.0")
+	req, err = n.Requirement(nil)
+	if err != nil || !req.Allowed.Has(locked) || req.Allowed.Has(mustVersion("1.3.0")) {
+		t.Errorf("locked requirement allows more than the locked version: %v", err)
+	}
+}
+
+func TestSharedReleasesAreBuiltOnce(t *testing.T) {
+	h := newHarness(t)
+	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")
+	r := h.build(t, Options{},
+		requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64"),
+		requirement(t, "hashicorp/foo", ">= 1.0.0", "linux_amd64", "darwin_arm64"),
+	)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 2 || h.src.fetchCount("foo_1.0.0_linux_amd64.zip") != 1 {
+		t.Errorf("results %v, linux archive fetched %d times", statuses(r), h.src.fetchCount("foo_1.0.0_linux_amd64.zip"))
+	}
+}
+
