@@ -601,6 +601,16 @@ func checkTreeFiles(t testing.TB, f *fixture) {
 		for _, pl := range p.platforms {
 			want[p.dir()+"/"+p.zip(pl)] = true
 		}
+		// Provenance kept next to the archives: upstream SHA256SUMS and its
+		// signature byte for byte, and the provenance record.
+		prefix := fmt.Sprintf("%s/terraform-provider-%s_%s_", p.dir(), p.typ, p.version)
+		for _, name := range []string{"SHA256SUMS", "SHA256SUMS.sig", "provenance.json"} {
+			want[prefix+name] = true
+		}
+		kept, err := os.ReadFile(filepath.Join(f.site, filepath.FromSlash(prefix+"SHA256SUMS")))
+		if err != nil || !bytes.Equal(kept, f.reg.SHA256SUMS(p.ns, p.typ, p.version)) {
+			t.Errorf("kept SHA256SUMS of %s %s differs from upstream (%v)", p.addr(), p.version, err)
+		}
 	}
 	got := treeHashes(t, f.site)
 	for name := range got {

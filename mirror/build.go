@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -47,15 +48,44 @@ type release struct {
 	version addrs.Version
 }
 
-// Build mirrors every requirement and returns what happened. Failures of
-// one package or provider never stop the others; only ctx does.
-func (b *Builder) Build(ctx context.Context, reqs []Requirement) *Report {
-	b.report = &Report{}
-	b.downloads = make(chan struct{}, b.parallel())
-	releases := b.resolveAll(ctx, reqs)
+// Plan is the releases a build will mirror, resolved from requirements.
+type Plan struct {
+	releases []release
+}
+
+// Releases returns how many provider versions the plan holds.
+func (p *Plan) Releases() int { return len(p.releases) }
+
+// Plan lists each required provider's versions at the origin and selects
+// the releases to mirror. It writes nothing. If any requirement cannot be
+// resolved, it returns every such failure as *ResolveError values joined,
+// and no plan: a build does not start publishing half of what was asked.
+func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
+	selected := make([][]release, len(reqs))
+	errs := make([]error, len(reqs))
 	var g errgroup.Group
 	g.SetLimit(b.parallel())
-	for _, r := range releases {
+	for i, req := range reqs {
+		g.Go(func() error {
+			selected[i], errs[i] = b.resolve(ctx, req)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &Plan{releases: mergeReleases(selected)}, nil
+}
+
+// Execute fetches, verifies and publishes every package of the plan.
+// Failures of one package never stop the others; only ctx does.
+func (b *Builder) Execute(ctx context.Context, plan *Plan) *Report {
+	b.report = &Report{}
+	b.downloads = make(chan struct{}, b.parallel())
+	var g errgroup.Group
+	g.SetLimit(b.parallel())
+	for _, r := range plan.releases {
 		g.Go(func() error {
 			b.buildRelease(ctx, r)
 			return nil
@@ -66,27 +96,21 @@ func (b *Builder) Build(ctx context.Context, reqs []Requirement) *Report {
 	return b.report
 }
 
+// Build plans and executes. A plan that fails is reported in
+// Report.Errors, with nothing published.
+func (b *Builder) Build(ctx context.Context, reqs []Requirement) *Report {
+	plan, err := b.Plan(ctx, reqs)
+	if err != nil {
+		return &Report{Errors: []error{err}}
+	}
+	return b.Execute(ctx, plan)
+}
+
 func (b *Builder) parallel() int {
 	if b.Options.Parallel > 0 {
 		return b.Options.Parallel
 	}
 	return DefaultParallel
-}
-
-// resolveAll lists each provider's versions and selects the releases to
-// mirror, in requirement order.
-func (b *Builder) resolveAll(ctx context.Context, reqs []Requirement) []release {
-	selected := make([][]release, len(reqs))
-	var g errgroup.Group
-	g.SetLimit(b.parallel())
-	for i, req := range reqs {
-		g.Go(func() error {
-			selected[i] = b.resolve(ctx, req)
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return mergeReleases(selected)
 }
 
 // mergeReleases joins releases that several requirements select, so each
@@ -114,34 +138,30 @@ func mergeReleases(selected [][]release) []release {
 	return all
 }
 
-func (b *Builder) resolve(ctx context.Context, req Requirement) []release {
+func (b *Builder) resolve(ctx context.Context, req Requirement) ([]release, error) {
 	if err := CheckProvider(req.Provider); err != nil {
-		b.fail(&ProviderError{Provider: req.Provider, Err: err})
-		return nil
+		return nil, &ResolveError{Provider: req.Provider, Input: true, Err: err}
 	}
 	available, err := b.Source.AvailableVersions(ctx, req.Provider)
 	if err != nil {
-		b.fail(&ProviderError{Provider: req.Provider, Err: fmt.Errorf("list versions: %w", err)})
-		return nil
+		return nil, &ResolveError{Provider: req.Provider, Input: errors.Is(err, ErrProviderUnknown), Err: fmt.Errorf("list versions: %w", err)}
 	}
 	versions := req.selectVersions(available)
 	if len(versions) == 0 {
-		b.fail(&ProviderError{Provider: req.Provider, Err: noMatchError(req, available)})
-		return nil
+		return nil, &ResolveError{Provider: req.Provider, Input: true, Err: noMatchError(req, available)}
 	}
 	out := make([]release, len(versions))
 	for i, v := range versions {
 		out[i] = release{req: req, version: v}
 	}
-	return out
+	return out, nil
 }
 
 func noMatchError(req Requirement, available addrs.VersionList) error {
 	if len(available) == 0 {
 		return fmt.Errorf("the origin lists no versions")
 	}
-	available.Sort()
-	newest := available[len(available)-1]
+	newest := slices.Clone(available).Newest()
 	return fmt.Errorf("no released version matches %q (newest available: %s)", req.Constraints, newest)
 }
 
@@ -161,14 +181,5 @@ func (b *Builder) warn(format string, args ...any) {
 	b.report.Warnings = append(b.report.Warnings, msg)
 	if b.Options.OnEvent != nil {
 		b.Options.OnEvent(Event{Warning: msg})
-	}
-}
-
-func (b *Builder) fail(err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.report.Errors = append(b.report.Errors, err)
-	if b.Options.OnEvent != nil {
-		b.Options.OnEvent(Event{Error: err})
 	}
 }

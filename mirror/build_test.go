@@ -264,16 +264,14 @@ func TestBuildRefusesArchivesThatDoNotMatch(t *testing.T) {
 	}
 }
 
-func TestBuildKeepsGoingAfterFailures(t *testing.T) {
+func TestBuildKeepsGoingAfterPackageFailures(t *testing.T) {
 	h := newHarness(t)
 	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")
 	h.src.add("hashicorp/bar", "1.0.0", "linux_amd64")
-	h.src.listErr["registry.opentofu.org/hashicorp/baz"] = errors.New("registry unreachable")
 	h.src.failURL["registry.opentofu.org/hashicorp/foo/1.0.0/terraform-provider-foo_1.0.0_darwin_arm64.zip"] = errors.New("connection reset")
 	r := h.build(t, Options{},
 		requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64"),
 		requirement(t, "hashicorp/bar", "", "linux_amd64"),
-		requirement(t, "hashicorp/baz", "", "linux_amd64"),
 	)
 	got := statuses(r)
 	if got["registry.opentofu.org/hashicorp/foo 1.0.0 linux_amd64"] != StatusMirrored ||
@@ -282,14 +280,41 @@ func TestBuildKeepsGoingAfterFailures(t *testing.T) {
 		t.Errorf("statuses = %v", got)
 	}
 	err := r.Err()
-	var perr *ProviderError
 	var pkgErr *PackageError
-	if !errors.As(err, &perr) || !errors.As(err, &pkgErr) || !strings.Contains(err.Error(), "connection reset") {
+	if !errors.As(err, &pkgErr) || !strings.Contains(err.Error(), "connection reset") {
 		t.Errorf("err = %v", err)
 	}
 	var verr *VerificationError
 	if errors.As(err, &verr) {
 		t.Errorf("transport failures must not count as verification failures: %v", err)
+	}
+}
+
+func TestUnresolvablePlanPublishesNothing(t *testing.T) {
+	h := newHarness(t)
+	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64")
+	h.src.listErr["registry.opentofu.org/hashicorp/baz"] = fmt.Errorf("listing: %w", ErrProviderUnknown)
+	h.src.listErr["registry.opentofu.org/hashicorp/qux"] = errors.New("registry unreachable")
+	r := h.build(t, Options{},
+		requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64"),
+		requirement(t, "hashicorp/baz", "", "linux_amd64"),
+		requirement(t, "hashicorp/qux", "", "linux_amd64"),
+	)
+	if len(r.Results) != 0 || h.exists(fooDir+"index.json") {
+		t.Errorf("a build whose plan failed published something: %v", statuses(r))
+	}
+	inputs := map[string]bool{}
+	for _, e := range r.Errors {
+		for _, leaf := range e.(interface{ Unwrap() []error }).Unwrap() {
+			var rerr *ResolveError
+			if !errors.As(leaf, &rerr) {
+				t.Fatalf("%v is not a ResolveError", leaf)
+			}
+			inputs[rerr.Provider.Type] = rerr.Input
+		}
+	}
+	if want := map[string]bool{"baz": true, "qux": false}; fmt.Sprint(inputs) != fmt.Sprint(want) {
+		t.Errorf("input classification = %v, want %v", inputs, want)
 	}
 }
 

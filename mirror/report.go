@@ -51,16 +51,14 @@ type Event struct {
 	Result *Result
 	// Warning is set for a problem that did not stop any package.
 	Warning string
-	// Error is set for a failure not tied to one package.
-	Error error
 }
 
 // Report summarizes a finished build.
 type Report struct {
 	Results  []Result
 	Warnings []string
-	// Errors are failures not tied to one package, such as a provider whose
-	// versions could not be listed.
+	// Errors are failures not tied to one package: a plan that could not
+	// be resolved (then nothing was published).
 	Errors []error
 }
 
@@ -130,12 +128,16 @@ func (e *PackageError) Error() string { return fmt.Sprintf("%s: %v", e.Package, 
 
 func (e *PackageError) Unwrap() error { return e.Err }
 
-// ProviderError is a failure of a whole provider, before any package.
-type ProviderError struct {
+// ResolveError means a requirement could not be turned into releases.
+type ResolveError struct {
 	Provider addrs.Provider
-	Err      error
+	// Input is true when what was asked for is wrong (no such provider,
+	// no version satisfies the constraints), false for failures such as
+	// an unreachable registry.
+	Input bool
+	Err   error
 }
 
-func (e *ProviderError) Error() string { return fmt.Sprintf("%s: %v", e.Provider, e.Err) }
+func (e *ResolveError) Error() string { return fmt.Sprintf("%s: %v", e.Provider, e.Err) }
 
-func (e *ProviderError) Unwrap() error { return e.Err }
+func (e *ResolveError) Unwrap() error { return e.Err }

@@ -13,7 +13,8 @@ import (
 // Source is an origin of provider packages, such as a registry speaking the
 // provider registry protocol.
 type Source interface {
-	// AvailableVersions lists every version the origin offers.
+	// AvailableVersions lists every version the origin offers. It returns an
+	// error wrapping ErrProviderUnknown when the origin does not know p.
 	AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error)
 	// PackageMeta describes one package. It returns an error wrapping
 	// ErrPlatformUnavailable when the release has no such platform.
@@ -21,6 +22,9 @@ type Source interface {
 	// Fetch copies the body at u to w.
 	Fetch(ctx context.Context, u *url.URL, w io.Writer) error
 }
+
+// ErrProviderUnknown means the origin does not know the provider.
+var ErrProviderUnknown = errors.New("the registry does not know this provider")
 
 // ErrPlatformUnavailable means a release does not include a platform.
 var ErrPlatformUnavailable = errors.New("release has no package for this platform")

@@ -71,6 +71,25 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		}
 		return err
 	}
+	source, err := newRegistryClient(env, manifest)
+	if err != nil {
+		return err
+	}
+	out := newPrinter(env.Stdout, opts.JSON)
+	b := &mirror.Builder{
+		Source:  source,
+		Checker: signing.Checker{},
+		Options: mirror.Options{
+			Strict:            opts.Strict,
+			RequireSignatures: opts.RequireSignatures,
+			Parallel:          opts.Parallel,
+			OnEvent:           out.event,
+		},
+	}
+	plan, err := b.Plan(ctx, manifest.Requirements)
+	if err != nil {
+		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
+	}
 	tree, err := layout.Open(opts.Out)
 	if err != nil {
 		return err
@@ -80,23 +99,8 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 			err = cerr
 		}
 	}()
-	source, err := newRegistryClient(env, manifest)
-	if err != nil {
-		return err
-	}
-	out := newPrinter(env.Stdout, opts.JSON)
-	b := &mirror.Builder{
-		Source:  source,
-		Checker: signing.Checker{},
-		Tree:    tree,
-		Options: mirror.Options{
-			Strict:            opts.Strict,
-			RequireSignatures: opts.RequireSignatures,
-			Parallel:          opts.Parallel,
-			OnEvent:           out.event,
-		},
-	}
-	report := b.Build(ctx, manifest.Requirements)
+	b.Tree = tree
+	report := b.Execute(ctx, plan)
 	err = report.Err()
 	if ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), err)

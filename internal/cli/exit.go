@@ -36,11 +36,46 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &verr):
 		return ExitVerification
-	case errors.As(err, &cerr), errors.As(err, &usage):
+	case errors.As(err, &cerr), errors.As(err, &usage), isInputError(err):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	default:
 		return ExitFailure
 	}
+}
+
+// isInputError reports whether err holds a requirement that cannot be
+// satisfied as asked (unknown provider, no matching version) and no other
+// kind of failure.
+func isInputError(err error) bool {
+	var rerr *mirror.ResolveError
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	for _, e := range flatten(err) {
+		if !errors.As(e, &rerr) || !rerr.Input {
+			return false
+		}
+	}
+	return true
+}
+
+// flatten returns the leaves of a tree of joined errors.
+func flatten(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range joined.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	if wrapper, ok := err.(interface{ Unwrap() error }); ok {
+		if inner := wrapper.Unwrap(); inner != nil {
+			if _, joined := inner.(interface{ Unwrap() []error }); joined {
+				return flatten(inner)
+			}
+		}
+	}
+	return []error{err}
 }

@@ -85,9 +85,7 @@ func TestFailuresExitOne(t *testing.T) {
 		args     []string
 		want     string
 	}{
-		{"unknown provider", `provider "hashicorp/nope" { versions = "1.0.0" }`, nil, "does not know provider"},
 		{"missing platform with --strict", "provider \"hashicorp/foo\" {\n  versions = \"1.0.0\"\n  platforms = [\"freebsd_arm\"]\n}", []string{"--strict"}, "freebsd_arm"},
-		{"nothing matches", `provider "hashicorp/foo" { versions = ">= 2.0.0" }`, nil, "newest available: 1.0.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,5 +132,36 @@ func TestVersionCommand(t *testing.T) {
 	code, stdout, _ := o.run(t, t.TempDir(), "version")
 	if code != ExitOK || !strings.HasPrefix(stdout, "tfmirror ") {
 		t.Errorf("exit %d, output %q", code, stdout)
+	}
+}
+
+func TestUnsatisfiableRequirementsExitTwoAndWriteNothing(t *testing.T) {
+	o := newOrigin(t)
+	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
+	o.reg.Add("hashicorp", "bar", "1.0.0", "linux_amd64")
+	tests := []struct {
+		name     string
+		manifest string
+		want     string
+	}{
+		{"unknown provider", `provider "hashicorp/nope" { versions = "1.0.0" }`, "does not know provider"},
+		{"nothing matches", `provider "hashicorp/foo" { versions = ">= 2.0.0" }`, "newest available: 1.0.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeManifest(t, dir, "platforms = [\"linux_amd64\"]\n"+tt.manifest+"\n"+
+				`provider "hashicorp/bar" { versions = "1.0.0" }`+"\n"+o.hostBlock("registry.opentofu.org"))
+			code, stdout, stderr := o.run(t, dir, "build")
+			if code != ExitUsage {
+				t.Fatalf("exit code %d, want %d\n%s%s", code, ExitUsage, stdout, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "nothing was written") {
+				t.Errorf("stderr lacks %q:\n%s", tt.want, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "site")); !os.IsNotExist(err) {
+				t.Errorf("the output directory was created: %v", err)
+			}
+		})
 	}
 }

@@ -49,10 +49,6 @@ func (p *printer) event(e mirror.Event) {
 		p.result(*e.Result)
 	case e.Warning != "" && p.json:
 		p.emit(jsonEvent{Event: "warning", Message: e.Warning})
-	case e.Error != nil && p.json:
-		p.emit(jsonEvent{Event: "error", Message: e.Error.Error()})
-	case e.Error != nil:
-		fmt.Fprintf(p.w, "%-9s %v\n", "failed", e.Error)
 	}
 }
 

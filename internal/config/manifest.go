@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
@@ -17,6 +19,11 @@ import (
 // Manifest is a parsed and validated mirror.hcl.
 type Manifest struct {
 	Requirements []mirror.Requirement
+	// Platforms is the top-level platforms list, for configurations.
+	Platforms []addrs.Platform
+	// Configurations are the root module directories that configuration
+	// blocks name, globs expanded, as absolute paths in sorted order.
+	Configurations []string
 	// Services overrides service discovery per host, as a CLI-config host block.
 	Services map[addrs.Hostname]map[string]string
 	// Tokens are registry credentials from credentials blocks.
@@ -29,6 +36,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "provider", LabelNames: []string{"source"}},
 		{Type: "host", LabelNames: []string{"hostname"}},
 		{Type: "credentials", LabelNames: []string{"hostname"}},
+		{Type: "configuration", LabelNames: []string{"path"}},
 	},
 }
 
@@ -49,14 +57,16 @@ func Parse(src []byte, filename string) (*Manifest, error) {
 	if diags.HasErrors() {
 		return nil, newError(diags, p.Files())
 	}
-	m, diags := decode(file.Body)
+	m, diags := decode(file.Body, filepath.Dir(filename))
 	if diags.HasErrors() {
 		return nil, newError(diags, p.Files())
 	}
 	return m, nil
 }
 
-func decode(body hcl.Body) (*Manifest, hcl.Diagnostics) {
+// decode validates the manifest; dir is the manifest's directory, against
+// which configuration paths resolve.
+func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 	content, diags := body.Content(rootSchema)
 	m := &Manifest{
 		Services: make(map[addrs.Hostname]map[string]string),
@@ -68,6 +78,7 @@ func decode(body hcl.Body) (*Manifest, hcl.Diagnostics) {
 		defaults, ds = decodePlatforms(attr)
 		diags = append(diags, ds...)
 	}
+	m.Platforms = defaults
 	seen := make(map[string]hcl.Range)
 	for _, block := range content.Blocks {
 		switch block.Type {
@@ -81,20 +92,49 @@ func decode(body hcl.Body) (*Manifest, hcl.Diagnostics) {
 			diags = append(diags, decodeHost(block, m.Services)...)
 		case "credentials":
 			diags = append(diags, decodeCredentials(block, m.Tokens)...)
+		case "configuration":
+			dirs, ds := decodeConfiguration(block, dir)
+			diags = append(diags, ds...)
+			m.Configurations = append(m.Configurations, dirs...)
 		}
 	}
-	if len(m.Requirements) == 0 && !diags.HasErrors() {
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Nothing to mirror",
-			Detail:   `The manifest has no provider blocks. Add one, such as: provider "hashicorp/aws" { versions = ">= 5.0.0" }`,
-			Subject:  body.MissingItemRange().Ptr(),
-		})
-	}
+	slices.Sort(m.Configurations)
+	m.Configurations = slices.Compact(m.Configurations)
 	sort.SliceStable(m.Requirements, func(i, j int) bool {
 		return m.Requirements[i].Provider.LessThan(m.Requirements[j].Provider)
 	})
 	return m, diags
+}
+
+// decodeConfiguration expands a configuration block's path or glob,
+// relative to the manifest, into root module directories.
+func decodeConfiguration(block *hcl.Block, dir string) ([]string, hcl.Diagnostics) {
+	if _, diags := block.Body.Content(&hcl.BodySchema{}); diags.HasErrors() {
+		return nil, diags
+	}
+	pattern := block.Labels[0]
+	if !filepath.IsAbs(pattern) {
+		pattern = filepath.Join(dir, pattern)
+	}
+	matches, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, errAt(block.LabelRanges[0], "Invalid configuration path", err.Error())
+	}
+	var dirs []string
+	for _, m := range matches {
+		if info, err := os.Stat(m); err == nil && info.IsDir() {
+			abs, err := filepath.Abs(m)
+			if err != nil {
+				return nil, errAt(block.LabelRanges[0], "Invalid configuration path", err.Error())
+			}
+			dirs = append(dirs, abs)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, errAt(block.LabelRanges[0], "No configuration found",
+			fmt.Sprintf("%q matches no directory (paths are relative to the manifest).", block.Labels[0]))
+	}
+	return dirs, nil
 }
 
 func decodeHost(block *hcl.Block, services map[addrs.Hostname]map[string]string) hcl.Diagnostics {

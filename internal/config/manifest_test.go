@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -588,20 +589,6 @@ credentials "Example.com" { token = "y" }
 `,
 			want: []string{at(4, 1) + "Duplicate credentials block"},
 		},
-		{
-			name: "no provider blocks",
-			src: `platforms = ["linux_amd64"]
-`,
-			want: []string{
-				at(1, 1) + "Nothing to mirror: The manifest has no provider blocks.",
-				marker(`platforms = ["linux_amd64"]`, 1, 1),
-			},
-		},
-		{
-			name: "empty file",
-			src:  ``,
-			want: []string{"mirror.hcl:1:1: Nothing to mirror"},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -803,5 +790,52 @@ func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestManifestWithoutProvidersIsValid(t *testing.T) {
+	// Providers may come from configurations named on the command line.
+	m, err := config.Parse([]byte(`platforms = ["linux_amd64"]`+"\n"), "mirror.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Requirements) != 0 || len(m.Platforms) != 1 {
+		t.Errorf("requirements %v, platforms %v", m.Requirements, m.Platforms)
+	}
+}
+
+func TestConfigurationBlocks(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"live/app-a", "live/app-b", "live/notes.txt.d", "modules/x"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "live", "README"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `configuration "live/app-*" {}
+configuration "live/*" {}
+configuration "modules/x" {}
+`
+	m, err := config.Parse([]byte(src), filepath.Join(dir, "mirror.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, c := range m.Configurations {
+		r, err := filepath.Rel(dir, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	want := []string{"live/app-a", "live/app-b", "live/notes.txt.d", "modules/x"}
+	if !slices.Equal(rel, want) {
+		t.Errorf("configurations = %q, want %q (directories only, deduplicated, sorted)", rel, want)
+	}
+	_, err = config.Parse([]byte(`configuration "nope-*" {}`), filepath.Join(dir, "mirror.hcl"))
+	if err == nil || !strings.Contains(err.Error(), "mirror.hcl:1:15: No configuration found") {
+		t.Errorf("a glob matching nothing: err = %v", err)
 	}
 }

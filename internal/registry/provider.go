@@ -30,7 +30,7 @@ func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs
 	u := base.ResolveReference(&url.URL{Path: path.Join(p.Namespace, p.Type, "versions")})
 	data, final, err := c.apiGet(ctx, p.Hostname, u, maxVersionsBytes)
 	if isNotFound(err) {
-		return nil, fmt.Errorf("the registry at %s does not know provider %s", p.Hostname.ForDisplay(), p)
+		return nil, fmt.Errorf("the registry at %s does not know provider %s: %w", p.Hostname.ForDisplay(), p, mirror.ErrProviderUnknown)
 	}
 	if err != nil {
 		return nil, err
