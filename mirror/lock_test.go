@@ -182,4 +182,3 @@ func TestSharedReleasesAreBuiltOnce(t *testing.T) {
 		t.Errorf("results %v, linux archive fetched %d times", statuses(r), h.src.fetchCount("foo_1.0.0_linux_amd64.zip"))
 	}
 }
-

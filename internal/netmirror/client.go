@@ -84,10 +84,10 @@ func (c *Client) Record(ctx context.Context, p addrs.Provider, v addrs.Version) 
 		return r, err
 	}
 	r.Signature, err = c.get(ctx, layout.SignaturePath(p, v), maxSums)
-	if err != nil && !(isNotFound(err) && len(r.Provenance.SigningKeys) == 0) {
-		return r, err
+	if isNotFound(err) && len(r.Provenance.SigningKeys) == 0 {
+		return r, nil // an unsigned release keeps no signature
 	}
-	return r, nil
+	return r, err
 }
 
 func (c *Client) getJSON(ctx context.Context, rel string) ([]byte, error) {
