@@ -18,8 +18,15 @@ type VersionList = versions.List
 type VersionSet = versions.Set
 
 // ParseVersion parses a release version as OpenTofu does ("1.0" is 1.0.0).
-func ParseVersion(s string) (Version, error) {
-	v, err := versions.ParseVersion(s)
+func ParseVersion(s string) (v Version, err error) {
+	// go-versions panics on numbers that overflow 64 bits; registries and
+	// lock files are outside input, so that must be an error.
+	defer func() {
+		if recover() != nil {
+			v, err = Version{}, fmt.Errorf("invalid version %q: a number is too large", s)
+		}
+	}()
+	v, err = versions.ParseVersion(s)
 	if err != nil {
 		return Version{}, fmt.Errorf("invalid version %q: %w", s, err)
 	}

@@ -183,3 +183,9 @@ func TestParseVersion(t *testing.T) {
 		})
 	}
 }
+
+func TestParseVersionOverflowIsAnError(t *testing.T) {
+	if _, err := ParseVersion("20000000000000000000.0.0"); err == nil {
+		t.Error("a version number that overflows 64 bits was accepted")
+	}
+}
