@@ -2,9 +2,11 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -47,7 +49,7 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 	}
 	rec, err := l.Catalog.Record(ctx, n.Provider, v)
 	if err != nil {
-		return LockEntry{}, fmt.Errorf("%s %s: %w", n.Provider, v, err)
+		return LockEntry{}, fmt.Errorf("%s: %s %s: %w", n.Root, n.Provider, v, err)
 	}
 	sums, err := l.verify(n.Provider, v, rec)
 	if err != nil {
@@ -55,34 +57,46 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 	}
 	hashes, err := platformHashes(n.Provider, v, rec.Provenance, platforms)
 	if err != nil {
-		return LockEntry{}, err
+		return LockEntry{}, &ResolveError{Provider: n.Provider, Input: true, Err: fmt.Errorf("%s: %w", n.Root, err)}
 	}
 	hashes = append(hashes, sums.ZHashes()...)
 	slices.Sort(hashes)
 	return LockEntry{Provider: n.Provider, Version: v, Hashes: slices.Compact(hashes)}, nil
 }
 
+// ErrNotInMirror means a mirror does not hold a provider at all.
+var ErrNotInMirror = errors.New("the mirror does not hold this provider")
+
+// selectVersion picks what "tofu init" would install from the mirror.
+// Asking for something the mirror cannot satisfy is an input error.
 func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, error) {
-	allowed, err := n.Allowed()
+	inputErr := func(format string, args ...any) error {
+		return &ResolveError{Provider: n.Provider, Input: true, Err: fmt.Errorf("%s: "+format, append([]any{n.Root}, args...)...)}
+	}
+	allowed, err := addrs.ParseConstraints(strings.Join(n.Constraints, ", "))
 	if err != nil {
-		return addrs.Version{}, err
+		return addrs.Version{}, inputErr("%w", err)
 	}
 	available, err := l.Catalog.Versions(ctx, n.Provider)
-	if err != nil {
-		return addrs.Version{}, fmt.Errorf("%s: %w", n.Provider, err)
+	if errors.Is(err, ErrNotInMirror) {
+		return addrs.Version{}, inputErr("%w", err)
 	}
+	if err != nil {
+		return addrs.Version{}, fmt.Errorf("%s: %w", n.Root, err)
+	}
+	constraints := strings.Join(n.Constraints, ", ")
 	if n.Locked != nil {
 		if !allowed.Has(*n.Locked) {
-			return addrs.Version{}, fmt.Errorf("%s: the lock file pins %s %s, which does not satisfy the constraints", n.Root, n.Provider, n.Locked)
+			return addrs.Version{}, inputErr("the lock file pins %s %s, which does not satisfy the configuration's constraints %q; run \"tofu init -upgrade\" or fix the constraints", n.Provider, n.Locked, constraints)
 		}
 		if !slices.ContainsFunc(available, n.Locked.Same) {
-			return addrs.Version{}, fmt.Errorf("%s: the lock file pins %s %s, which the mirror does not hold", n.Root, n.Provider, n.Locked)
+			return addrs.Version{}, inputErr("the lock file pins %s %s, which the mirror does not hold", n.Provider, n.Locked)
 		}
 		return *n.Locked, nil
 	}
 	matched := slices.Clone(available).Filter(allowed)
 	if len(matched) == 0 {
-		return addrs.Version{}, fmt.Errorf("%s: the mirror holds no version of %s that matches %v", n.Root, n.Provider, n.Constraints)
+		return addrs.Version{}, inputErr("the mirror holds no version of %s that matches %q (newest held: %s)", n.Provider, constraints, slices.Clone(available).Newest())
 	}
 	return matched.Newest(), nil
 }
@@ -151,7 +165,7 @@ func (c TreeCatalog) Versions(_ context.Context, p addrs.Provider) (addrs.Versio
 		out = append(out, v)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("the mirror at %s does not hold %s", c.Tree.Root(), p)
+		return nil, fmt.Errorf("%s: %w", p, ErrNotInMirror)
 	}
 	return out, nil
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/registry"
@@ -22,6 +24,10 @@ import (
 // buildOptions are the flags of "tfmirror build".
 type buildOptions struct {
 	Config            string
+	configSet         bool // --config was given explicitly
+	Dirs              []string
+	Platforms         []string
+	WriteLockFiles    bool
 	Out               string
 	Strict            bool
 	RequireSignatures bool
@@ -32,24 +38,34 @@ type buildOptions struct {
 func newBuildCmd(env Env) *cobra.Command {
 	opts := buildOptions{}
 	cmd := &cobra.Command{
-		Use:   "build",
+		Use:   "build [DIR...]",
 		Short: "Download, verify and publish providers into a static network mirror",
 		Long: `build reads the manifest, lists each provider's versions at its origin
 registry, selects those matching the manifest, and for every platform
 downloads the package, checks it against the release's signed SHA256SUMS and
 publishes it into the output directory as a provider network mirror.
 
+Providers come from the manifest's provider blocks and from OpenTofu or
+Terraform configurations: root module directories named as arguments or by
+the manifest's configuration blocks. For a configuration, tfmirror reads
+every .tf, .tf.json, .tofu and .tofu.json file, follows local module calls
+and modules installed under .terraform/modules, and selects what "tofu init"
+would: the version pinned in .terraform.lock.hcl, else the newest release
+that satisfies every constraint in the module tree.
+
 Building into an existing mirror merges: versions and platforms already there
 stay listed and nothing is deleted. Files appear atomically and in publish
 order (archives, then <version>.json, then index.json), so the directory can
 be served while it is being built.`,
 		Example: `  tfmirror build
-  tfmirror build --config mirror.hcl --out /srv/mirror --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  tfmirror build --config mirror.hcl --out /srv/mirror --json
+  tfmirror build live/app-a live/app-b --platform linux_amd64 --platform darwin_arm64 --write-lock-files`,
+		RunE: func(cmd *cobra.Command, dirs []string) error {
 			if opts.Parallel < 1 {
 				return usageError{fmt.Errorf("--parallel must be at least 1")}
 			}
+			opts.configSet = cmd.Flags().Changed("config")
+			opts.Dirs = dirs
 			return runBuild(cmd.Context(), env, opts)
 		},
 	}
@@ -59,16 +75,19 @@ be served while it is being built.`,
 	f.BoolVar(&opts.Strict, "strict", false, "fail when a selected release lacks a requested platform, instead of skipping it with a warning")
 	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse packages without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
 	f.IntVarP(&opts.Parallel, "parallel", "p", mirror.DefaultParallel, "maximum number of concurrent downloads")
+	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform for the providers of configurations, as os_arch (repeatable; default: the manifest's platforms)")
+	f.BoolVar(&opts.WriteLockFiles, "write-lock-files", false, "after the build, write each configuration's .terraform.lock.hcl from the mirror, as \"tfmirror lock\" does")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object per event and a JSON summary, for CI")
 	return cmd
 }
 
 func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
-	manifest, err := config.Load(opts.Config)
+	manifest, err := loadManifest(opts)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return usageError{fmt.Errorf("%w (write a manifest or pass --config)", err)}
-		}
+		return err
+	}
+	roots, reqs, err := buildInputs(opts, manifest)
+	if err != nil {
 		return err
 	}
 	source, err := newRegistryClient(env, manifest)
@@ -76,6 +95,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		return err
 	}
 	out := newPrinter(env.Stdout, opts.JSON)
+	warnRoots(roots, out.line)
 	b := &mirror.Builder{
 		Source:  source,
 		Checker: signing.Checker{},
@@ -86,7 +106,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 			OnEvent:           out.event,
 		},
 	}
-	plan, err := b.Plan(ctx, manifest.Requirements)
+	plan, err := b.Plan(ctx, reqs)
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
 	}
@@ -109,7 +129,81 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("build failed:\n%w", err)
 	}
+	if opts.WriteLockFiles {
+		return writeBuildLocks(ctx, tree, opts, manifest, roots, out)
+	}
 	return nil
+}
+
+// loadManifest reads the manifest. Without --config, a missing mirror.hcl
+// is fine when configurations are named on the command line.
+func loadManifest(opts buildOptions) (*config.Manifest, error) {
+	m, err := config.Load(opts.Config)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !opts.configSet && len(opts.Dirs) > 0 {
+			return &config.Manifest{}, nil
+		}
+		return nil, usageError{fmt.Errorf("%w (write a manifest, pass --config, or name configuration directories)", err)}
+	}
+	return m, err
+}
+
+// buildInputs gathers the requirements of the manifest and of every
+// configuration root.
+func buildInputs(opts buildOptions, m *config.Manifest) ([]rootModule, []mirror.Requirement, error) {
+	dirs := append(slices.Clone(m.Configurations), opts.Dirs...)
+	if len(dirs) == 0 && len(m.Requirements) == 0 {
+		return nil, nil, usageError{fmt.Errorf("nothing to mirror: add provider or configuration blocks to the manifest, or name configuration directories")}
+	}
+	if opts.WriteLockFiles && len(dirs) == 0 {
+		return nil, nil, usageError{fmt.Errorf("--write-lock-files needs configurations: name their directories or add configuration blocks")}
+	}
+	reqs := slices.Clone(m.Requirements)
+	if len(dirs) == 0 {
+		return nil, reqs, nil
+	}
+	platforms, err := configPlatforms(opts, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	roots, err := loadRoots(dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	more, err := requirements(roots, platforms)
+	if err != nil {
+		return nil, nil, err
+	}
+	return roots, append(reqs, more...), nil
+}
+
+func configPlatforms(opts buildOptions, m *config.Manifest) ([]addrs.Platform, error) {
+	platforms, err := parsePlatforms(opts.Platforms)
+	if err != nil {
+		return nil, err
+	}
+	if len(platforms) == 0 {
+		platforms = m.Platforms
+	}
+	if len(platforms) == 0 {
+		return nil, usageError{fmt.Errorf("no platforms for the configurations: pass --platform os_arch or set platforms in the manifest")}
+	}
+	return platforms, nil
+}
+
+// writeBuildLocks writes the lock files of the configurations just built.
+// They record the platforms the configurations were built for.
+func writeBuildLocks(ctx context.Context, tree *layout.Tree, opts buildOptions, m *config.Manifest, roots []rootModule, out *printer) error {
+	platforms, err := configPlatforms(opts, m)
+	if err != nil {
+		return err
+	}
+	locker := &mirror.Locker{Catalog: mirror.TreeCatalog{Tree: tree}, Checker: signing.Checker{}, RequireSignatures: opts.RequireSignatures}
+	updates, err := computeLocks(ctx, locker, roots, platforms)
+	if err != nil {
+		return fmt.Errorf("the mirror was built, but no lock file was written:\n%w", err)
+	}
+	return writeLocks(updates, out.line)
 }
 
 // newRegistryClient wires the registry client with the manifest's host

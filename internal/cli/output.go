@@ -52,6 +52,15 @@ func (p *printer) event(e mirror.Event) {
 	}
 }
 
+// line prints a message for people; in --json mode, a "message" event.
+func (p *printer) line(msg string) {
+	if p.json {
+		p.emit(jsonEvent{Event: "message", Message: msg})
+		return
+	}
+	fmt.Fprintln(p.w, msg)
+}
+
 func (p *printer) result(r mirror.Result) {
 	if p.json {
 		ev := jsonEvent{

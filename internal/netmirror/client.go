@@ -52,6 +52,9 @@ func (c *Client) url(rel string) *url.URL {
 // Versions lists the versions in the provider's index.json.
 func (c *Client) Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
 	data, err := c.getJSON(ctx, layout.IndexPath(p))
+	if isNotFound(err) {
+		return nil, fmt.Errorf("%s: %w: %w", p, mirror.ErrNotInMirror, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/netmirror"
+	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// lockOptions are the flags of "tfmirror lock".
+type lockOptions struct {
+	Mirror            string
+	Platforms         []string
+	RequireSignatures bool
+}
+
+func newLockCmd(env Env) *cobra.Command {
+	opts := lockOptions{}
+	cmd := &cobra.Command{
+		Use:   "lock [DIR...]",
+		Short: "Write .terraform.lock.hcl files from a built mirror, for every platform",
+		Long: `lock writes or updates the .terraform.lock.hcl of each root module
+directory (the current one when none is named), using only a built mirror:
+a local tree or a published https:// URL. The origin registries are not
+contacted.
+
+For each provider the configuration needs, it records the version "tofu
+init" would install from the mirror (the one already locked, else the newest
+that satisfies every constraint in the module tree), the constraints in
+OpenTofu's normal form, the h1: hash of each requested platform's package and
+a zh: hash for every line of the release's signed SHA256SUMS, after
+re-verifying that signature. The result is byte for byte what
+"tofu providers lock -platform=..." writes, and is valid on every platform
+listed. Providers the configuration no longer needs are removed, as tofu
+does.
+
+Nothing is written unless every directory's lock file can be computed.`,
+		Example: `  tfmirror lock --mirror site --platform linux_amd64 --platform darwin_arm64
+  tfmirror lock live/app-a live/app-b --mirror https://mirror.example.com/`,
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			if opts.Mirror == "" {
+				return usageError{fmt.Errorf("--mirror is required: a mirror directory or https:// URL")}
+			}
+			platforms, err := parsePlatforms(opts.Platforms)
+			if err != nil {
+				return err
+			}
+			if len(dirs) == 0 {
+				dirs = []string{"."}
+			}
+			return runLock(cmd.Context(), env, opts, dirs, platforms)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Mirror, "mirror", "m", "", "the built mirror: a directory or an http(s) URL")
+	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, as os_arch (repeatable; default: every platform the mirror holds)")
+	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse releases whose kept SHA256SUMS has no valid signature, even from registry.opentofu.org")
+	return cmd
+}
+
+func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, platforms []addrs.Platform) error {
+	roots, err := loadRoots(dirs)
+	if err != nil {
+		return err
+	}
+	catalog, err := openCatalog(env, opts.Mirror)
+	if err != nil {
+		return err
+	}
+	report := func(s string) { fmt.Fprintln(env.Stdout, s) }
+	warnRoots(roots, report)
+	locker := &mirror.Locker{Catalog: catalog, Checker: signing.Checker{}, RequireSignatures: opts.RequireSignatures}
+	updates, err := computeLocks(ctx, locker, roots, platforms)
+	if err != nil {
+		return fmt.Errorf("no lock file was written:\n%w", err)
+	}
+	return writeLocks(updates, report)
+}
+
+// openCatalog opens a built mirror: a URL or a local directory.
+func openCatalog(env Env, mirrorRef string) (mirror.Catalog, error) {
+	if u, err := url.Parse(mirrorRef); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
+		transport, err := httpx.NewTransport(httpEnvironment(env.Environ))
+		if err != nil {
+			return nil, err
+		}
+		v, _ := versionInfo(env)
+		return netmirror.New(mirrorRef, httpx.NewClient(transport, "tfmirror/"+v, httpx.MaxRedirects, 60*time.Second))
+	}
+	if strings.Contains(mirrorRef, "://") {
+		return nil, usageError{fmt.Errorf("--mirror %q: only directories and http(s) URLs are supported", mirrorRef)}
+	}
+	tree, err := layout.OpenExisting(mirrorRef)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return mirror.TreeCatalog{Tree: tree}, nil
+}
+
+// parsePlatforms parses --platform values, dropping duplicates.
+func parsePlatforms(raw []string) ([]addrs.Platform, error) {
+	var out []addrs.Platform
+	seen := map[addrs.Platform]bool{}
+	for _, s := range raw {
+		p, err := addrs.ParsePlatform(s)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--platform: %w", err)}
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

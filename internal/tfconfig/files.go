@@ -1,0 +1,136 @@
+package tfconfig
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	hcljson "github.com/hashicorp/hcl/v2/json"
+)
+
+// The configuration file extensions, longest first so that ".tf.json" is not
+// taken for ".tf" by a suffix test that stops early.
+var configExts = []string{".tofu.json", ".tf.json", ".tofu", ".tf"}
+
+// configExt returns the configuration extension of a file name, or "" when
+// the file is not a configuration file. Test files (.tftest.hcl and the like)
+// have none of these extensions.
+func configExt(name string) string {
+	for _, ext := range configExts {
+		if strings.HasSuffix(name, ext) {
+			return ext
+		}
+	}
+	return ""
+}
+
+// ignoredFile reports whether OpenTofu skips a file as hidden or as an
+// editor's backup or lock file: ".name", "name~" and "#name#".
+func ignoredFile(name string) bool {
+	return strings.HasPrefix(name, ".") ||
+		strings.HasSuffix(name, "~") ||
+		(strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"))
+}
+
+// isOverrideFile reports whether a configuration file is an override file:
+// override.tf, name_override.tf and their .tf.json, .tofu, .tofu.json forms.
+func isOverrideFile(name string) bool {
+	stem := strings.TrimSuffix(name, configExt(name))
+	return stem == "override" || strings.HasSuffix(stem, "_override")
+}
+
+// configFiles lists the configuration files of a module directory, split into
+// primary and override files, each list in file name order. A .tf or .tf.json
+// file is dropped when the same name exists with .tofu or .tofu.json; the two
+// lists are filtered separately.
+func configFiles(dir string) (primary, override []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || ignoredFile(name) || configExt(name) == "" {
+			continue
+		}
+		if isOverrideFile(name) {
+			override = append(override, name)
+		} else {
+			primary = append(primary, name)
+		}
+	}
+	return preferTofu(primary), preferTofu(override), nil
+}
+
+// preferTofu removes x.tf when x.tofu is in the list, and x.tf.json when
+// x.tofu.json is.
+func preferTofu(names []string) []string {
+	var kept []string
+	for _, name := range names {
+		var alt string
+		switch ext := configExt(name); ext {
+		case ".tf":
+			alt = strings.TrimSuffix(name, ext) + ".tofu"
+		case ".tf.json":
+			alt = strings.TrimSuffix(name, ext) + ".tofu.json"
+		}
+		if alt != "" && slices.Contains(names, alt) {
+			continue
+		}
+		kept = append(kept, name)
+	}
+	return kept
+}
+
+// parseFile reads and parses one configuration file. display is the name
+// used in positions. Files ending in ".json" use the JSON syntax.
+func parseFile(path, display string) (hcl.Body, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Failed to read file",
+			Detail:   fmt.Sprintf("The configuration file %s could not be read: %s.", display, errText(err)),
+			Subject:  &hcl.Range{Filename: display},
+		}}
+	}
+	var f *hcl.File
+	var diags hcl.Diagnostics
+	if strings.HasSuffix(path, ".json") {
+		f, diags = hcljson.Parse(src, display)
+	} else {
+		f, diags = hclsyntax.ParseConfig(src, display, hcl.InitialPos)
+	}
+	if f == nil || f.Body == nil {
+		return nil, diags
+	}
+	return f.Body, diags
+}
+
+// errText is an error's message without the path that os errors repeat.
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// displayPath is how a path appears in positions and messages: relative to
+// the parent of the root module directory, with forward slashes.
+func (l *loader) displayPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.ToSlash(path)
+	}
+	rel, err := filepath.Rel(l.base, abs)
+	if err != nil {
+		return filepath.ToSlash(abs)
+	}
+	return filepath.ToSlash(rel)
+}

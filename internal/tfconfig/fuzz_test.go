@@ -1,0 +1,84 @@
+package tfconfig
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoad writes the input as the only file of a module (main.tf, or
+// main.tf.json) and checks that Load never panics and that its result is
+// well formed: a Root with non-nil constraint lists, or an *Error with at
+// least one problem.
+func FuzzLoad(f *testing.F) {
+	for _, seed := range []string{
+		``,
+		`terraform { required_providers { aws = { source = "hashicorp/aws", version = "~> 5.0" } } }`,
+		"terraform {\n  required_providers {\n    aws = \"~> 1.0\"\n    foo = { source = \"acme/foo\", configuration_aliases = [foo.a] }\n  }\n}\n",
+		"resource \"aws_instance\" \"a\" {\n  provider = aws.west[each.key]\n}\n",
+		"resource \"aws_instance\" \"a\" {\n  provider = \"aws.west\"\n}\n",
+		"data \"x\" \"y\" {}\nephemeral \"z_a\" \"b\" {}\ncheck \"c\" {\n  data \"q_r\" \"s\" {}\n}\n",
+		"provider \"foo\" {\n  version = \">= 1.0\"\n  alias = \"x\"\n}\n",
+		"import {\n  to = module.a[\"k\"].foo_x.y[0]\n  id = \"i\"\n  provider = bar\n}\n",
+		"module \"a\" {\n  source = \"./\"\n}\n",
+		"module \"a\" {\n  source = \"registry.terraform.io/x/y/aws\"\n}\n",
+		"module \"a\" {\n  source = \"${var.x}\"\n}\n",
+		"required_providers {}\n",
+		"terraform {\n  required_providers {\n    foo = { version = \"v1.0.0\" }\n  }\n}\n",
+		"terraform {\n  required_providers {\n    foo = null\n    bar = true\n    baz = [1]\n  }\n}\n",
+		`{"terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": "~> 5.0"}}}}`,
+		`{"terraform": [{"required_providers": [{"aws": "~> 1.0"}]}], "resource": {"a_b": {"c": {"provider": "a.x"}}}}`,
+		`{"import": [{"to": "a_b.c", "id": "x"}], "module": {"m": {"source": 3}}}`,
+		"resource \"x\" {",
+		"\xff\xfe",
+	} {
+		f.Add([]byte(seed), false)
+		f.Add([]byte(seed), true)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, asJSON bool) {
+		dir := filepath.Join(t.TempDir(), "root")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		name := "main.tf"
+		if asJSON {
+			name = "main.tf.json"
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Load(dir)
+		if err != nil {
+			var lerr *Error
+			if !errors.As(err, &lerr) || len(lerr.Problems) == 0 {
+				t.Fatalf("Load error is not an *Error with problems: %#v", err)
+			}
+			if r != nil {
+				t.Fatalf("Load returned a Root with an error")
+			}
+			for _, p := range lerr.Problems {
+				if p.Summary == "" {
+					t.Fatalf("problem without a summary: %#v", p)
+				}
+			}
+			return
+		}
+		if r == nil || r.Providers == nil {
+			t.Fatalf("Load returned %#v and no error", r)
+		}
+		for p, cs := range r.Providers {
+			if cs == nil {
+				t.Fatalf("provider %s has a nil constraint list", p)
+			}
+			if p.IsZero() || p.IsBuiltIn() {
+				t.Fatalf("unexpected provider %#v", p)
+			}
+			for _, c := range cs {
+				if c.Pos == "" {
+					t.Fatalf("constraint %q of %s has no position", c.Text, p)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,73 @@
+package tfconfig
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// manifestPath is where "tofu init" records the modules it installed,
+// relative to the root module directory.
+var manifestPath = filepath.Join(".terraform", "modules", "modules.json")
+
+// manifestRecord is one entry of .terraform/modules/modules.json. Key is the
+// dotted path of module call names from the root ("" for the root itself);
+// Dir is relative to the root module directory unless absolute.
+type manifestRecord struct {
+	Key     string `json:"Key"`
+	Source  string `json:"Source"`
+	Version string `json:"Version,omitempty"`
+	Dir     string `json:"Dir"`
+}
+
+// manifestRecord returns the manifest entry for a module key, reading the
+// manifest on first use. A missing manifest is an empty one.
+func (l *loader) manifestRecord(key string) (manifestRecord, bool) {
+	if !l.readMf {
+		l.readMf = true
+		m, err := readManifest(filepath.Join(l.root, manifestPath))
+		if err != nil {
+			l.problems = append(l.problems, Problem{
+				File:    l.displayPath(filepath.Join(l.root, manifestPath)),
+				Summary: "Failed to read modules manifest file",
+				Detail:  err.Error(),
+			})
+		}
+		l.manifest = m
+	}
+	rec, ok := l.manifest[key]
+	if ok {
+		rec.Dir = filepath.FromSlash(rec.Dir)
+	}
+	return rec, ok
+}
+
+func readManifest(path string) (map[string]manifestRecord, error) {
+	src, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errors.New(errText(err))
+	}
+	if len(src) == 0 {
+		return nil, nil
+	}
+	var file struct {
+		Modules []manifestRecord `json:"Modules"`
+	}
+	if err := json.Unmarshal(src, &file); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	m := make(map[string]manifestRecord, len(file.Modules))
+	for _, rec := range file.Modules {
+		if _, dup := m[rec.Key]; dup {
+			return nil, fmt.Errorf("two records for module %q", rec.Key)
+		}
+		m[rec.Key] = rec
+	}
+	return m, nil
+}

@@ -1,0 +1,7 @@
+resource "foo_vpc" "this" {}
+
+resource "qux_peering" "this" {}
+
+module "dns" {
+  source = "./dns"
+}
