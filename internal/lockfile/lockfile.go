@@ -215,7 +215,7 @@ func decodeVersion(lock *Lock, attr *hcl.Attribute) hcl.Diagnostics {
 		return hcl.Diagnostics{problem(rng, "Missing required argument",
 			fmt.Sprintf("The lock for %s needs a \"version\".", lock.Provider))}
 	}
-	v, err := noPanic(func() (addrs.Version, error) { return addrs.ParseVersion(*raw) })
+	v, err := addrs.ParseVersion(*raw)
 	if err != nil {
 		return hcl.Diagnostics{problem(rng, "Invalid provider version number",
 			fmt.Sprintf("The locked version of %s is not valid: %v.", lock.Provider, err))}

@@ -389,7 +389,7 @@ func TestParseErrors(t *testing.T) {
 			// The versions library panics on this; Parse must not.
 			name: "version number overflows",
 			src:  foo + `  version = "20000000000000000000.0.0"` + "\n}\n",
-			want: []string{`f.hcl:2:13: Invalid provider version number: The locked version of registry.opentofu.org/hashicorp/foo is not valid: strconv.ParseUint: parsing "20000000000000000000": value out of range.`},
+			want: []string{`f.hcl:2:13: Invalid provider version number: The locked version of registry.opentofu.org/hashicorp/foo is not valid: invalid version "20000000000000000000.0.0": a number is too large.`},
 		},
 		{
 			name: "constraint number overflows",
