@@ -268,36 +268,24 @@ func decodeRequirement(attr *hcl.Attribute, diags *hcl.Diagnostics) *reqEntry {
 		valRng := kv.Value.Range()
 		switch key.AsString() {
 		case "version":
-			v, d := kv.Value.Value(nil)
-			if d.HasErrors() || !v.Type().Equals(cty.String) || v.IsNull() || !v.IsKnown() {
-				*diags = append(*diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid version constraint",
-					Detail:   "Version must be specified as a string.",
-					Subject:  valRng.Ptr(),
-				})
+			str, ok := literalString(kv.Value, "Invalid version constraint", "Version must be specified as a string.", diags)
+			if !ok {
 				failed = true
 				continue
 			}
-			c := &constraintDecl{text: v.AsString(), rng: valRng}
+			c := &constraintDecl{text: str, rng: valRng}
 			if !checkGoVersionConstraint(c, diags) {
 				failed = true
 				continue
 			}
 			e.version = c
 		case "source":
-			v, d := kv.Value.Value(nil)
-			if d.HasErrors() || !v.Type().Equals(cty.String) || v.IsNull() || !v.IsKnown() {
-				*diags = append(*diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid source",
-					Detail:   "Source must be specified as a string.",
-					Subject:  valRng.Ptr(),
-				})
+			str, ok := literalString(kv.Value, "Invalid source", "Source must be specified as a string.", diags)
+			if !ok {
 				failed = true
 				continue
 			}
-			target, summary, detail := parseSource(v.AsString())
+			target, summary, detail := parseSource(str)
 			if summary != "" {
 				*diags = append(*diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
@@ -497,4 +485,20 @@ func decodeModuleCall(block *hcl.Block, override bool, diags *hcl.Diagnostics) *
 		}
 	}
 	return c
+}
+
+// literalString evaluates expr as a literal string. Anything else is
+// reported with summary and detail at the expression.
+func literalString(expr hcl.Expression, summary, detail string, diags *hcl.Diagnostics) (string, bool) {
+	v, d := expr.Value(nil)
+	if d.HasErrors() || !v.Type().Equals(cty.String) || v.IsNull() || !v.IsKnown() {
+		*diags = append(*diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  summary,
+			Detail:   detail,
+			Subject:  expr.Range().Ptr(),
+		})
+		return "", false
+	}
+	return v.AsString(), true
 }
