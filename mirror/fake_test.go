@@ -99,7 +99,7 @@ func (s *fakeSource) PackageMeta(_ context.Context, p addrs.Provider, v addrs.Ve
 	return m, nil
 }
 
-func (s *fakeSource) Fetch(ctx context.Context, u *url.URL, w io.Writer) error {
+func (s *fakeSource) Fetch(ctx context.Context, u *url.URL, w Sink) error {
 	s.mu.Lock()
 	s.fetches[u.Opaque]++
 	body, ok := s.files[u.Opaque]

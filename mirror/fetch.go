@@ -79,8 +79,8 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 	if err != nil {
 		return "", 0, &PackageError{Package: a.pkg, Err: err}
 	}
-	w := hashing.NewWriter()
-	err = b.Source.Fetch(ctx, a.meta.DownloadURL, io.MultiWriter(file, w))
+	sink := &stagingSink{file: file, hash: hashing.NewWriter()}
+	err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
 	if err == nil {
 		err = layout.SyncClose(file)
 	} else {
@@ -90,6 +90,7 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 		_ = os.Remove(file.Name())
 		return "", 0, &PackageError{Package: a.pkg, Err: fmt.Errorf("download %s: %w", a.meta.DownloadURL.Redacted(), err)}
 	}
+	w := sink.hash
 	if got := w.Sum(); got != a.meta.SHA256 {
 		_ = os.Remove(file.Name())
 		return "", 0, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
@@ -107,4 +108,28 @@ func (f *fetched) describe(a authenticated, path, staged string) {
 	}
 	f.archive = layout.Archive{Platform: a.pkg.Platform, Staged: staged, Hashes: sums.All()}
 	f.h1Unpacked = sums.H1Unpacked
+}
+
+// stagingSink writes a download to a staging file and hashes it on the way.
+type stagingSink struct {
+	file *os.File
+	hash *hashing.Writer
+}
+
+func (s *stagingSink) Write(p []byte) (int, error) {
+	n, err := s.file.Write(p)
+	_, _ = s.hash.Write(p[:n])
+	return n, err
+}
+
+// Reset empties the file and restarts the hash.
+func (s *stagingSink) Reset() error {
+	if err := s.file.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.hash = hashing.NewWriter()
+	return nil
 }

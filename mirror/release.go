@@ -247,7 +247,7 @@ func record(fs []fetched) *layout.Record {
 	return rec
 }
 
-// limitedBuffer is a bytes.Buffer that refuses to grow past limit.
+// limitedBuffer is a Sink in memory that refuses to grow past limit.
 type limitedBuffer struct {
 	bytes.Buffer
 	limit int
@@ -258,4 +258,10 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		return 0, fmt.Errorf("document is larger than %d bytes", l.limit)
 	}
 	return l.Buffer.Write(p)
+}
+
+// Reset discards what was written.
+func (l *limitedBuffer) Reset() error {
+	l.Buffer.Reset()
+	return nil
 }

@@ -19,8 +19,17 @@ type Source interface {
 	// PackageMeta describes one package. It returns an error wrapping
 	// ErrPlatformUnavailable when the release has no such platform.
 	PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error)
-	// Fetch copies the body at u to w.
-	Fetch(ctx context.Context, u *url.URL, w io.Writer) error
+	// Fetch copies the body at u to sink. A source that retries a failed
+	// transfer calls sink.Reset first, so nothing of a broken attempt is
+	// ever kept, let alone hashed.
+	Fetch(ctx context.Context, u *url.URL, sink Sink) error
+}
+
+// Sink receives a download.
+type Sink interface {
+	io.Writer
+	// Reset discards everything written so far.
+	Reset() error
 }
 
 // ErrProviderUnknown means the origin does not know the provider.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -131,7 +130,7 @@ func TokenVariable(host addrs.Hostname) string {
 
 // Fetch copies the body at u to w. No credentials are sent: like OpenTofu,
 // archives and checksums are fetched anonymously.
-func (c *Client) Fetch(ctx context.Context, u *url.URL, w io.Writer) error {
+func (c *Client) Fetch(ctx context.Context, u *url.URL, w mirror.Sink) error {
 	resp, err := httpx.Get(ctx, c.http, u, nil) //nolint:bodyclose // httpx.Copy closes it
 	if err != nil {
 		return err

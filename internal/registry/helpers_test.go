@@ -130,9 +130,17 @@ func ctx(t *testing.T) context.Context {
 
 func fetch(t *testing.T, c *registry.Client, u *url.URL) ([]byte, error) {
 	t.Helper()
-	var buf bytes.Buffer
+	var buf bufferSink
 	err := c.Fetch(ctx(t), u, &buf)
 	return buf.Bytes(), err
+}
+
+// bufferSink is a mirror.Sink in memory.
+type bufferSink struct{ bytes.Buffer }
+
+func (b *bufferSink) Reset() error {
+	b.Buffer.Reset()
+	return nil
 }
 
 func wantErrContains(t *testing.T, err error, subs ...string) {
