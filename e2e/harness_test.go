@@ -495,6 +495,9 @@ func treeHashes(t testing.TB, dir string) map[string]string {
 		if err != nil {
 			return err
 		}
+		if d.IsDir() && d.Name() == ".tfmirror" {
+			return filepath.SkipDir // tfmirror's lock and staging area, not part of the mirror
+		}
 		if d.IsDir() {
 			return nil
 		}

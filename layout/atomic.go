@@ -15,6 +15,11 @@ const (
 	DirMode  fs.FileMode = 0o755
 )
 
+// tempPrefix starts the name of every temporary file of an atomic write.
+const tempPrefix = ".tmp-"
+
+func isTempName(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+
 // WriteFile atomically replaces path with data: it writes a temporary file
 // in the same directory, syncs it, makes it world-readable, renames it into
 // place and syncs the directory. Readers see the old file or the new one,
@@ -24,7 +29,7 @@ func WriteFile(path string, data []byte) error {
 	if err := MkdirAll(dir); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	f, err := os.CreateTemp(dir, tempPrefix+filepath.Base(path)+"-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

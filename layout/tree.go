@@ -1,12 +1,14 @@
 package layout
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -14,33 +16,54 @@ import (
 
 // StagingDirName is the directory under the tree's root where downloads
 // wait until they are verified. Nothing in it is ever referenced by an index.
-const StagingDirName = ".tfmirror-staging"
+const StagingDirName = PrivateDirName + "/staging"
 
 // Tree is a network mirror tree on the local filesystem. It is safe for
 // concurrent use: publications of the same provider are serialized.
 type Tree struct {
 	root    string
 	staging string
+	lock    *os.File // held while the tree is open for writing
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 }
 
-// Open prepares root (creating it if needed) and a private staging
-// directory for this run. Call Close to remove the staging directory.
+// Open opens root for writing without waiting for another process's lock.
 func Open(root string) (*Tree, error) {
+	return OpenWait(context.Background(), root, 0)
+}
+
+// OpenWait prepares root for writing (creating it if needed): it takes the
+// tree's lock, waiting up to wait for another tfmirror process to finish,
+// removes what killed runs left behind, and creates a staging area. Close
+// releases the lock and removes the staging area.
+func OpenWait(ctx context.Context, root string, wait time.Duration) (*Tree, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
 	}
-	if err := MkdirAll(filepath.Join(abs, StagingDirName)); err != nil {
+	if err := MkdirAll(filepath.Join(abs, PrivateDirName)); err != nil {
 		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
 	}
-	staging, err := os.MkdirTemp(filepath.Join(abs, StagingDirName), "run-")
+	lock, err := lockTree(ctx, abs, wait)
 	if err != nil {
+		return nil, err
+	}
+	t := &Tree{root: abs, lock: lock, locks: make(map[string]*sync.Mutex)}
+	if err := t.prepare(); err != nil {
+		_ = lock.Close()
 		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
 	}
-	return &Tree{root: abs, staging: staging, locks: make(map[string]*sync.Mutex)}, nil
+	return t, nil
+}
+
+func (t *Tree) prepare() error {
+	if err := removeLeftovers(t.root); err != nil {
+		return err
+	}
+	t.staging = filepath.Join(t.root, filepath.FromSlash(StagingDirName))
+	return MkdirAll(t.staging)
 }
 
 // OpenExisting opens an existing tree for reading only: nothing can be
@@ -68,11 +91,14 @@ func (t *Tree) Path(rel string) string { return filepath.Join(t.root, rel) }
 
 // Close removes this run's staging directory and anything left in it.
 func (t *Tree) Close() error {
-	if t.staging == "" {
+	if t.lock == nil {
 		return nil
 	}
 	err := os.RemoveAll(t.staging)
-	_ = os.Remove(filepath.Join(t.root, StagingDirName)) // only if empty
+	if cerr := t.lock.Close(); err == nil {
+		err = cerr
+	}
+	t.lock = nil
 	return err
 }
 

@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -43,7 +45,7 @@ func stage(t testing.TB, tr *Tree, name, content string) string {
 }
 
 // snapshot returns every file (with its content) and directory under the
-// tree's root, except the staging area.
+// tree's root, except tfmirror's private directory (lock and staging).
 func snapshot(t *testing.T, tr *Tree) map[string]string {
 	t.Helper()
 	files := make(map[string]string)
@@ -57,7 +59,7 @@ func snapshot(t *testing.T, tr *Tree) map[string]string {
 		}
 		rel = filepath.ToSlash(rel)
 		switch {
-		case rel == StagingDirName:
+		case rel == PrivateDirName:
 			return filepath.SkipDir
 		case d.IsDir():
 			files[rel+"/"] = ""
@@ -117,39 +119,85 @@ func TestTreeOpenClose(t *testing.T) {
 		t.Errorf("Path(a/b) = %q, want %q", got, want)
 	}
 	staged := stage(t, tr, "terraform-provider-foo_1.0.0_linux_amd64.zip", "zip")
-	stagingRoot := filepath.Join(tr.Root(), StagingDirName)
-	if rel, err := filepath.Rel(stagingRoot, staged); err != nil || strings.HasPrefix(rel, "..") || !strings.Contains(rel, string(filepath.Separator)) {
-		t.Errorf("staged file %s is not in a run directory below %s", staged, stagingRoot)
+	stagingRoot := filepath.Join(tr.Root(), filepath.FromSlash(StagingDirName))
+	if filepath.Dir(staged) != stagingRoot {
+		t.Errorf("staged file %s is not in %s", staged, stagingRoot)
 	}
-
-	// Another run on the same root has its own staging directory.
-	other, err := Open(tr.Root())
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherStaged := stage(t, other, "x.zip", "x")
-	if filepath.Dir(otherStaged) == filepath.Dir(staged) {
-		t.Errorf("two trees share the staging directory %s", filepath.Dir(staged))
-	}
-
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Dir(staged)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(stagingRoot); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("staging directory still exists after Close: %v", err)
 	}
-	if _, err := os.Stat(otherStaged); err != nil {
-		t.Errorf("Close removed another run's staging file: %v", err)
+	if diff := cmp.Diff([]string{PrivateDirName}, listDir(t, tr.Root())); diff != "" {
+		t.Errorf("files left in an unused tree (-want +got):\n%s", diff)
 	}
+}
 
-	if err := other.Close(); err != nil {
+func TestTreeLockExcludesASecondWriter(t *testing.T) {
+	root := t.TempDir()
+	first, err := Open(root)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(stagingRoot); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("%s still exists after the last Close: %v", StagingDirName, err)
+	_, err = Open(root)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("second Open: err = %v, want ErrLocked naming the holder", err)
 	}
-	if diff := cmp.Diff([]string(nil), listDir(t, tr.Root())); diff != "" {
-		t.Errorf("files left in an unused tree (-want +got):\n%s", diff)
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = first.Close()
+		close(released)
+	}()
+	second, err := OpenWait(context.Background(), root, 10*time.Second)
+	if err != nil {
+		t.Fatalf("OpenWait did not get the lock once it was released: %v", err)
+	}
+	<-released
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	held, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cancel()
+	if _, err := OpenWait(ctx, root, time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("OpenWait with a cancelled context: err = %v", err)
+	}
+}
+
+func TestOpenRemovesLeftoversOfKilledRuns(t *testing.T) {
+	root := t.TempDir()
+	leftovers := []string{
+		filepath.Join(root, filepath.FromSlash(StagingDirName), "terraform-provider-foo_1.0.0_linux_amd64.zip-123"),
+		filepath.Join(root, fooDir, ".tmp-index.json-456"),
+		filepath.Join(root, ".tmp-x-1"),
+	}
+	kept := filepath.Join(root, fooDir, "index.json")
+	for _, p := range append(leftovers, kept) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	for _, p := range leftovers {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("leftover %s was not removed: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("a published file was removed: %v", err)
 	}
 }
 

@@ -54,6 +54,9 @@ func (h *harness) snapshot(t *testing.T) map[string][sha256.Size]byte {
 	t.Helper()
 	out := map[string][sha256.Size]byte{}
 	err := filepath.WalkDir(h.root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == layout.PrivateDirName {
+			return filepath.SkipDir
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -33,6 +33,7 @@ type buildOptions struct {
 	RequireSignatures bool
 	Parallel          int
 	JSON              bool
+	LockTimeout       time.Duration
 }
 
 func newBuildCmd(env Env) *cobra.Command {
@@ -78,6 +79,7 @@ be served while it is being built.`,
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform for the providers of configurations, as os_arch (repeatable; default: the manifest's platforms)")
 	f.BoolVar(&opts.WriteLockFiles, "write-lock-files", false, "after the build, write each configuration's .terraform.lock.hcl from the mirror, as \"tfmirror lock\" does")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object per event and a JSON summary, for CI")
+	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror build writing the same directory (0 fails at once)")
 	return cmd
 }
 
@@ -110,7 +112,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
 	}
-	tree, err := layout.Open(opts.Out)
+	tree, err := layout.OpenWait(ctx, opts.Out, opts.LockTimeout)
 	if err != nil {
 		return err
 	}

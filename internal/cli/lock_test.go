@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+func TestConcurrentBuildsDoNotInterleave(t *testing.T) {
+	o := newOrigin(t)
+	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
+	dir := t.TempDir()
+	writeManifest(t, dir, `platforms = ["linux_amd64"]
+provider "hashicorp/foo" { versions = "1.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+	// Another build holds the tree.
+	other, err := layout.Open(filepath.Join(dir, "site"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, _, stderr := o.run(t, dir, "build", "--lock-timeout", "0")
+	if code != ExitFailure || !strings.Contains(stderr, "another tfmirror process is writing this mirror") || !strings.Contains(stderr, "pid ") {
+		t.Fatalf("exit %d, want %d with a message naming the holder:\n%s", code, ExitFailure, stderr)
+	}
+
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = other.Close()
+	}()
+	code, stdout, stderr := o.run(t, dir, "build", "--lock-timeout", "30s")
+	if code != ExitOK || !strings.Contains(stdout, "1 mirrored") {
+		t.Fatalf("a build waiting for the lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
