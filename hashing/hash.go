@@ -73,9 +73,12 @@ type ArchiveSums struct {
 	H1Unpacked Hash
 }
 
-// HashArchive computes every hash of the zip at path, whose SHA-256 digest
-// (computed while it was downloaded) is sum.
-func HashArchive(path string, sum [sha256.Size]byte) (ArchiveSums, error) {
+// HashArchive checks the zip at path against limits, then computes every
+// hash of it; sum is its SHA-256 digest, computed while it was downloaded.
+func HashArchive(path string, sum [sha256.Size]byte, limits ZipLimits) (ArchiveSums, error) {
+	if err := checkZipFile(path, limits); err != nil {
+		return ArchiveSums{}, err
+	}
 	h1, err := H1Zip(path)
 	if err != nil {
 		return ArchiveSums{}, err
@@ -98,11 +101,20 @@ func (a ArchiveSums) All() []Hash {
 // its zh:, its h1: and, when different, the h1: of its unpacked form, sorted
 // the way OpenTofu sorts hashes.
 func ArchiveHashes(path string, sum [sha256.Size]byte) ([]Hash, error) {
-	a, err := HashArchive(path, sum)
+	a, err := HashArchive(path, sum, DefaultZipLimits)
 	if err != nil {
 		return nil, err
 	}
 	return a.All(), nil
+}
+
+func checkZipFile(path string, limits ZipLimits) error {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return fmt.Errorf("open zip %s: %w", path, err)
+	}
+	defer zr.Close()
+	return CheckZip(&zr.Reader, limits)
 }
 
 // Writer hashes everything written to it with SHA-256 and counts the bytes.

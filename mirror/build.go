@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -25,6 +26,9 @@ type Options struct {
 	RequireSignatures bool
 	// Parallel bounds concurrent downloads; 0 means DefaultParallel.
 	Parallel int
+	// ZipLimits bound what an archive may unpack to; zero means
+	// hashing.DefaultZipLimits.
+	ZipLimits hashing.ZipLimits
 	// OnEvent, if set, is called for every finished package and warning.
 	// Calls are serialized.
 	OnEvent func(Event)

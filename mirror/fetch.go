@@ -20,6 +20,8 @@ type fetched struct {
 	keyID   string
 	err     error
 
+	limits hashing.ZipLimits
+
 	// For the provenance record:
 	origin     *origin
 	keys       []string
@@ -31,7 +33,7 @@ type fetched struct {
 // already in the tree if its bytes are what SHA256SUMS promises, otherwise a
 // fresh download into staging that must hash to the promised digest.
 func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
-	f := fetched{pkg: a.pkg, keyID: a.origin.signer.KeyID, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename}
+	f := fetched{pkg: a.pkg, limits: b.zipLimits(), keyID: a.origin.signer.KeyID, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename}
 	final := b.Tree.Path(layout.ArchivePath(a.pkg.Provider, a.pkg.Version, a.pkg.Platform))
 	if size, ok := sameFile(final, a.meta.SHA256); ok {
 		f.status, f.size = StatusPresent, size
@@ -101,9 +103,9 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 
 // describe computes the hashes a mirror publishes for a verified archive.
 func (f *fetched) describe(a authenticated, path, staged string) {
-	sums, err := hashing.HashArchive(path, a.meta.SHA256)
+	sums, err := hashing.HashArchive(path, a.meta.SHA256, f.limits)
 	if err != nil {
-		f.err = &VerificationError{Package: a.pkg, Problem: "archive is not a readable zip", Err: err}
+		f.err = &VerificationError{Package: a.pkg, Problem: "archive refused", Err: err}
 		return
 	}
 	f.archive = layout.Archive{Platform: a.pkg.Platform, Staged: staged, Hashes: sums.All()}
@@ -132,4 +134,11 @@ func (s *stagingSink) Reset() error {
 	}
 	s.hash = hashing.NewWriter()
 	return nil
+}
+
+func (b *Builder) zipLimits() hashing.ZipLimits {
+	if b.Options.ZipLimits == (hashing.ZipLimits{}) {
+		return hashing.DefaultZipLimits
+	}
+	return b.Options.ZipLimits
 }
