@@ -21,9 +21,8 @@ const DefaultParallel = 8
 type Options struct {
 	// Strict turns a release's missing platform into a failure.
 	Strict bool
-	// RequireSignatures refuses packages without a valid signature even on
-	// registry.opentofu.org, where OpenTofu itself accepts them.
-	RequireSignatures bool
+	// Trust is the signature policy.
+	Trust TrustPolicy
 	// Parallel bounds concurrent downloads; 0 means DefaultParallel.
 	Parallel int
 	// ZipLimits bound what an archive may unpack to; zero means

@@ -196,7 +196,8 @@ func TestBuildSigningPolicy(t *testing.T) {
 					h.src.files[u] = []byte(tt.sig)
 				}
 			}
-			r := h.build(t, Options{RequireSignatures: tt.require}, requirement(t, tt.provider, "1.0.0", "linux_amd64"))
+			refuse := tt.require
+			r := h.build(t, Options{Trust: TrustPolicy{Default: TrustRule{RefuseUnsigned: &refuse}}}, requirement(t, tt.provider, "1.0.0", "linux_amd64"))
 			err := r.Err()
 			if tt.wantErr == "" {
 				if err != nil {

@@ -138,7 +138,8 @@ func (fakeChecker) CheckSignature(doc, sig []byte, keys []string) (Signer, error
 	if !ok || !slices.Contains(keys, signer) {
 		return Signer{}, errors.New("unknown issuer")
 	}
-	return Signer{KeyID: strings.ToUpper(hex.EncodeToString([]byte(signer)))}, nil
+	id := strings.ToUpper(hex.EncodeToString([]byte(signer)))
+	return Signer{KeyID: id, Fingerprint: strings.Repeat("0", 40-len(id)) + id, Expired: strings.HasPrefix(signer, "expired")}, nil
 }
 
 func mustProvider(s string) addrs.Provider {

@@ -139,9 +139,10 @@ func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error
 
 func (b *Builder) checkSignature(ctx context.Context, c candidate, doc []byte) ([]byte, Signer, error) {
 	p := c.pkg.Provider
+	trust := b.Options.Trust.For(p)
 	if len(c.meta.SigningKeys) == 0 {
-		if p.Hostname == addrs.DefaultRegistryHost && !b.Options.RequireSignatures {
-			b.warn("%s %s: %s publishes no signing keys; signature check skipped, as OpenTofu does (--require-signatures refuses such packages)", p, c.pkg.Version, p.Hostname)
+		if p.Hostname == addrs.DefaultRegistryHost && !trust.RefuseUnsigned {
+			b.warn("%s %s: %s publishes no signing keys; signature check skipped, as OpenTofu does (a trust policy or --require-signatures refuses such packages)", p, c.pkg.Version, p.Hostname)
 			return nil, Signer{}, nil
 		}
 		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: "the registry advertises no signing keys, so SHA256SUMS cannot be authenticated"}
@@ -154,8 +155,11 @@ func (b *Builder) checkSignature(ctx context.Context, c candidate, doc []byte) (
 	if err != nil {
 		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS signature is not valid", Err: err}
 	}
+	if err := trust.checkSigner(p, signer); err != nil {
+		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: err.Error()}
+	}
 	if signer.Expired {
-		b.warn("%s %s: signed by expired key %s; accepted, as OpenTofu does", p, c.pkg.Version, signer.KeyID)
+		b.warn("%s %s: signed by expired key %s; accepted, as OpenTofu does (trust { expired_keys = \"refuse\" } refuses it)", p, c.pkg.Version, signer.KeyID)
 	}
 	return sig, signer, nil
 }

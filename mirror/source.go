@@ -56,6 +56,7 @@ type SignatureChecker interface {
 
 // Signer identifies the key that verified a release.
 type Signer struct {
-	KeyID   string
-	Expired bool
+	KeyID       string // 16 uppercase hex digits
+	Fingerprint string // 40 uppercase hex digits
+	Expired     bool
 }

@@ -103,7 +103,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		Checker: signing.Checker{},
 		Options: mirror.Options{
 			Strict:            opts.Strict,
-			RequireSignatures: opts.RequireSignatures,
+			Trust:             trustPolicy(manifest.Trust, opts.RequireSignatures),
 			Parallel:          opts.Parallel,
 			OnEvent:           out.event,
 		},
@@ -135,6 +135,21 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		return writeBuildLocks(ctx, tree, opts, manifest, roots, out)
 	}
 	return nil
+}
+
+// trustPolicy is the manifest's policy; --require-signatures refuses
+// unsigned packages for every provider, whatever the manifest says.
+func trustPolicy(p mirror.TrustPolicy, requireSignatures bool) mirror.TrustPolicy {
+	if !requireSignatures {
+		return p
+	}
+	refuse := true
+	p.Default.RefuseUnsigned = &refuse
+	p.Rules = slices.Clone(p.Rules)
+	for i := range p.Rules {
+		p.Rules[i].RefuseUnsigned = &refuse
+	}
+	return p
 }
 
 // loadManifest reads the manifest. Without --config, a missing mirror.hcl

@@ -28,6 +28,8 @@ type Manifest struct {
 	Services map[addrs.Hostname]map[string]string
 	// Tokens are registry credentials from credentials blocks.
 	Tokens map[addrs.Hostname]string
+	// Trust is the signature policy from trust blocks.
+	Trust mirror.TrustPolicy
 }
 
 var rootSchema = &hcl.BodySchema{
@@ -37,6 +39,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "host", LabelNames: []string{"hostname"}},
 		{Type: "credentials", LabelNames: []string{"hostname"}},
 		{Type: "configuration", LabelNames: []string{"path"}},
+		{Type: "trust", LabelNames: []string{"pattern"}},
 	},
 }
 
@@ -80,6 +83,7 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 	}
 	m.Platforms = defaults
 	seen := make(map[string]hcl.Range)
+	trustSeen := make(map[string]hcl.Range)
 	for _, block := range content.Blocks {
 		switch block.Type {
 		case "provider":
@@ -92,6 +96,8 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 			diags = append(diags, decodeHost(block, m.Services)...)
 		case "credentials":
 			diags = append(diags, decodeCredentials(block, m.Tokens)...)
+		case "trust":
+			diags = append(diags, decodeTrust(block, &m.Trust, trustSeen)...)
 		case "configuration":
 			dirs, ds := decodeConfiguration(block, dir)
 			diags = append(diags, ds...)

@@ -2,6 +2,7 @@ package signing
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,8 +15,9 @@ import (
 
 // Signer describes the key that verified a signature.
 type Signer struct {
-	KeyID   string // 16 uppercase hex digits, as OpenTofu prints it
-	Expired bool   // the key or signature has expired; OpenTofu accepts it with a warning
+	KeyID       string // 16 uppercase hex digits, as OpenTofu prints it
+	Fingerprint string // 40 uppercase hex digits of the primary key
+	Expired     bool   // the key or signature has expired; OpenTofu accepts it with a warning
 }
 
 // ErrUnknownIssuer means none of the offered keys made the signature.
@@ -56,7 +58,11 @@ func Verify(doc, sig []byte, armoredKeys []string) (Signer, error) {
 }
 
 func signerOf(e *openpgp.Entity, expired bool) Signer {
-	return Signer{KeyID: strings.ToUpper(e.PrimaryKey.KeyIdString()), Expired: expired}
+	return Signer{
+		KeyID:       strings.ToUpper(e.PrimaryKey.KeyIdString()),
+		Fingerprint: strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint)),
+		Expired:     expired,
+	}
 }
 
 // Checker implements mirror.SignatureChecker with Verify.
@@ -70,5 +76,5 @@ func (Checker) CheckSignature(doc, sig []byte, armoredKeys []string) (mirror.Sig
 	if err != nil {
 		return mirror.Signer{}, err
 	}
-	return mirror.Signer{KeyID: s.KeyID, Expired: s.Expired}, nil
+	return mirror.Signer{KeyID: s.KeyID, Fingerprint: s.Fingerprint, Expired: s.Expired}, nil
 }

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+var trustSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "key_ids"}, {Name: "unsigned"}, {Name: "expired_keys"}},
+}
+
+// decodeTrust reads a trust "PATTERN" block into the policy. PATTERN is
+// "*" for every provider, "[host/]namespace/*" for a namespace or
+// "[host/]namespace/type" for one provider.
+func decodeTrust(block *hcl.Block, policy *mirror.TrustPolicy, seen map[string]hcl.Range) hcl.Diagnostics {
+	rule, err := trustSelector(block.Labels[0])
+	if err != nil {
+		return errAt(block.LabelRanges[0], "Invalid trust pattern", err.Error())
+	}
+	key := fmt.Sprintf("%s/%s/%s", rule.Hostname, rule.Namespace, rule.Type)
+	if prev, dup := seen[key]; dup {
+		return errAt(block.DefRange, "Duplicate trust block",
+			fmt.Sprintf("These providers already have a trust block at %s:%d:%d.", prev.Filename, prev.Start.Line, prev.Start.Column))
+	}
+	seen[key] = block.DefRange
+	content, diags := block.Body.Content(trustSchema)
+	if diags.HasErrors() {
+		return diags
+	}
+	diags = append(diags, decodeKeyIDs(content, &rule)...)
+	var ds hcl.Diagnostics
+	rule.RefuseUnsigned, ds = decodeChoice(content, "unsigned", "allow", "refuse")
+	diags = append(diags, ds...)
+	rule.RefuseExpired, ds = decodeChoice(content, "expired_keys", "warn", "refuse")
+	diags = append(diags, ds...)
+	if rule.Namespace == "" {
+		policy.Default = rule
+	} else {
+		policy.Rules = append(policy.Rules, rule)
+	}
+	return diags
+}
+
+func trustSelector(pattern string) (mirror.TrustRule, error) {
+	if pattern == "*" || pattern == "*/*/*" {
+		return mirror.TrustRule{}, nil
+	}
+	parts := strings.Split(pattern, "/")
+	typ := parts[len(parts)-1]
+	probe := strings.Join(append(parts[:len(parts)-1:len(parts)-1], "x"), "/")
+	if typ != "*" {
+		probe = pattern
+	}
+	p, err := addrs.ParseProvider(probe)
+	if err != nil || len(parts) < 2 || strings.Contains(probe, "*") {
+		return mirror.TrustRule{}, fmt.Errorf(`%q is not "*", "[host/]namespace/*" or "[host/]namespace/type"`, pattern)
+	}
+	if typ != "*" {
+		typ = p.Type
+	}
+	return mirror.TrustRule{Hostname: p.Hostname, Namespace: p.Namespace, Type: typ}, nil
+}
+
+func decodeKeyIDs(content *hcl.BodyContent, rule *mirror.TrustRule) hcl.Diagnostics {
+	attr, ok := content.Attributes["key_ids"]
+	if !ok {
+		return nil
+	}
+	var ids []string
+	if diags := gohcl.DecodeExpression(attr.Expr, nil, &ids); diags.HasErrors() {
+		return diags
+	}
+	for _, id := range ids {
+		if !mirror.ValidKeyID(id) {
+			return errAt(attr.Expr.Range(), "Invalid key ID",
+				fmt.Sprintf("%q is neither a 16-digit OpenPGP key ID nor a 40-digit fingerprint.", id))
+		}
+	}
+	if len(ids) == 0 {
+		return errAt(attr.Expr.Range(), "Invalid key IDs", "An empty list would refuse every signature; remove key_ids to allow any advertised key.")
+	}
+	rule.KeyIDs = ids
+	return nil
+}
+
+// decodeChoice reads an attribute that is one of two words; the result is
+// nil when absent, else whether it is the second ("refuse") word.
+func decodeChoice(content *hcl.BodyContent, name, allow, refuse string) (*bool, hcl.Diagnostics) {
+	attr, ok := content.Attributes[name]
+	if !ok {
+		return nil, nil
+	}
+	var v string
+	if diags := gohcl.DecodeExpression(attr.Expr, nil, &v); diags.HasErrors() {
+		return nil, diags
+	}
+	if v != allow && v != refuse {
+		return nil, errAt(attr.Expr.Range(), "Invalid "+name, fmt.Sprintf("%s must be %q or %q.", name, allow, refuse))
+	}
+	b := v == refuse
+	return &b, nil
+}

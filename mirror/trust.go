@@ -1,0 +1,105 @@
+package mirror
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+// TrustPolicy says which signatures a build accepts. Rules apply from the
+// most general to the most specific: the default, then a namespace rule,
+// then a provider rule, each overriding only what it sets.
+type TrustPolicy struct {
+	Default TrustRule
+	Rules   []TrustRule
+}
+
+// TrustRule is one level of the policy. Nil fields inherit.
+type TrustRule struct {
+	// Hostname and Namespace select the providers a rule applies to; Type
+	// is a provider type or "*" for the whole namespace. Unset on Default.
+	Hostname  addrs.Hostname
+	Namespace string
+	Type      string
+
+	// KeyIDs lists the only keys allowed to sign, as 16-digit key IDs or
+	// 40-digit fingerprints; nil allows any key the registry advertises.
+	KeyIDs []string
+	// RefuseExpired refuses signatures by expired keys.
+	RefuseExpired *bool
+	// RefuseUnsigned refuses packages that publish no signing keys, even
+	// on registry.opentofu.org.
+	RefuseUnsigned *bool
+}
+
+// Trust is the policy in force for one provider.
+type Trust struct {
+	KeyIDs         []string
+	RefuseExpired  bool
+	RefuseUnsigned bool
+}
+
+// For resolves the policy for p.
+func (tp TrustPolicy) For(p addrs.Provider) Trust {
+	var t Trust
+	t.apply(tp.Default)
+	for _, wantType := range []bool{false, true} {
+		for _, r := range tp.Rules {
+			if r.Hostname == p.Hostname && r.Namespace == p.Namespace && (r.Type != "*") == wantType && (r.Type == "*" || r.Type == p.Type) {
+				t.apply(r)
+			}
+		}
+	}
+	return t
+}
+
+func (t *Trust) apply(r TrustRule) {
+	if r.KeyIDs != nil {
+		t.KeyIDs = r.KeyIDs
+	}
+	if r.RefuseExpired != nil {
+		t.RefuseExpired = *r.RefuseExpired
+	}
+	if r.RefuseUnsigned != nil {
+		t.RefuseUnsigned = *r.RefuseUnsigned
+	}
+}
+
+// allows reports whether the policy accepts a signature by signer.
+func (t Trust) allows(signer Signer) bool {
+	if len(t.KeyIDs) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(t.KeyIDs, func(id string) bool {
+		id = strings.ToUpper(id)
+		return id == signer.KeyID || id == signer.Fingerprint
+	})
+}
+
+// checkSigner applies the policy to a valid signature.
+func (t Trust) checkSigner(p addrs.Provider, signer Signer) error {
+	if !t.allows(signer) {
+		return fmt.Errorf("signed by key %s, which the trust policy for %s does not allow (allowed: %s)",
+			signer.KeyID, p, strings.Join(t.KeyIDs, ", "))
+	}
+	if signer.Expired && t.RefuseExpired {
+		return fmt.Errorf("signed by key %s, which has expired; the trust policy for %s refuses expired keys", signer.KeyID, p)
+	}
+	return nil
+}
+
+// ValidKeyID reports whether s is a 16-digit key ID or a 40-digit
+// fingerprint in hexadecimal.
+func ValidKeyID(s string) bool {
+	if len(s) != 16 && len(s) != 40 {
+		return false
+	}
+	for _, r := range strings.ToUpper(s) {
+		if (r < '0' || r > '9') && (r < 'A' || r > 'F') {
+			return false
+		}
+	}
+	return true
+}
