@@ -102,10 +102,10 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		Source:  source,
 		Checker: signing.Checker{},
 		Options: mirror.Options{
-			Strict:            opts.Strict,
-			Trust:             trustPolicy(manifest.Trust, opts.RequireSignatures),
-			Parallel:          opts.Parallel,
-			OnEvent:           out.event,
+			Strict:   opts.Strict,
+			Trust:    trustPolicy(manifest.Trust, opts.RequireSignatures),
+			Parallel: opts.Parallel,
+			OnEvent:  out.event,
 		},
 	}
 	plan, err := b.Plan(ctx, reqs)

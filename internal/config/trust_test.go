@@ -52,13 +52,13 @@ func boolString(b bool) string {
 
 func TestTrustBlockErrors(t *testing.T) {
 	tests := map[string]string{
-		`trust "nope" {}`:                              `mirror.hcl:1:7: Invalid trust pattern`,
-		`trust "*/*" {}`:                               `mirror.hcl:1:7: Invalid trust pattern`,
-		`trust "*" { unsigned = "maybe" }`:             `mirror.hcl:1:24: Invalid unsigned: unsigned must be "allow" or "refuse".`,
-		`trust "*" { expired_keys = "ignore" }`:        `mirror.hcl:1:28: Invalid expired_keys`,
-		`trust "*" { key_ids = ["XYZ"] }`:              `mirror.hcl:1:23: Invalid key ID`,
-		`trust "*" { key_ids = [] }`:                   `mirror.hcl:1:23: Invalid key IDs`,
-		`trust "*" { colour = "blue" }`:                `mirror.hcl:1:13: Unsupported argument`,
+		`trust "nope" {}`:                                          `mirror.hcl:1:7: Invalid trust pattern`,
+		`trust "*/*" {}`:                                           `mirror.hcl:1:7: Invalid trust pattern`,
+		`trust "*" { unsigned = "maybe" }`:                         `mirror.hcl:1:24: Invalid unsigned: unsigned must be "allow" or "refuse".`,
+		`trust "*" { expired_keys = "ignore" }`:                    `mirror.hcl:1:28: Invalid expired_keys`,
+		`trust "*" { key_ids = ["XYZ"] }`:                          `mirror.hcl:1:23: Invalid key ID`,
+		`trust "*" { key_ids = [] }`:                               `mirror.hcl:1:23: Invalid key IDs`,
+		`trust "*" { colour = "blue" }`:                            `mirror.hcl:1:13: Unsupported argument`,
 		"trust \"a/*\" {}\ntrust \"registry.opentofu.org/a/*\" {}": `mirror.hcl:2:1: Duplicate trust block`,
 	}
 	for src, want := range tests {
