@@ -27,6 +27,8 @@ type Tree struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+
+	catalogMu sync.Mutex
 }
 
 // Open opens root for writing without waiting for another process's lock.
@@ -136,8 +138,9 @@ type Archive struct {
 }
 
 // Publish makes a release visible: first its archives and kept origin
-// files, then its <version>.json (merged with the platforms already listed there), then the
-// provider's index.json (merged with the versions already listed). Both
+// files, then its <version>.json (merged with the platforms already listed
+// there), then the provider's index.json (merged with the versions already
+// listed), and last the root catalog.json. Both
 // documents are read and checked before anything moves, so a refused
 // publication leaves the tree as it was.
 func (t *Tree) Publish(r Release) error {
@@ -173,7 +176,10 @@ func (t *Tree) Publish(r Release) error {
 		return err
 	}
 	idx.Versions[r.Version.String()] = struct{}{}
-	return writeJSON(t.Path(IndexPath(r.Provider)), idx)
+	if err := writeJSON(t.Path(IndexPath(r.Provider)), idx); err != nil {
+		return err
+	}
+	return t.addToCatalog(r.Provider.String())
 }
 
 func (t *Tree) lockProvider(p addrs.Provider) func() {

@@ -289,6 +289,7 @@ func TestTreePublish(t *testing.T) {
 		fooDir + "/1.1.0.json": wantVersion,
 		fooDir + "/index.json": indexDoc("1.1.0"),
 		"./":                   "",
+		CatalogPath:            "{\n  \"providers\": [\n    \"registry.opentofu.org/hashicorp/foo\"\n  ]\n}",
 	}
 	if diff := cmp.Diff(want, snapshot(t, tr)); diff != "" {
 		t.Errorf("tree after Publish (-want +got):\n%s", diff)
