@@ -35,15 +35,25 @@ func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs
 	if err != nil {
 		return nil, err
 	}
+	list, err := parseVersions(data)
+	if err != nil {
+		return nil, fmt.Errorf("parse versions list from %s: %w", final.Redacted(), err)
+	}
+	return list, nil
+}
+
+// parseVersions parses a versions document. Like OpenTofu, one invalid
+// version string fails the whole list.
+func parseVersions(data []byte) (addrs.VersionList, error) {
 	var doc versionsDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("parse versions list from %s: %w", final.Redacted(), err)
+		return nil, err
 	}
 	list := make(addrs.VersionList, 0, len(doc.Versions))
 	for _, entry := range doc.Versions {
 		v, err := addrs.ParseVersion(entry.Version)
 		if err != nil {
-			return nil, fmt.Errorf("versions list from %s: %w", final.Redacted(), err)
+			return nil, err
 		}
 		list = append(list, v)
 	}
@@ -81,15 +91,20 @@ func (c *Client) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Vers
 	if err != nil {
 		return mirror.PackageMeta{}, err
 	}
-	var doc downloadDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
+	meta, err := parseDownload(data, final, plat)
+	if err != nil {
 		return mirror.PackageMeta{}, fmt.Errorf("parse download document %s: %w", final.Redacted(), err)
 	}
-	meta, err := doc.meta(final, plat)
-	if err != nil {
-		return mirror.PackageMeta{}, fmt.Errorf("download document %s: %w", final.Redacted(), err)
-	}
 	return meta, nil
+}
+
+// parseDownload parses and checks a download document fetched from docURL.
+func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
+	var doc downloadDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return mirror.PackageMeta{}, err
+	}
+	return doc.meta(docURL, plat)
 }
 
 func (d downloadDoc) meta(docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {

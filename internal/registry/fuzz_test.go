@@ -1,0 +1,54 @@
+package registry
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+func FuzzParseVersions(f *testing.F) {
+	f.Add([]byte(`{"versions":[{"version":"1.0.0","protocols":["5.0"]},{"version":"2.0.0-beta1"}]}`))
+	f.Add([]byte(`{"versions":[{"version":"v1"}]}`))
+	f.Add([]byte(`{"versions":{}}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		list, err := parseVersions(data)
+		if err != nil {
+			return
+		}
+		for _, v := range list {
+			if _, err := addrs.ParseVersion(v.String()); err != nil {
+				t.Fatalf("accepted version %q does not parse again: %v", v, err)
+			}
+		}
+	})
+}
+
+func FuzzParseDownload(f *testing.F) {
+	f.Add([]byte(`{"protocols":["5.0"],"os":"linux","arch":"amd64","filename":"p.zip","download_url":"/d/p.zip",
+"shasums_url":"s","shasums_signature_url":"s.sig","shasum":"5f9c7aa76b7c34d722fc9123208e26b22d60440cb47150dd04733b9b94f4541a",
+"signing_keys":{"gpg_public_keys":[{"key_id":"A","ascii_armor":"x"}]}}`))
+	f.Add([]byte(`{"os":"linux","arch":"amd64","filename":"../../evil.zip"}`))
+	f.Add([]byte(`{"signing_keys":[]}`))
+	docURL, err := url.Parse("https://registry.example/v1/providers/hashicorp/foo/1.0.0/download/linux/amd64")
+	if err != nil {
+		f.Fatal(err)
+	}
+	plat := addrs.Platform{OS: "linux", Arch: "amd64"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		meta, err := parseDownload(data, docURL, plat)
+		if err != nil {
+			return
+		}
+		if meta.Filename == "" || strings.ContainsAny(meta.Filename, "/\\\x00") || meta.Filename == ".." {
+			t.Fatalf("accepted filename %q", meta.Filename)
+		}
+		for _, u := range []*url.URL{meta.DownloadURL, meta.SumsURL, meta.SignatureURL} {
+			if u == nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+				t.Fatalf("accepted URL %v", u)
+			}
+		}
+	})
+}
