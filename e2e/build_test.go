@@ -594,7 +594,7 @@ func checkVersionDoc(t testing.TB, f *fixture, p pkgVersion) {
 // checkTreeFiles checks that the site holds exactly the expected files.
 func checkTreeFiles(t testing.TB, f *fixture) {
 	t.Helper()
-	want := map[string]bool{}
+	want := map[string]bool{"catalog.json": true}
 	for _, p := range f.pkgs {
 		want[p.dir()+"/index.json"] = true
 		want[p.dir()+"/"+p.version+".json"] = true

@@ -223,7 +223,7 @@ func (v *Verifier) hashFile(ctx context.Context, rel string) (hashing.ArchiveSum
 	if err != nil {
 		return hashing.ArchiveSums{}, err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	w := hashing.NewWriter()
 	_, err = io.Copy(io.MultiWriter(tmp, w), body)
 	if cerr := tmp.Close(); err == nil {

@@ -34,10 +34,11 @@ type buildOptions struct {
 	Parallel          int
 	JSON              bool
 	LockTimeout       time.Duration
+	Net               httpx.Policy // --retries and the timeouts
 }
 
 func newBuildCmd(env Env) *cobra.Command {
-	opts := buildOptions{}
+	opts := buildOptions{Net: httpx.DefaultPolicy()}
 	cmd := &cobra.Command{
 		Use:   "build [DIR...]",
 		Short: "Download, verify and publish providers into a static network mirror",
@@ -65,6 +66,9 @@ be served while it is being built.`,
 			if opts.Parallel < 1 {
 				return usageError{fmt.Errorf("--parallel must be at least 1")}
 			}
+			if err := opts.Net.Validate(); err != nil {
+				return usageError{fmt.Errorf("network flags: %w", err)}
+			}
 			opts.configSet = cmd.Flags().Changed("config")
 			opts.Dirs = dirs
 			return runBuild(cmd.Context(), env, opts)
@@ -80,7 +84,19 @@ be served while it is being built.`,
 	f.BoolVar(&opts.WriteLockFiles, "write-lock-files", false, "after the build, write each configuration's .terraform.lock.hcl from the mirror, as \"tfmirror lock\" does")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object per event and a JSON summary, for CI")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror build writing the same directory (0 fails at once)")
+	addNetworkFlags(cmd, &opts.Net)
 	return cmd
+}
+
+// addNetworkFlags adds the flags that fill p, with p's values as defaults.
+// cmd.Flags().Changed tells which were given, for settings that the
+// manifest may also make.
+func addNetworkFlags(cmd *cobra.Command, p *httpx.Policy) {
+	f := cmd.Flags()
+	f.IntVar(&p.Retries, "retries", p.Retries, "how many times to retry a request that failed in a way that may go away (connection error, timeout, stalled or short download, 429 or 5xx), with exponential backoff")
+	f.DurationVar(&p.ConnectTimeout, "connect-timeout", p.ConnectTimeout, "time allowed to connect, and to complete the TLS handshake (0: no limit)")
+	f.DurationVar(&p.HeaderTimeout, "header-timeout", p.HeaderTimeout, "time allowed for a response's headers to arrive after the request is sent (0: no limit)")
+	f.DurationVar(&p.StallTimeout, "stall-timeout", p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
 }
 
 func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
@@ -92,7 +108,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	source, err := newRegistryClient(env, manifest)
+	source, err := newRegistryClient(env, manifest, opts.Net)
 	if err != nil {
 		return err
 	}
@@ -226,8 +242,8 @@ func writeBuildLocks(ctx context.Context, tree *layout.Tree, opts buildOptions, 
 // newRegistryClient wires the registry client with the manifest's host
 // blocks and credentials; TF_TOKEN_* variables win, as in OpenTofu.
 // SSL_CERT_FILE is read from env, so the CLI behaves the same in-process.
-func newRegistryClient(env Env, m *config.Manifest) (*registry.Client, error) {
-	transport, err := httpx.NewTransport(httpEnvironment(env.Environ))
+func newRegistryClient(env Env, m *config.Manifest, policy httpx.Policy) (*registry.Client, error) {
+	transport, err := httpx.NewTransport(httpEnvironment(env.Environ), policy)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +251,7 @@ func newRegistryClient(env Env, m *config.Manifest) (*registry.Client, error) {
 	tokens := maps.Clone(m.Tokens)
 	maps.Copy(tokens, config.TokensFromEnv(env.Environ))
 	return registry.New(registry.Config{
-		HTTP:      httpx.NewClient(transport, ua, httpx.MaxRedirects, 0),
+		Fetcher:   httpx.NewFetcher(httpx.NewClient(transport, ua, httpx.MaxRedirects, 0), policy),
 		Discovery: httpx.NewClient(transport, ua, 3, 11*time.Second),
 		Services:  m.Services,
 		Tokens:    tokens,

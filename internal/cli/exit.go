@@ -27,6 +27,7 @@ func (e usageError) Unwrap() error { return e.err }
 // over other failures, because it is the one that must never be ignored.
 func ExitCode(err error) int {
 	var (
+		vfail *VerifyFailedError
 		verr  *mirror.VerificationError
 		cerr  *config.Error
 		usage usageError
@@ -34,7 +35,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &verr):
+	case errors.As(err, &verr), errors.As(err, &vfail):
 		return ExitVerification
 	case errors.As(err, &cerr), errors.As(err, &usage), isInputError(err):
 		return ExitUsage

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,10 +21,11 @@ type lockOptions struct {
 	Mirror            string
 	Platforms         []string
 	RequireSignatures bool
+	Net               httpx.Policy // --retries and the timeouts, for a mirror URL
 }
 
 func newLockCmd(env Env) *cobra.Command {
-	opts := lockOptions{}
+	opts := lockOptions{Net: httpx.DefaultPolicy()}
 	cmd := &cobra.Command{
 		Use:   "lock [DIR...]",
 		Short: "Write .terraform.lock.hcl files from a built mirror, for every platform",
@@ -51,6 +51,9 @@ Nothing is written unless every directory's lock file can be computed.`,
 			if opts.Mirror == "" {
 				return usageError{fmt.Errorf("--mirror is required: a mirror directory or https:// URL")}
 			}
+			if err := opts.Net.Validate(); err != nil {
+				return usageError{fmt.Errorf("network flags: %w", err)}
+			}
 			platforms, err := parsePlatforms(opts.Platforms)
 			if err != nil {
 				return err
@@ -65,6 +68,7 @@ Nothing is written unless every directory's lock file can be computed.`,
 	f.StringVarP(&opts.Mirror, "mirror", "m", "", "the built mirror: a directory or an http(s) URL")
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, as os_arch (repeatable; default: every platform the mirror holds)")
 	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse releases whose kept SHA256SUMS has no valid signature, even from registry.opentofu.org")
+	addNetworkFlags(cmd, &opts.Net)
 	return cmd
 }
 
@@ -73,7 +77,7 @@ func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, plat
 	if err != nil {
 		return err
 	}
-	catalog, err := openCatalog(env, opts.Mirror)
+	catalog, err := openCatalog(env, opts.Mirror, opts.Net)
 	if err != nil {
 		return err
 	}
@@ -88,14 +92,9 @@ func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, plat
 }
 
 // openCatalog opens a built mirror: a URL or a local directory.
-func openCatalog(env Env, mirrorRef string) (mirror.Catalog, error) {
-	if u, err := url.Parse(mirrorRef); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
-		transport, err := httpx.NewTransport(httpEnvironment(env.Environ))
-		if err != nil {
-			return nil, err
-		}
-		v, _ := versionInfo(env)
-		return netmirror.New(mirrorRef, httpx.NewClient(transport, "tfmirror/"+v, httpx.MaxRedirects, 60*time.Second))
+func openCatalog(env Env, mirrorRef string, policy httpx.Policy) (mirror.Catalog, error) {
+	if isURL(mirrorRef) {
+		return newMirrorClient(env, mirrorRef, policy)
 	}
 	if strings.Contains(mirrorRef, "://") {
 		return nil, usageError{fmt.Errorf("--mirror %q: only directories and http(s) URLs are supported", mirrorRef)}
@@ -105,6 +104,22 @@ func openCatalog(env Env, mirrorRef string) (mirror.Catalog, error) {
 		return nil, usageError{err}
 	}
 	return mirror.TreeCatalog{Tree: tree}, nil
+}
+
+func isURL(ref string) bool {
+	u, err := url.Parse(ref)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http")
+}
+
+// newMirrorClient reads a published mirror. Requests have no overall time
+// limit (archives can be large); the policy's timeouts catch stalls.
+func newMirrorClient(env Env, base string, policy httpx.Policy) (*netmirror.Client, error) {
+	transport, err := httpx.NewTransport(httpEnvironment(env.Environ), policy)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := versionInfo(env)
+	return netmirror.New(base, httpx.NewFetcher(httpx.NewClient(transport, "tfmirror/"+v, httpx.MaxRedirects, 0), policy))
 }
 
 // parsePlatforms parses --platform values, dropping duplicates.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -32,12 +33,16 @@ type Environment struct {
 }
 
 // NewTransport returns a transport that uses env's proxies and certificate
-// store (the system store unless env.CAFile is set).
-func NewTransport(env Environment) (*http.Transport, error) {
+// store (the system store unless env.CAFile is set), and p's connect and
+// header timeouts: p.ConnectTimeout bounds the TCP connection and the TLS
+// handshake, p.HeaderTimeout the wait for response headers.
+func NewTransport(env Environment, p Policy) (*http.Transport, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	proxy := (&httpproxy.Config{HTTPProxy: env.HTTPProxy, HTTPSProxy: env.HTTPSProxy, NoProxy: env.NoProxy}).ProxyFunc()
 	t.Proxy = func(req *http.Request) (*url.URL, error) { return proxy(req.URL) }
-	t.ResponseHeaderTimeout = 60 * time.Second
+	t.DialContext = (&net.Dialer{Timeout: p.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = p.ConnectTimeout
+	t.ResponseHeaderTimeout = p.HeaderTimeout
 	if env.CAFile == "" {
 		return t, nil
 	}
@@ -54,8 +59,9 @@ func NewTransport(env Environment) (*http.Transport, error) {
 }
 
 // NewClient returns a client over transport that sends userAgent and
-// follows at most maxRedirects redirects. timeout 0 means none (for large
-// downloads, which are bounded by their context instead).
+// follows at most maxRedirects redirects, and none back to a URL it has
+// already visited. timeout 0 means none (for large downloads, which are
+// bounded by their context and the Fetcher's stall timeout instead).
 func NewClient(transport http.RoundTripper, userAgent string, maxRedirects int, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Transport: userAgentTransport{next: transport, agent: userAgent},
@@ -63,6 +69,11 @@ func NewClient(transport http.RoundTripper, userAgent string, maxRedirects int, 
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			}
+			for _, prev := range via {
+				if prev.URL.String() == req.URL.String() {
+					return fmt.Errorf("stopped at a redirect loop: %s redirects back to %s", redact(via[len(via)-1].URL), redact(req.URL))
+				}
 			}
 			return nil
 		},

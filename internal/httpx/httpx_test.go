@@ -38,7 +38,7 @@ func tlsServer(t *testing.T, ca *testca.CA, h http.Handler) *httptest.Server {
 func trusting(t *testing.T, ca *testca.CA) *http.Transport {
 	t.Helper()
 	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
-	tr, err := httpx.NewTransport(httpx.Environment{CAFile: caFile})
+	tr, err := httpx.NewTransport(httpx.Environment{CAFile: caFile}, httpx.DefaultPolicy())
 	if err != nil {
 		t.Fatalf("NewTransport(%s): %v", caFile, err)
 	}
@@ -65,7 +65,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 }
 
 func TestNewTransportWithoutCAFile(t *testing.T) {
-	tr, err := httpx.NewTransport(httpx.Environment{})
+	tr, err := httpx.NewTransport(httpx.Environment{}, httpx.DefaultPolicy())
 	if err != nil {
 		t.Fatalf("NewTransport: %v", err)
 	}
@@ -116,7 +116,7 @@ func TestNewTransportBadCAFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr, err := httpx.NewTransport(httpx.Environment{CAFile: tt.path})
+			tr, err := httpx.NewTransport(httpx.Environment{CAFile: tt.path}, httpx.DefaultPolicy())
 			if err == nil {
 				t.Fatalf("NewTransport(%s) = %v, want an error", tt.path, tr)
 			}

@@ -24,16 +24,16 @@ const (
 
 // Client reads one published mirror.
 type Client struct {
-	base *url.URL
-	http *http.Client
+	base  *url.URL
+	fetch *httpx.Fetcher
 }
 
 var _ mirror.Catalog = (*Client)(nil)
 
-// New returns a client for the mirror at base, an http or https URL. Like
-// OpenTofu's network_mirror, base is a directory: a missing trailing slash
-// is added.
-func New(base string, c *http.Client) (*Client, error) {
+// New returns a client for the mirror at base, an http or https URL, that
+// sends its requests with f. Like OpenTofu's network_mirror, base is a
+// directory: a missing trailing slash is added.
+func New(base string, f *httpx.Fetcher) (*Client, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("mirror URL %q must be an http or https URL", base)
@@ -41,7 +41,7 @@ func New(base string, c *http.Client) (*Client, error) {
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 	}
-	return &Client{base: u, http: c}, nil
+	return &Client{base: u, fetch: f}, nil
 }
 
 // url resolves a tree-relative path (as package layout builds them).
@@ -94,23 +94,19 @@ func (c *Client) Record(ctx context.Context, p addrs.Provider, v addrs.Version) 
 }
 
 func (c *Client) getJSON(ctx context.Context, rel string) ([]byte, error) {
-	resp, err := httpx.Get(ctx, c.http, c.url(rel), http.Header{"Accept": {"application/json"}}) //nolint:bodyclose // ReadLimited closes it
+	data, _, mt, err := c.fetch.Document(ctx, c.url(rel), http.Header{"Accept": {"application/json"}}, maxJSON)
 	if err != nil {
 		return nil, err
 	}
-	if mt := httpx.MediaType(resp); mt != "application/json" {
-		resp.Body.Close()
+	if mt != "application/json" {
 		return nil, fmt.Errorf("%s is served as %q; OpenTofu requires application/json", c.url(rel).Redacted(), mt)
 	}
-	return httpx.ReadLimited(resp, maxJSON)
+	return data, nil
 }
 
 func (c *Client) get(ctx context.Context, rel string, limit int64) ([]byte, error) {
-	resp, err := httpx.Get(ctx, c.http, c.url(rel), nil) //nolint:bodyclose // ReadLimited closes it
-	if err != nil {
-		return nil, err
-	}
-	return httpx.ReadLimited(resp, limit)
+	data, _, _, err := c.fetch.Document(ctx, c.url(rel), nil, limit)
+	return data, err
 }
 
 func isNotFound(err error) bool {

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/netmirror"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 	"github.com/tfmirror/tfmirror/layout"
@@ -19,6 +21,13 @@ var (
 	foo = mustProvider("registry.opentofu.org/hashicorp/foo")
 	v1  = mustVersion("1.0.0")
 )
+
+// fetcher retries as tfmirror does, but without waiting long.
+func fetcher(c *http.Client) *httpx.Fetcher {
+	p := httpx.DefaultPolicy()
+	p.MinBackoff, p.MaxBackoff = time.Millisecond, time.Millisecond
+	return httpx.NewFetcher(c, p)
+}
 
 func mustProvider(s string) addrs.Provider {
 	p, err := addrs.ParseProvider(s)
@@ -70,7 +79,7 @@ func serveTree(t *testing.T, contentType string, signed bool) *netmirror.Client 
 	srv.TLS = ca.TLSConfig(t)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	c, err := netmirror.New(srv.URL+"/mirror", ca.Client())
+	c, err := netmirror.New(srv.URL+"/mirror", fetcher(ca.Client()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +121,7 @@ func TestClientErrors(t *testing.T) {
 		t.Error("missing release: no error")
 	}
 	for _, bad := range []string{"ftp://x/", "not a url", "https://"} {
-		if _, err := netmirror.New(bad, http.DefaultClient); err == nil {
+		if _, err := netmirror.New(bad, fetcher(http.DefaultClient)); err == nil {
 			t.Errorf("New(%q) accepted", bad)
 		}
 	}

@@ -28,7 +28,10 @@ const (
 
 // Config configures a Client.
 type Config struct {
-	// HTTP is used for registry API calls and downloads.
+	// Fetcher sends registry API calls and downloads, retrying as its
+	// policy says.
+	Fetcher *httpx.Fetcher
+	// HTTP is used, with httpx.DefaultPolicy, when Fetcher is nil.
 	HTTP *http.Client
 	// Discovery is used for /.well-known/terraform.json requests.
 	Discovery *http.Client
@@ -42,7 +45,7 @@ type Config struct {
 
 // Client talks to provider registries.
 type Client struct {
-	http   *http.Client
+	fetch  *httpx.Fetcher
 	disco  *disco.Disco
 	tokens map[addrs.Hostname]string
 }
@@ -63,7 +66,11 @@ func New(cfg Config) *Client {
 		}
 		d.ForceHostServices(host, m)
 	}
-	return &Client{http: cfg.HTTP, disco: d, tokens: cfg.Tokens}
+	fetch := cfg.Fetcher
+	if fetch == nil {
+		fetch = httpx.NewFetcher(cfg.HTTP, httpx.DefaultPolicy())
+	}
+	return &Client{fetch: fetch, disco: d, tokens: cfg.Tokens}
 }
 
 // serviceURL returns the base URL of host's provider registry, ending in "/".
@@ -99,16 +106,11 @@ func (c *Client) apiGet(ctx context.Context, host addrs.Hostname, u *url.URL, li
 	if tok, ok := c.tokens[host]; ok {
 		header.Set("Authorization", "Bearer "+tok)
 	}
-	resp, err := httpx.Get(ctx, c.http, u, header) //nolint:bodyclose // httpx.ReadLimited closes it
+	data, final, mt, err := c.fetch.Document(ctx, u, header, limit)
 	if err != nil {
 		return nil, nil, explainStatus(host, err)
 	}
-	final := resp.Request.URL
-	data, err := httpx.ReadLimited(resp, limit)
-	if err != nil {
-		return nil, nil, err
-	}
-	if mt := httpx.MediaType(resp); mt == "text/html" {
+	if mt == "text/html" {
 		return nil, nil, fmt.Errorf("%s returned an HTML page instead of JSON (a login page or proxy error?)", final.Redacted())
 	}
 	return data, final, nil
@@ -128,14 +130,11 @@ func TokenVariable(host addrs.Hostname) string {
 	return "TF_TOKEN_" + strings.ReplaceAll(name, ".", "_")
 }
 
-// Fetch copies the body at u to w. No credentials are sent: like OpenTofu,
-// archives and checksums are fetched anonymously.
+// Fetch copies the body at u to w, retrying a failed transfer from scratch
+// (w.Reset) as the fetcher's policy says. No credentials are sent: like
+// OpenTofu, archives and checksums are fetched anonymously.
 func (c *Client) Fetch(ctx context.Context, u *url.URL, w mirror.Sink) error {
-	resp, err := httpx.Get(ctx, c.http, u, nil) //nolint:bodyclose // httpx.Copy closes it
-	if err != nil {
-		return err
-	}
-	return httpx.Copy(resp, w)
+	return c.fetch.Fetch(ctx, u, nil, w)
 }
 
 func isNotFound(err error) bool {

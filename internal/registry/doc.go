@@ -7,4 +7,6 @@
 // to the document that named it, and attaches credentials only to requests
 // that go to the registry API, never to archive or checksum downloads. It
 // does not verify signatures or checksums: that is package mirror's job.
+// API calls and downloads are retried as the httpx.Fetcher it is given
+// says; service discovery is left to svchost/disco and its own client.
 package registry

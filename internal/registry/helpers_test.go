@@ -22,7 +22,7 @@ import (
 func clients(t *testing.T, ca *testca.CA) (api, disco *http.Client) {
 	t.Helper()
 	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
-	tr, err := httpx.NewTransport(httpx.Environment{CAFile: caFile})
+	tr, err := httpx.NewTransport(httpx.Environment{CAFile: caFile}, httpx.DefaultPolicy())
 	if err != nil {
 		t.Fatalf("NewTransport: %v", err)
 	}
@@ -31,11 +31,19 @@ func clients(t *testing.T, ca *testca.CA) (api, disco *http.Client) {
 		httpx.NewClient(tr, "tfmirror-test", 3, 10*time.Second)
 }
 
-// newClient returns a registry client trusting ca.
+// newClient returns a registry client trusting ca, which retries as
+// tfmirror does but without waiting long.
 func newClient(t *testing.T, ca *testca.CA, services map[addrs.Hostname]map[string]string, tokens map[addrs.Hostname]string) *registry.Client {
 	t.Helper()
 	api, disco := clients(t, ca)
-	return registry.New(registry.Config{HTTP: api, Discovery: disco, Services: services, Tokens: tokens})
+	return registry.New(registry.Config{Fetcher: httpx.NewFetcher(api, fastPolicy()), Discovery: disco, Services: services, Tokens: tokens})
+}
+
+// fastPolicy is httpx.DefaultPolicy with millisecond backoffs.
+func fastPolicy() httpx.Policy {
+	p := httpx.DefaultPolicy()
+	p.MinBackoff, p.MaxBackoff = time.Millisecond, time.Millisecond
+	return p
 }
 
 // request is what a test server saw of one request.

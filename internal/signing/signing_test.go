@@ -2,6 +2,7 @@ package signing_test
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -176,7 +177,7 @@ func TestVerifyExpired(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		if got != (signing.Signer{KeyID: keyID(e), Expired: true}) {
+		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true}) {
 			t.Errorf("Verify = %+v, want KeyID %s and Expired", got, keyID(e))
 		}
 	})
@@ -187,7 +188,7 @@ func TestVerifyExpired(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		if got != (signing.Signer{KeyID: keyID(e), Expired: true}) {
+		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true}) {
 			t.Errorf("Verify = %+v, want KeyID %s and Expired", got, keyID(e))
 		}
 	})
@@ -222,7 +223,7 @@ func TestVerifyPrefersCurrentKeyOverExpired(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	if got != (signing.Signer{KeyID: keyID(current)}) {
+	if got != (signing.Signer{KeyID: keyID(current), Fingerprint: fingerprint(current)}) {
 		t.Errorf("Verify = %+v, want the current key %s, not expired", got, keyID(current))
 	}
 }
@@ -324,7 +325,7 @@ func TestChecker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckSignature: %v", err)
 	}
-	if want := (mirror.Signer{KeyID: keyID(e)}); got != want {
+	if want := (mirror.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e)}); got != want {
 		t.Errorf("CheckSignature = %+v, want %+v", got, want)
 	}
 
@@ -334,7 +335,7 @@ func TestChecker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckSignature with an expired key: %v", err)
 	}
-	if want := (mirror.Signer{KeyID: keyID(old), Expired: true}); got != want {
+	if want := (mirror.Signer{KeyID: keyID(old), Fingerprint: fingerprint(old), Expired: true}); got != want {
 		t.Errorf("CheckSignature = %+v, want %+v", got, want)
 	}
 
@@ -371,7 +372,7 @@ func TestVerifyFakeRegistryRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	if got != (signing.Signer{KeyID: reg.KeyID}) {
+	if got.KeyID != reg.KeyID || !strings.HasSuffix(got.Fingerprint, reg.KeyID) || got.Expired {
 		t.Errorf("Verify = %+v, want KeyID %s", got, reg.KeyID)
 	}
 
@@ -380,4 +381,9 @@ func TestVerifyFakeRegistryRelease(t *testing.T) {
 	if _, err := signing.Verify(doc, bad, []string{reg.ArmoredKey}); !errors.Is(err, signing.ErrUnknownIssuer) {
 		t.Errorf("Verify of a signature by another key: %v, want ErrUnknownIssuer", err)
 	}
+}
+
+// fingerprint is the 40-digit uppercase fingerprint of e's primary key.
+func fingerprint(e *openpgp.Entity) string {
+	return strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint))
 }

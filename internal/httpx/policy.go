@@ -1,0 +1,115 @@
+package httpx
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxRetryAfter is the longest wait a server's Retry-After header can ask
+// for. A 429 or 503 response asking for longer ends the retries at once:
+// waiting that long in a build is worse than failing and saying why.
+const MaxRetryAfter = 5 * time.Minute
+
+// Policy says how hard a Fetcher tries. Zero timeouts mean no limit; zero
+// Retries means a single attempt. The CLI fills it from flags (and the
+// manifest), starting from DefaultPolicy.
+type Policy struct {
+	// Retries is how many more attempts may follow a failed first one.
+	Retries int
+	// MinBackoff is the wait before the first retry; it doubles for each
+	// later one, up to MaxBackoff. Each wait is jittered: a random duration
+	// between half of it and all of it ("equal jitter").
+	MinBackoff, MaxBackoff time.Duration
+	// ConnectTimeout bounds the TCP connection and, separately, the TLS
+	// handshake (used by NewTransport).
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for the response headers once the
+	// request is sent (used by NewTransport).
+	HeaderTimeout time.Duration
+	// StallTimeout fails an attempt whose body delivers no bytes for this
+	// long; the attempt is then retried like a dropped connection.
+	StallTimeout time.Duration
+}
+
+// DefaultPolicy returns the policy tfmirror uses unless told otherwise.
+func DefaultPolicy() Policy {
+	return Policy{
+		Retries:        4,
+		MinBackoff:     500 * time.Millisecond,
+		MaxBackoff:     30 * time.Second,
+		ConnectTimeout: 15 * time.Second,
+		HeaderTimeout:  60 * time.Second,
+		StallTimeout:   60 * time.Second,
+	}
+}
+
+// Validate reports a setting that makes no sense.
+func (p Policy) Validate() error {
+	if p.Retries < 0 {
+		return fmt.Errorf("retries must be 0 or more, not %d", p.Retries)
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{
+		{"minimum backoff", p.MinBackoff},
+		{"maximum backoff", p.MaxBackoff},
+		{"connect timeout", p.ConnectTimeout},
+		{"header timeout", p.HeaderTimeout},
+		{"stall timeout", p.StallTimeout},
+	} {
+		if d.value < 0 {
+			return fmt.Errorf("%s must be 0 (no limit) or more, not %s", d.name, d.value)
+		}
+	}
+	if p.MinBackoff > p.MaxBackoff {
+		return fmt.Errorf("minimum backoff %s is more than the maximum %s", p.MinBackoff, p.MaxBackoff)
+	}
+	return nil
+}
+
+// backoff returns the wait before retry number retry (1 for the first
+// retry): MinBackoff doubled retry-1 times, at most MaxBackoff, with equal
+// jitter.
+func (p Policy) backoff(retry int) time.Duration {
+	d := p.MinBackoff
+	for i := 1; i < retry && d < p.MaxBackoff; i++ {
+		if d > p.MaxBackoff/2 {
+			d = p.MaxBackoff
+		} else {
+			d *= 2
+		}
+	}
+	d = min(d, p.MaxBackoff)
+	if d <= 0 {
+		return 0
+	}
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// retryAfter parses a Retry-After header: delay-seconds or an HTTP date.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		if secs > int64(math.MaxInt64/time.Second) {
+			return math.MaxInt64, true
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
