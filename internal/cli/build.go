@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
@@ -35,6 +36,7 @@ type buildOptions struct {
 	JSON              bool
 	LockTimeout       time.Duration
 	Net               httpx.Policy // --retries and the timeouts
+	netFlagsSet       map[string]bool
 }
 
 func newBuildCmd(env Env) *cobra.Command {
@@ -70,6 +72,7 @@ be served while it is being built.`,
 				return usageError{fmt.Errorf("network flags: %w", err)}
 			}
 			opts.configSet = cmd.Flags().Changed("config")
+			opts.netFlagsSet = changedFlags(cmd, "retries", "connect-timeout", "header-timeout", "stall-timeout")
 			opts.Dirs = dirs
 			return runBuild(cmd.Context(), env, opts)
 		},
@@ -99,6 +102,57 @@ func addNetworkFlags(cmd *cobra.Command, p *httpx.Policy) {
 	f.DurationVar(&p.StallTimeout, "stall-timeout", p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
 }
 
+// changedFlags reports which of the named flags were given.
+func changedFlags(cmd *cobra.Command, names ...string) map[string]bool {
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = cmd.Flags().Changed(n)
+	}
+	return out
+}
+
+// networkPolicy starts from the defaults, applies the manifest's settings,
+// then the flags that were given.
+func networkPolicy(s config.Settings, flags httpx.Policy, set map[string]bool) httpx.Policy {
+	p := httpx.DefaultPolicy()
+	if s.Retries != nil {
+		p.Retries = *s.Retries
+	}
+	for _, d := range []struct {
+		from *time.Duration
+		to   *time.Duration
+	}{{s.ConnectTimeout, &p.ConnectTimeout}, {s.HeaderTimeout, &p.HeaderTimeout}, {s.StallTimeout, &p.StallTimeout}} {
+		if d.from != nil {
+			*d.to = *d.from
+		}
+	}
+	if set["retries"] {
+		p.Retries = flags.Retries
+	}
+	if set["connect-timeout"] {
+		p.ConnectTimeout = flags.ConnectTimeout
+	}
+	if set["header-timeout"] {
+		p.HeaderTimeout = flags.HeaderTimeout
+	}
+	if set["stall-timeout"] {
+		p.StallTimeout = flags.StallTimeout
+	}
+	return p
+}
+
+// zipLimits are the defaults with the manifest's settings applied.
+func zipLimits(s config.Settings) hashing.ZipLimits {
+	l := hashing.DefaultZipLimits
+	if s.MaxArchiveEntries != nil {
+		l.MaxEntries = *s.MaxArchiveEntries
+	}
+	if s.MaxUnpackedBytes != nil {
+		l.MaxUnpackedBytes = *s.MaxUnpackedBytes
+	}
+	return l
+}
+
 func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	manifest, err := loadManifest(opts)
 	if err != nil {
@@ -107,6 +161,10 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	roots, reqs, err := buildInputs(opts, manifest)
 	if err != nil {
 		return err
+	}
+	opts.Net = networkPolicy(manifest.Settings, opts.Net, opts.netFlagsSet)
+	if err := opts.Net.Validate(); err != nil {
+		return usageError{err}
 	}
 	source, err := newRegistryClient(env, manifest, opts.Net)
 	if err != nil {
@@ -118,10 +176,11 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		Source:  source,
 		Checker: signing.Checker{},
 		Options: mirror.Options{
-			Strict:   opts.Strict,
-			Trust:    trustPolicy(manifest.Trust, opts.RequireSignatures),
-			Parallel: opts.Parallel,
-			OnEvent:  out.event,
+			Strict:    opts.Strict,
+			Trust:     trustPolicy(manifest.Trust, opts.RequireSignatures),
+			Parallel:  opts.Parallel,
+			OnEvent:   out.event,
+			ZipLimits: zipLimits(manifest.Settings),
 		},
 	}
 	plan, err := b.Plan(ctx, reqs)

@@ -30,6 +30,8 @@ type Manifest struct {
 	Tokens map[addrs.Hostname]string
 	// Trust is the signature policy from trust blocks.
 	Trust mirror.TrustPolicy
+	// Settings are the settings block's values.
+	Settings Settings
 }
 
 var rootSchema = &hcl.BodySchema{
@@ -40,6 +42,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "credentials", LabelNames: []string{"hostname"}},
 		{Type: "configuration", LabelNames: []string{"path"}},
 		{Type: "trust", LabelNames: []string{"pattern"}},
+		{Type: "settings"},
 	},
 }
 
@@ -84,6 +87,7 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 	m.Platforms = defaults
 	seen := make(map[string]hcl.Range)
 	trustSeen := make(map[string]hcl.Range)
+	settingsSeen := false
 	for _, block := range content.Blocks {
 		switch block.Type {
 		case "provider":
@@ -96,6 +100,8 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 			diags = append(diags, decodeHost(block, m.Services)...)
 		case "credentials":
 			diags = append(diags, decodeCredentials(block, m.Tokens)...)
+		case "settings":
+			diags = append(diags, decodeSettings(block, &m.Settings, &settingsSeen)...)
 		case "trust":
 			diags = append(diags, decodeTrust(block, &m.Trust, trustSeen)...)
 		case "configuration":

@@ -1,0 +1,40 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/internal/config"
+)
+
+func TestSettingsBlock(t *testing.T) {
+	m, err := config.Parse([]byte(`settings {
+  retries             = 7
+  connect_timeout     = "5s"
+  header_timeout      = "2m"
+  stall_timeout       = "0"
+  max_archive_entries = 500
+  max_unpacked_bytes  = 1048576
+}
+`), "mirror.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Settings
+	if *s.Retries != 7 || *s.ConnectTimeout != 5*time.Second || *s.HeaderTimeout != 2*time.Minute || *s.StallTimeout != 0 ||
+		*s.MaxArchiveEntries != 500 || *s.MaxUnpackedBytes != 1<<20 {
+		t.Errorf("settings = %+v", s)
+	}
+	for src, want := range map[string]string{
+		`settings { retries = -1 }`:            "mirror.hcl:1:22: Invalid retries",
+		`settings { stall_timeout = "soon" }`:  "mirror.hcl:1:28: Invalid stall_timeout",
+		`settings { max_archive_entries = 0 }`: "mirror.hcl:1:34: Invalid max_archive_entries",
+		`settings { colour = 1 }`:              "Unsupported argument",
+		"settings {}\nsettings {}":             "mirror.hcl:2:1: Duplicate settings block",
+	} {
+		if _, err := config.Parse([]byte(src), "mirror.hcl"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", src, err, want)
+		}
+	}
+}
