@@ -101,9 +101,16 @@ func padding(seed string, n int) []byte {
 // shasums returns the SHA256SUMS document of a version: one line per
 // platform zip plus the manifest, sorted by filename.
 func shasums(typ, version string, archives map[string][]byte) []byte {
+	return shasumsNamed(typ, version, archives, func(platform string) string {
+		return zipName(typ, version, platform)
+	})
+}
+
+// shasumsNamed is shasums with the zip of each platform listed as name(platform).
+func shasumsNamed(typ, version string, archives map[string][]byte, name func(platform string) string) []byte {
 	files := map[string][]byte{manifestName(typ, version): []byte(manifest)}
 	for p, data := range archives {
-		files[zipName(typ, version, p)] = data
+		files[name(p)] = data
 	}
 	var names []string
 	for name := range files {

@@ -4,9 +4,12 @@
 // OpenTofu provider registry protocol v1: service discovery, version
 // listings, download documents, and the release files they point to
 // (deterministic zip archives, SHA256SUMS and its detached OpenPGP signature
-// made with a throwaway key). It also owns the faults a test can switch on
-// to make a package's archive, signature or checksum wrong, and the log of
-// requests served. Only tests import it.
+// made with a throwaway key). It also owns the faults a test can switch on:
+// wrong content (archive, signature, checksum, signing key, filename),
+// hostile releases (zip bombs), and misbehaving transport (error statuses,
+// rate limits, resets, truncated or stalled bodies, redirect loops, endless
+// documents). It counts requests and bytes served so tests can tell what a
+// client did. Only tests import it.
 package fakeregistry
 
 import (
@@ -14,6 +17,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 
@@ -27,14 +31,26 @@ type Registry struct {
 	KeyID       string // 16 uppercase hex chars of the signing key
 	ArmoredKey  string // ASCII-armored public key
 
+	// A second valid key of this registry. SignWithAdvertisedKey makes a
+	// version advertise it and sign with it; BadSignature signs with it
+	// while the registry key is advertised.
+	OtherKeyID      string // 16 uppercase hex chars
+	OtherArmoredKey string // ASCII-armored public key
+
 	t      testing.TB
 	signer *openpgp.Entity
+	other  *openpgp.Entity
+	done   chan struct{} // closed when the test ends; wakes sleeping handlers
 
 	mu        sync.Mutex
 	providers map[string]*provider // by "namespace/type"
 	faults    faults
-	otherKey  *openpgp.Entity // signs bad signatures; made on first use
 	requests  []string
+	counts    map[string]int    // requests by URL path
+	served    map[string]int64  // body bytes written by URL path
+	archived  int64             // body bytes written to archive responses
+	onBytes   func(total int64) // called with archived after each archive chunk
+	sigs      map[string][]byte // signatures made while serving, by signer and document
 }
 
 // Options change what AddWithOptions publishes.
@@ -60,11 +76,18 @@ type version struct {
 	sig       []byte            // detached signature of sums by the registry key
 }
 
-// faults holds the faults switched on, keyed by packageKey or versionKey.
+// faults holds the faults switched on: content faults keyed by packageKey
+// or versionKey, transport faults keyed by URL path.
 type faults struct {
 	tampered map[string]bool
 	badSig   map[string]bool
 	mismatch map[string]bool
+	otherKey map[string]bool   // SignWithAdvertisedKey, by versionKey
+	filename map[string]string // PathTraversalFilename, by packageKey
+
+	queued       map[string][]*pathFault // counted faults by path, applied in order
+	standing     map[string]faultKind    // RedirectLoop / EndlessJSON by path
+	archiveDelay time.Duration           // SetArchiveDelay
 }
 
 // New starts a registry on an HTTPS server with a certificate from ca for
@@ -77,14 +100,21 @@ const UnresolvableHost = "origin.test"
 
 func New(t testing.TB, ca *testca.CA) *Registry {
 	t.Helper()
-	signer := newEntity(t)
+	signer, other := newEntities(t)
 	r := &Registry{
-		t:          t,
-		signer:     signer,
-		KeyID:      keyID(signer),
-		ArmoredKey: armoredKey(t, signer),
-		providers:  map[string]*provider{},
-		faults:     newFaults(),
+		t:               t,
+		signer:          signer,
+		other:           other,
+		KeyID:           keyID(signer),
+		ArmoredKey:      armoredKey(t, signer),
+		OtherKeyID:      keyID(other),
+		OtherArmoredKey: armoredKey(t, other),
+		done:            make(chan struct{}),
+		providers:       map[string]*provider{},
+		faults:          newFaults(),
+		counts:          map[string]int{},
+		served:          map[string]int64{},
+		sigs:            map[string][]byte{},
 	}
 	r.URL = r.start(t, ca)
 	r.ServicesURL = r.URL + "/v1/providers/"
@@ -111,6 +141,13 @@ func (r *Registry) AddWithOptions(namespace, typ, ver string, opts Options, plat
 	for _, p := range platforms {
 		archives[p] = buildArchive(r.t, namespace, typ, ver, p, opts.DirEntries)
 	}
+	r.publish(namespace, typ, ver, opts, archives)
+}
+
+// publish adds archives (by platform) to a version, then rebuilds its
+// SHA256SUMS and signature.
+func (r *Registry) publish(namespace, typ, ver string, opts Options, archives map[string][]byte) {
+	r.t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v := r.version(namespace, typ, ver, true)
@@ -156,29 +193,26 @@ func (r *Registry) SHA256SUMS(namespace, typ, version string) []byte {
 // zip with one byte in the middle flipped. SHA256SUMS and shasum keep
 // describing the original.
 func (r *Registry) TamperArchive(namespace, typ, version, platform string) {
-	r.setFault(r.faults.tampered, packageKey(namespace, typ, version, platform))
+	r.setFault(func(f *faults) map[string]bool { return f.tampered }, packageKey(namespace, typ, version, platform))
 }
 
 // BadSignature makes later requests for the version's SHA256SUMS.sig get a
-// signature made by another key, so verifying it with ArmoredKey fails.
-// The download documents still advertise the registry key.
+// signature made by a key the download documents do not advertise (the
+// other key; or the registry key if SignWithAdvertisedKey is also on), so
+// verifying it with the advertised key fails. The download documents are
+// unchanged.
 func (r *Registry) BadSignature(namespace, typ, version string) {
-	r.t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.otherKey == nil {
-		r.otherKey = newEntity(r.t)
-	}
-	r.faults.badSig[versionKey(namespace, typ, version)] = true
+	r.setFault(func(f *faults) map[string]bool { return f.badSig }, versionKey(namespace, typ, version))
 }
 
 // ShasumMismatch makes later download documents for that package carry a
 // `shasum` that differs from the one in SHA256SUMS.
 func (r *Registry) ShasumMismatch(namespace, typ, version, platform string) {
-	r.setFault(r.faults.mismatch, packageKey(namespace, typ, version, platform))
+	r.setFault(func(f *faults) map[string]bool { return f.mismatch }, packageKey(namespace, typ, version, platform))
 }
 
-// Reset clears all faults.
+// Reset clears all faults, including SetArchiveDelay. It keeps the
+// published providers, the request log, the counters and the OnBytes hook.
 func (r *Registry) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -192,10 +226,12 @@ func (r *Registry) Requests() []string {
 	return append([]string(nil), r.requests...)
 }
 
-func (r *Registry) setFault(set map[string]bool, key string) {
+// setFault sets key in the fault set that set picks. It picks under the
+// lock, since Reset replaces the sets.
+func (r *Registry) setFault(set func(*faults) map[string]bool, key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	set[key] = true
+	set(&r.faults)[key] = true
 }
 
 // version finds a version, creating it (and its provider) if create is set.
@@ -233,7 +269,15 @@ func (v *version) platforms() []string {
 }
 
 func newFaults() faults {
-	return faults{tampered: map[string]bool{}, badSig: map[string]bool{}, mismatch: map[string]bool{}}
+	return faults{
+		tampered: map[string]bool{},
+		badSig:   map[string]bool{},
+		mismatch: map[string]bool{},
+		otherKey: map[string]bool{},
+		filename: map[string]string{},
+		queued:   map[string][]*pathFault{},
+		standing: map[string]faultKind{},
+	}
 }
 
 func versionKey(namespace, typ, version string) string {

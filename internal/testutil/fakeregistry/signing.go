@@ -10,15 +10,25 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 )
 
-// newEntity makes a throwaway RSA 2048 OpenPGP key.
-func newEntity(t testing.TB) *openpgp.Entity {
+// newEntities makes the registry's two throwaway keys: the signing key,
+// RSA 2048 as most registries use, and the other key, Ed25519, which takes
+// no time to make.
+func newEntities(t testing.TB) (signer, other *openpgp.Entity) {
 	t.Helper()
-	cfg := &packet.Config{Algorithm: packet.PubKeyAlgoRSA, RSABits: 2048}
-	e, err := openpgp.NewEntity("fakeregistry", "test only", "fakeregistry@example.invalid", cfg)
+	signer, err := makeEntity(packet.PubKeyAlgoRSA)
+	if err == nil {
+		other, err = makeEntity(packet.PubKeyAlgoEdDSA)
+	}
 	if err != nil {
 		t.Fatalf("fakeregistry: make OpenPGP key: %v", err)
 	}
-	return e
+	return signer, other
+}
+
+// makeEntity makes a throwaway OpenPGP key (v4) of the given algorithm.
+func makeEntity(algo packet.PublicKeyAlgorithm) (*openpgp.Entity, error) {
+	cfg := &packet.Config{Algorithm: algo, RSABits: 2048}
+	return openpgp.NewEntity("fakeregistry", "test only", "fakeregistry@example.invalid", cfg)
 }
 
 // keyID returns the 16 uppercase hex chars of the entity's primary key ID.
