@@ -115,7 +115,9 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	last := lines[len(lines)-1]
-	for _, want := range []string{`"event":"summary"`, `"mirrored":1`, `"skipped":1`, `"exit_code":0`} {
+	for _, want := range []string{`"event":"summary"`, `"mirrored":1`, `"skipped":1`, `"exit_code":0`,
+		`"packages":[{"provider":"registry.opentofu.org/hashicorp/foo","version":"1.0.0","platform":"darwin_arm64","status":"skipped"},` +
+			`{"provider":"registry.opentofu.org/hashicorp/foo","version":"1.0.0","platform":"linux_amd64","status":"mirrored","key_id":"` + o.reg.KeyID + `"}]`} {
 		if !strings.Contains(last, want) {
 			t.Errorf("summary line lacks %s: %s", want, last)
 		}

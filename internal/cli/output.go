@@ -21,19 +21,30 @@ func newPrinter(w io.Writer, asJSON bool) *printer { return &printer{w: w, json:
 
 // jsonEvent is the shape of every --json line.
 type jsonEvent struct {
-	Event    string   `json:"event"`
-	Status   string   `json:"status,omitempty"`
-	Provider string   `json:"provider,omitempty"`
-	Version  string   `json:"version,omitempty"`
-	Platform string   `json:"platform,omitempty"`
-	Bytes    int64    `json:"bytes,omitempty"`
-	KeyID    string   `json:"key_id,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-	Message  string   `json:"message,omitempty"`
-	Counts   *counts  `json:"counts,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
-	Errors   []string `json:"errors,omitempty"`
-	ExitCode *int     `json:"exit_code,omitempty"`
+	Event    string  `json:"event"`
+	Status   string  `json:"status,omitempty"`
+	Provider string  `json:"provider,omitempty"`
+	Version  string  `json:"version,omitempty"`
+	Platform string  `json:"platform,omitempty"`
+	Bytes    int64   `json:"bytes,omitempty"`
+	KeyID    string  `json:"key_id,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	Message  string  `json:"message,omitempty"`
+	Counts   *counts `json:"counts,omitempty"`
+	// Packages, in the summary, is every package's outcome and the key
+	// that verified it.
+	Packages []jsonPackage `json:"packages,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
+	Errors   []string      `json:"errors,omitempty"`
+	ExitCode *int          `json:"exit_code,omitempty"`
+}
+
+type jsonPackage struct {
+	Provider string `json:"provider"`
+	Version  string `json:"version"`
+	Platform string `json:"platform"`
+	Status   string `json:"status"`
+	KeyID    string `json:"key_id,omitempty"`
 }
 
 type counts struct {
@@ -114,6 +125,12 @@ func (p *printer) summary(r *mirror.Report, code int) {
 	}
 	if p.json {
 		ev := jsonEvent{Event: "summary", Counts: &c, Warnings: r.Warnings, ExitCode: &code}
+		for _, res := range r.Results {
+			ev.Packages = append(ev.Packages, jsonPackage{
+				Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
+				Status: string(res.Status), KeyID: res.KeyID,
+			})
+		}
 		for _, err := range r.Errors {
 			ev.Errors = append(ev.Errors, err.Error())
 		}
