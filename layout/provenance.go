@@ -30,6 +30,10 @@ type ProvenanceArchive struct {
 	Filename string `json:"filename"`
 	// H1 is the hash of the unpacked package, the one "tofu init" records.
 	H1 hashing.Hash `json:"h1"`
+	// ZH and Size identify the archive's bytes, so a rebuild can tell an
+	// intact archive from a damaged one without hashing it.
+	ZH   hashing.Hash `json:"zh,omitempty"`
+	Size int64        `json:"size,omitempty"`
 }
 
 // Record is everything kept about a release's origin.

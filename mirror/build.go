@@ -28,6 +28,9 @@ type Options struct {
 	// ZipLimits bound what an archive may unpack to; zero means
 	// hashing.DefaultZipLimits.
 	ZipLimits hashing.ZipLimits
+	// VerifyExisting re-hashes archives already in the tree instead of
+	// trusting their recorded size.
+	VerifyExisting bool
 	// OnEvent, if set, is called for every finished package and warning.
 	// Calls are serialized.
 	OnEvent func(Event)
@@ -37,7 +40,11 @@ type Options struct {
 type Builder struct {
 	Source  Source
 	Checker SignatureChecker
-	Tree    *layout.Tree
+	// Tree is where Execute publishes.
+	Tree *layout.Tree
+	// Known, if set, is the existing tree Plan consults to keep packages
+	// that are already complete (read-only; usually the same directory).
+	Known   *layout.Tree
 	Options Options
 
 	mu        sync.Mutex
@@ -49,6 +56,9 @@ type Builder struct {
 type release struct {
 	req     Requirement
 	version addrs.Version
+	// kept are the platforms already complete in the tree; req.Platforms
+	// holds only those still to fetch.
+	kept []kept
 }
 
 // Plan is the releases a build will mirror, resolved from requirements.
@@ -78,7 +88,24 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return &Plan{releases: mergeReleases(selected)}, nil
+	plan := &Plan{releases: mergeReleases(selected)}
+	for i := range plan.releases {
+		b.splitKept(&plan.releases[i])
+	}
+	return plan, nil
+}
+
+// splitKept moves the platforms already complete in the tree out of the
+// release's platforms to fetch.
+func (b *Builder) splitKept(r *release) {
+	r.kept = b.keptPackages(r.req.Provider, r.version, r.req.Platforms)
+	var fetch []addrs.Platform
+	for _, plat := range r.req.Platforms {
+		if !slices.ContainsFunc(r.kept, func(k kept) bool { return k.plat == plat }) {
+			fetch = append(fetch, plat)
+		}
+	}
+	r.req.Platforms = fetch
 }
 
 // Execute fetches, verifies and publishes every package of the plan.

@@ -21,13 +21,14 @@ import (
 
 // fakeSource is an in-memory origin. Files are served from "mem:" URLs.
 type fakeSource struct {
-	mu       sync.Mutex
-	versions map[string][]string    // provider → versions
-	metas    map[string]PackageMeta // "provider version platform" → meta
-	files    map[string][]byte      // URL → body
-	failURL  map[string]error       // URL → error returned by Fetch
-	fetches  map[string]int         // URL → count
-	listErr  map[string]error       // provider → AvailableVersions error
+	mu        sync.Mutex
+	versions  map[string][]string    // provider → versions
+	metas     map[string]PackageMeta // "provider version platform" → meta
+	files     map[string][]byte      // URL → body
+	failURL   map[string]error       // URL → error returned by Fetch
+	fetches   map[string]int         // URL → count
+	listErr   map[string]error       // provider → AvailableVersions error
+	metaCalls int                    // PackageMeta calls
 }
 
 func newFakeSource() *fakeSource {
@@ -92,6 +93,7 @@ func (s *fakeSource) AvailableVersions(_ context.Context, p addrs.Provider) (add
 func (s *fakeSource) PackageMeta(_ context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.metaCalls++
 	m, ok := s.metas[key(p, v, plat)]
 	if !ok {
 		return PackageMeta{}, fmt.Errorf("%s: %w", key(p, v, plat), ErrPlatformUnavailable)

@@ -23,6 +23,10 @@ type candidate struct {
 // authenticates the release's SHA256SUMS once, fetches and checks each
 // archive, and publishes those that passed.
 func (b *Builder) buildRelease(ctx context.Context, r release) {
+	for _, k := range r.kept {
+		pkg := Package{Provider: r.req.Provider, Version: r.version, Platform: k.plat}
+		b.emit(Result{Package: pkg, Status: StatusPresent, Bytes: k.size, KeyID: k.keyID})
+	}
 	cands := b.lookupPlatforms(ctx, r)
 	if len(cands) == 0 {
 		return
@@ -246,7 +250,9 @@ func record(fs []fetched) *layout.Record {
 		},
 	}
 	for _, f := range fs {
-		rec.Provenance.Archives[f.pkg.Platform.String()] = layout.ProvenanceArchive{Filename: f.filename, H1: f.h1Unpacked}
+		rec.Provenance.Archives[f.pkg.Platform.String()] = layout.ProvenanceArchive{
+			Filename: f.filename, H1: f.h1Unpacked, ZH: hashing.ZH(f.origin.sums[f.filename]), Size: f.size,
+		}
 	}
 	return rec
 }

@@ -35,6 +35,7 @@ type buildOptions struct {
 	Parallel          int
 	JSON              bool
 	LockTimeout       time.Duration
+	VerifyExisting    bool
 	Net               httpx.Policy // --retries and the timeouts
 	netFlagsSet       map[string]bool
 }
@@ -86,6 +87,7 @@ be served while it is being built.`,
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform for the providers of configurations, as os_arch (repeatable; default: the manifest's platforms)")
 	f.BoolVar(&opts.WriteLockFiles, "write-lock-files", false, "after the build, write each configuration's .terraform.lock.hcl from the mirror, as \"tfmirror lock\" does")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object per event and a JSON summary, for CI")
+	f.BoolVar(&opts.VerifyExisting, "verify-existing", false, "re-hash every archive already in the mirror instead of trusting its recorded size, and replace any that does not match")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror build writing the same directory (0 fails at once)")
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
@@ -176,13 +178,15 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		Source:  source,
 		Checker: signing.Checker{},
 		Options: mirror.Options{
-			Strict:    opts.Strict,
-			Trust:     trustPolicy(manifest.Trust, opts.RequireSignatures),
-			Parallel:  opts.Parallel,
-			OnEvent:   out.event,
-			ZipLimits: zipLimits(manifest.Settings),
+			Strict:         opts.Strict,
+			Trust:          trustPolicy(manifest.Trust, opts.RequireSignatures),
+			Parallel:       opts.Parallel,
+			OnEvent:        out.event,
+			ZipLimits:      zipLimits(manifest.Settings),
+			VerifyExisting: opts.VerifyExisting,
 		},
 	}
+	b.Known = existingTree(opts.Out)
 	plan, err := b.Plan(ctx, reqs)
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
@@ -225,6 +229,16 @@ func trustPolicy(p mirror.TrustPolicy, requireSignatures bool) mirror.TrustPolic
 		p.Rules[i].RefuseUnsigned = &refuse
 	}
 	return p
+}
+
+// existingTree opens the output directory for reading, if it is a mirror
+// already, so the plan can keep what it holds.
+func existingTree(dir string) *layout.Tree {
+	t, err := layout.OpenExisting(dir)
+	if err != nil {
+		return nil
+	}
+	return t
 }
 
 // loadManifest reads the manifest. Without --config, a missing mirror.hcl
