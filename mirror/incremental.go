@@ -68,10 +68,8 @@ func (b *Builder) intact(path string, a layout.ProvenanceArchive) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
 	w := hashing.NewWriter()
-	if _, err := io.Copy(w, f); err != nil {
-		return false
-	}
-	return hashing.ZH(w.Sum()) == a.ZH
+	_, err = io.Copy(w, f)
+	_ = f.Close() // read-only
+	return err == nil && hashing.ZH(w.Sum()) == a.ZH
 }
