@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -25,6 +26,9 @@ type Options struct {
 	Trust TrustPolicy
 	// Parallel bounds concurrent downloads; 0 means DefaultParallel.
 	Parallel int
+	// HashParallel bounds concurrent hashing, which is CPU-bound; 0 means
+	// one per CPU. Downloads and hashing overlap.
+	HashParallel int
 	// ZipLimits bound what an archive may unpack to; zero means
 	// hashing.DefaultZipLimits.
 	ZipLimits hashing.ZipLimits
@@ -50,6 +54,7 @@ type Builder struct {
 	mu        sync.Mutex
 	report    *Report
 	downloads chan struct{}
+	hashes    chan struct{}
 }
 
 // release is one provider version to mirror.
@@ -113,6 +118,7 @@ func (b *Builder) splitKept(r *release) {
 func (b *Builder) Execute(ctx context.Context, plan *Plan) *Report {
 	b.report = &Report{}
 	b.downloads = make(chan struct{}, b.parallel())
+	b.hashes = make(chan struct{}, b.hashParallel())
 	var g errgroup.Group
 	g.SetLimit(b.parallel())
 	for _, r := range plan.releases {
@@ -134,6 +140,24 @@ func (b *Builder) Build(ctx context.Context, reqs []Requirement) *Report {
 		return &Report{Errors: []error{err}}
 	}
 	return b.Execute(ctx, plan)
+}
+
+func (b *Builder) hashParallel() int {
+	if b.Options.HashParallel > 0 {
+		return b.Options.HashParallel
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// slot takes a place in a semaphore, or fails when ctx ends first; call
+// the returned function to give it back.
+func slot(ctx context.Context, sem chan struct{}) (func(), error) {
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (b *Builder) parallel() int {

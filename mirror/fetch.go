@@ -33,11 +33,30 @@ type fetched struct {
 // already in the tree if its bytes are what SHA256SUMS promises, otherwise a
 // fresh download into staging that must hash to the promised digest.
 func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
+	f := b.obtain(ctx, a)
+	if f.err != nil && f.archive.Staged != "" {
+		_ = os.Remove(f.archive.Staged)
+	}
+	return f
+}
+
+// obtain finds or downloads the archive, then hashes it, each step in its
+// own pool: downloads are bounded by Parallel, hashing by HashParallel.
+func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 	f := fetched{pkg: a.pkg, limits: b.zipLimits(), keyID: a.origin.signer.KeyID, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename}
 	final := b.Tree.Path(layout.ArchivePath(a.pkg.Provider, a.pkg.Version, a.pkg.Platform))
-	if size, ok := sameFile(final, a.meta.SHA256); ok {
+	release, err := slot(ctx, b.hashes)
+	if err != nil {
+		f.err = &PackageError{Package: a.pkg, Err: err}
+		return f
+	}
+	size, same := sameFile(final, a.meta.SHA256)
+	if same {
 		f.status, f.size = StatusPresent, size
 		f.describe(a, final, "")
+	}
+	release()
+	if same {
 		return f
 	}
 	staged, size, err := b.download(ctx, a)
@@ -46,9 +65,15 @@ func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 		return f
 	}
 	f.status, f.size = StatusMirrored, size
+	if release, err = slot(ctx, b.hashes); err != nil {
+		f.err = &PackageError{Package: a.pkg, Err: err}
+		f.archive.Staged = staged
+		return f
+	}
+	defer release()
 	f.describe(a, staged, staged)
 	if f.err != nil {
-		_ = os.Remove(staged)
+		f.archive.Staged = staged
 	}
 	return f
 }
@@ -71,12 +96,11 @@ func sameFile(path string, want [sha256.Size]byte) (int64, bool) {
 // download fetches the archive into staging, hashing it on the way, and
 // refuses it unless its digest is the one SHA256SUMS and the registry gave.
 func (b *Builder) download(ctx context.Context, a authenticated) (string, int64, error) {
-	select {
-	case b.downloads <- struct{}{}:
-		defer func() { <-b.downloads }()
-	case <-ctx.Done():
-		return "", 0, &PackageError{Package: a.pkg, Err: ctx.Err()}
+	release, err := slot(ctx, b.downloads)
+	if err != nil {
+		return "", 0, &PackageError{Package: a.pkg, Err: err}
 	}
+	defer release()
 	file, err := b.Tree.CreateStaged(a.meta.Filename)
 	if err != nil {
 		return "", 0, &PackageError{Package: a.pkg, Err: err}

@@ -1,0 +1,106 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// slowSource delays archive fetches and records how many run at once.
+type slowSource struct {
+	*fakeSource
+	delay    time.Duration
+	inFlight atomic.Int32
+	maxSeen  atomic.Int32
+	started  atomic.Int32
+	onStart  func(n int32)
+}
+
+func (s *slowSource) Fetch(ctx context.Context, u *url.URL, w Sink) error {
+	if !strings.HasSuffix(u.Opaque, ".zip") {
+		return s.fakeSource.Fetch(ctx, u, w)
+	}
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for {
+		m := s.maxSeen.Load()
+		if n <= m || s.maxSeen.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if s.onStart != nil {
+		s.onStart(s.started.Add(1))
+	}
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.fakeSource.Fetch(ctx, u, w)
+}
+
+func manyReleases(src *fakeSource, n int) {
+	for i := range n {
+		src.add("hashicorp/foo", fmt.Sprintf("1.%d.0", i), "linux_amd64", "darwin_arm64")
+	}
+
+}
+
+func TestDownloadsRespectTheLimit(t *testing.T) {
+	h := newHarness(t)
+	manyReleases(h.src, 6)
+	src := &slowSource{fakeSource: h.src, delay: 30 * time.Millisecond}
+	tree, err := layout.Open(h.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	b := &Builder{Source: src, Checker: fakeChecker{}, Tree: tree, Options: Options{Parallel: 3}}
+	r := b.Build(context.Background(), []Requirement{requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64")})
+	if err := r.Err(); err != nil || r.Count(StatusMirrored) != 12 {
+		t.Fatalf("err %v, %d mirrored", err, r.Count(StatusMirrored))
+	}
+	if got := src.maxSeen.Load(); got != 3 {
+		t.Errorf("at most %d downloads ran at once, want exactly the limit 3", got)
+	}
+}
+
+func TestCancellingMidBuildLeavesAConsistentTree(t *testing.T) {
+	h := newHarness(t)
+	manyReleases(h.src, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	src := &slowSource{fakeSource: h.src, delay: 20 * time.Millisecond, onStart: func(n int32) {
+		if n == 7 {
+			once.Do(cancel) // Ctrl-C after a few packages
+		}
+	}}
+	tree, err := layout.Open(h.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Builder{Source: src, Checker: fakeChecker{}, Tree: tree, Options: Options{Parallel: 2}}
+	r := b.Build(ctx, []Requirement{requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64")})
+	if err := tree.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Count(StatusMirrored) == 0 || r.Count(StatusMirrored) == 16 {
+		t.Fatalf("%d packages mirrored: the cancellation did not land mid-build", r.Count(StatusMirrored))
+	}
+	if rep := verifyTree(t, h.root); len(rep.Problems) != 0 {
+		t.Errorf("the tree after Ctrl-C has problems: %v", rep.Problems)
+	}
+	// The next run completes it.
+	r = h.rebuild(t, Options{}, requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64"))
+	if err := r.Err(); err != nil || r.Count(StatusMirrored)+r.Count(StatusPresent) != 16 {
+		t.Fatalf("rerun: err %v, statuses %v", err, statuses(r))
+	}
+}
