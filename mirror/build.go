@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -55,6 +56,8 @@ type Builder struct {
 	report    *Report
 	downloads chan struct{}
 	hashes    chan struct{}
+	bytes     atomic.Int64
+	done      atomic.Int32
 }
 
 // release is one provider version to mirror.
@@ -73,6 +76,26 @@ type Plan struct {
 
 // Releases returns how many provider versions the plan holds.
 func (p *Plan) Releases() int { return len(p.releases) }
+
+// Packages returns how many packages the plan holds, kept ones included.
+func (p *Plan) Packages() int {
+	n := 0
+	for _, r := range p.releases {
+		n += len(r.kept) + len(r.req.Platforms)
+	}
+	return n
+}
+
+// Progress is a snapshot of a running build.
+type Progress struct {
+	Done  int   // packages finished, whatever their outcome
+	Bytes int64 // archive bytes downloaded so far
+}
+
+// Progress reports how far Execute has come; safe to call at any time.
+func (b *Builder) Progress() Progress {
+	return Progress{Done: int(b.done.Load()), Bytes: b.bytes.Load()}
+}
 
 // Plan lists each required provider's versions at the origin and selects
 // the releases to mirror. It writes nothing. If any requirement cannot be
@@ -116,7 +139,9 @@ func (b *Builder) splitKept(r *release) {
 // Execute fetches, verifies and publishes every package of the plan.
 // Failures of one package never stop the others; only ctx does.
 func (b *Builder) Execute(ctx context.Context, plan *Plan) *Report {
+	b.mu.Lock()
 	b.report = &Report{}
+	b.mu.Unlock()
 	b.downloads = make(chan struct{}, b.parallel())
 	b.hashes = make(chan struct{}, b.hashParallel())
 	var g errgroup.Group
@@ -223,6 +248,7 @@ func (b *Builder) emit(r Result) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.report.Results = append(b.report.Results, r)
+	b.done.Add(1)
 	if b.Options.OnEvent != nil {
 		b.Options.OnEvent(Event{Result: &r})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -105,7 +106,8 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 	if err != nil {
 		return "", 0, &PackageError{Package: a.pkg, Err: err}
 	}
-	sink := &stagingSink{file: file, hash: hashing.NewWriter()}
+	b.started(a.pkg)
+	sink := &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes}
 	err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
 	if err == nil {
 		err = layout.SyncClose(file)
@@ -138,13 +140,15 @@ func (f *fetched) describe(a authenticated, path, staged string) {
 
 // stagingSink writes a download to a staging file and hashes it on the way.
 type stagingSink struct {
-	file *os.File
-	hash *hashing.Writer
+	file    *os.File
+	hash    *hashing.Writer
+	counter *atomic.Int64 // the build's downloaded bytes
 }
 
 func (s *stagingSink) Write(p []byte) (int, error) {
 	n, err := s.file.Write(p)
 	_, _ = s.hash.Write(p[:n])
+	s.counter.Add(int64(n))
 	return n, err
 }
 
@@ -165,4 +169,13 @@ func (b *Builder) zipLimits() hashing.ZipLimits {
 		return hashing.DefaultZipLimits
 	}
 	return b.Options.ZipLimits
+}
+
+func (b *Builder) started(pkg Package) {
+	if b.Options.OnEvent == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.Options.OnEvent(Event{Started: &pkg})
 }

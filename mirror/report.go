@@ -47,6 +47,8 @@ type Result struct {
 
 // Event is reported while a build runs. Exactly one of its fields is set.
 type Event struct {
+	// Started is set when a package's download begins.
+	Started *Package
 	// Result is set when a package is finished.
 	Result *Result
 	// Warning is set for a problem that did not stop any package.

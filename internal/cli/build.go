@@ -201,7 +201,11 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		}
 	}()
 	b.Tree = tree
+	if !opts.JSON && isTerminal(env.Stderr) {
+		out.progress = startProgress(env.Stderr, plan.Packages(), b.Progress)
+	}
 	report := b.Execute(ctx, plan)
+	out.progress.finish()
 	err = report.Err()
 	if ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), err)

@@ -13,8 +13,9 @@ import (
 // printer renders build events for people (one line per package) or for
 // CI (one JSON object per line).
 type printer struct {
-	w    io.Writer
-	json bool
+	w        io.Writer
+	json     bool
+	progress *progressLine // nil unless a terminal shows a status line
 }
 
 func newPrinter(w io.Writer, asJSON bool) *printer { return &printer{w: w, json: asJSON} }
@@ -56,8 +57,10 @@ type counts struct {
 
 func (p *printer) event(e mirror.Event) {
 	switch {
+	case e.Started != nil && p.json:
+		p.emit(jsonEvent{Event: "started", Provider: e.Started.Provider.String(), Version: e.Started.Version.String(), Platform: e.Started.Platform.String()})
 	case e.Result != nil:
-		p.result(*e.Result)
+		p.progress.hold(func() { p.result(*e.Result) })
 	case e.Warning != "" && p.json:
 		p.emit(jsonEvent{Event: "warning", Message: e.Warning})
 	}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// progressLine keeps one status line up to date at the bottom of a
+// terminal: packages done of total, bytes, rate and an estimate of the
+// time left. It writes nothing unless w is a terminal.
+type progressLine struct {
+	w     io.Writer
+	total int
+	read  func() mirror.Progress
+	start time.Time
+
+	mu      sync.Mutex
+	visible bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// isTerminal reports whether w is a character device, such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+func startProgress(w io.Writer, total int, read func() mirror.Progress) *progressLine {
+	p := &progressLine{w: w, total: total, read: read, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.loop()
+	return p
+}
+
+func (p *progressLine) loop() {
+	defer close(p.done)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+			p.draw()
+		}
+	}
+}
+
+func (p *progressLine) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\033[K%s", p.status(p.read(), time.Since(p.start)))
+	p.visible = true
+}
+
+func (p *progressLine) status(now mirror.Progress, elapsed time.Duration) string {
+	rate := float64(now.Bytes) / max(elapsed.Seconds(), 0.001)
+	line := fmt.Sprintf("[%d/%d packages] %s at %s/s", now.Done, p.total, humanBytes(now.Bytes), humanBytes(int64(rate)))
+	if now.Done > 0 && now.Done < p.total {
+		left := time.Duration(float64(elapsed) / float64(now.Done) * float64(p.total-now.Done))
+		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
+	}
+	return line
+}
+
+// clear removes the status line so a regular line can be printed; call
+// it with the lock held through hold.
+func (p *progressLine) hold(print func()) {
+	if p == nil {
+		print()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.visible {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.visible = false
+	}
+	print()
+}
+
+// finish stops the updates and removes the line.
+func (p *progressLine) finish() {
+	if p == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	p.hold(func() {})
+}
