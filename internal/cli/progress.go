@@ -82,7 +82,7 @@ func (p *progressLine) hold(print func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.visible {
-		fmt.Fprint(p.w, "\r\033[K")
+		fmt.Fprintf(p.w, "\r\033[K")
 		p.visible = false
 	}
 	print()
