@@ -36,6 +36,7 @@ type buildOptions struct {
 	JSON              bool
 	LockTimeout       time.Duration
 	VerifyExisting    bool
+	DryRun            bool
 	Net               httpx.Policy // --retries and the timeouts
 	netFlagsSet       map[string]bool
 }
@@ -87,6 +88,7 @@ be served while it is being built.`,
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform for the providers of configurations, as os_arch (repeatable; default: the manifest's platforms)")
 	f.BoolVar(&opts.WriteLockFiles, "write-lock-files", false, "after the build, write each configuration's .terraform.lock.hcl from the mirror, as \"tfmirror lock\" does")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object per event and a JSON summary, for CI")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "print what would be downloaded, kept and skipped, with sizes, making only metadata requests and writing nothing")
 	f.BoolVar(&opts.VerifyExisting, "verify-existing", false, "re-hash every archive already in the mirror instead of trusting its recorded size, and replace any that does not match")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror build writing the same directory (0 fails at once)")
 	addNetworkFlags(cmd, &opts.Net)
@@ -190,6 +192,11 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	plan, err := b.Plan(ctx, reqs)
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
+	}
+	if opts.DryRun {
+		report := b.DryRun(ctx, plan)
+		out.dryRunSummary(report)
+		return report.Err()
 	}
 	tree, err := layout.OpenWait(ctx, opts.Out, opts.LockTimeout)
 	if err != nil {

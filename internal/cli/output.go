@@ -90,6 +90,11 @@ func (p *printer) result(r mirror.Result) {
 	}
 	line := fmt.Sprintf("%-9s %s", r.Status, r.Package)
 	switch r.Status {
+	case mirror.StatusPlanned:
+		line += " (" + humanBytes(r.Bytes) + ")"
+		if r.Reason != "" {
+			line = fmt.Sprintf("%-9s %s (%s)", r.Status, r.Package, r.Reason)
+		}
 	case mirror.StatusMirrored, mirror.StatusPresent:
 		line += " (" + humanBytes(r.Bytes) + signedBy(r.KeyID) + ")"
 	case mirror.StatusSkipped:
@@ -170,4 +175,26 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}
+
+// dryRunSummary closes a dry run: what would be downloaded, kept, skipped.
+func (p *printer) dryRunSummary(r *mirror.Report) {
+	var down, keep int64
+	for _, res := range r.Results {
+		switch res.Status {
+		case mirror.StatusPlanned:
+			down += res.Bytes
+		case mirror.StatusPresent:
+			keep += res.Bytes
+		}
+	}
+	n := r.Count(mirror.StatusPlanned)
+	kept, skipped, failed := r.Count(mirror.StatusPresent), r.Count(mirror.StatusSkipped), r.Count(mirror.StatusFailed)
+	if p.json {
+		p.emit(jsonEvent{Event: "plan", Message: fmt.Sprintf("download %d (%d bytes), keep %d (%d bytes), skip %d, fail %d", n, down, kept, keep, skipped, failed),
+			Counts: &counts{Present: kept, Skipped: skipped, Failed: failed, Mirrored: n}})
+		return
+	}
+	fmt.Fprintf(p.w, "\ndry run: would download %d packages (%s), keep %d (%s), skip %d; %d failed; nothing was written\n",
+		n, humanBytes(down), kept, humanBytes(keep), skipped, failed)
 }

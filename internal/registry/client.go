@@ -50,7 +50,10 @@ type Client struct {
 	tokens map[addrs.Hostname]string
 }
 
-var _ mirror.Source = (*Client)(nil)
+var (
+	_ mirror.Source = (*Client)(nil)
+	_ mirror.Sizer  = (*Client)(nil)
+)
 
 // New returns a client for cfg.
 func New(cfg Config) *Client {
@@ -140,4 +143,22 @@ func (c *Client) Fetch(ctx context.Context, u *url.URL, w mirror.Sink) error {
 func isNotFound(err error) bool {
 	var se *httpx.StatusError
 	return errors.As(err, &se) && se.StatusCode == http.StatusNotFound
+}
+
+// Size asks for an archive's size with a HEAD request, without
+// credentials, as downloads are made.
+func (c *Client) Size(ctx context.Context, u *url.URL) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.fetch.Client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("HEAD %s: %w", u.Redacted(), err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
+		return 0, fmt.Errorf("HEAD %s: %s, length %d", u.Redacted(), resp.Status, resp.ContentLength)
+	}
+	return resp.ContentLength, nil
 }

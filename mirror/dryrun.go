@@ -1,0 +1,67 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"net/url"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// StatusPlanned marks a package a dry run would download.
+const StatusPlanned Status = "download"
+
+// Sizer is implemented by sources that can tell an archive's size without
+// downloading it.
+type Sizer interface {
+	Size(ctx context.Context, u *url.URL) (int64, error)
+}
+
+// DryRun reports what Execute would do with plan, making only metadata
+// requests (download documents, and the archive sizes if the source can
+// tell them) and writing nothing.
+func (b *Builder) DryRun(ctx context.Context, plan *Plan) *Report {
+	b.report = &Report{}
+	var g errgroup.Group
+	g.SetLimit(b.parallel())
+	for _, r := range plan.releases {
+		g.Go(func() error {
+			b.dryRelease(ctx, r)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	b.report.sort()
+	return b.report
+}
+
+func (b *Builder) dryRelease(ctx context.Context, r release) {
+	for _, k := range r.kept {
+		b.emit(Result{Package: Package{Provider: r.req.Provider, Version: r.version, Platform: k.plat}, Status: StatusPresent, Bytes: k.size, KeyID: k.keyID})
+	}
+	for _, c := range b.lookupPlatforms(ctx, r) {
+		if size, same := b.onDisk(c); same {
+			b.emit(Result{Package: c.pkg, Status: StatusPresent, Bytes: size})
+			continue
+		}
+		res := Result{Package: c.pkg, Status: StatusPlanned}
+		if s, ok := b.Source.(Sizer); ok {
+			size, err := s.Size(ctx, c.meta.DownloadURL)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				res.Reason = "size unknown: " + err.Error()
+			}
+			res.Bytes = size
+		}
+		b.emit(res)
+	}
+}
+
+// onDisk reports whether the known tree already has the package's bytes.
+func (b *Builder) onDisk(c candidate) (int64, bool) {
+	if b.Known == nil {
+		return 0, false
+	}
+	return sameFile(b.Known.Path(layout.ArchivePath(c.pkg.Provider, c.pkg.Version, c.pkg.Platform)), c.meta.SHA256)
+}
