@@ -29,6 +29,7 @@ type Tree struct {
 	locks map[string]*sync.Mutex
 
 	catalogMu sync.Mutex
+	partials  map[string]bool // partial downloads in use, guarded by mu
 }
 
 // Open opens root for writing without waiting for another process's lock.
@@ -62,6 +63,9 @@ func OpenWait(ctx context.Context, root string, wait time.Duration) (*Tree, erro
 
 func (t *Tree) prepare() error {
 	if err := removeLeftovers(t.root); err != nil {
+		return err
+	}
+	if err := removeOldPartials(t.root); err != nil {
 		return err
 	}
 	t.staging = filepath.Join(t.root, filepath.FromSlash(StagingDirName))

@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -94,37 +95,74 @@ func sameFile(path string, want [sha256.Size]byte) (int64, bool) {
 	return w.Len(), w.Sum() == want
 }
 
-// download fetches the archive into staging, hashing it on the way, and
-// refuses it unless its digest is the one SHA256SUMS and the registry gave.
+// download fetches the archive, hashing it on the way, and refuses it
+// unless its digest is the one SHA256SUMS and the registry gave. It
+// resumes a partial download an interrupted run left behind; a failed
+// transfer stays there for the next run, a wrong digest does not.
 func (b *Builder) download(ctx context.Context, a authenticated) (string, int64, error) {
 	release, err := slot(ctx, b.downloads)
 	if err != nil {
 		return "", 0, &PackageError{Package: a.pkg, Err: err}
 	}
 	defer release()
-	file, err := b.Tree.CreateStaged(a.meta.Filename)
+	sink, keep, err := b.openSink(a)
 	if err != nil {
 		return "", 0, &PackageError{Package: a.pkg, Err: err}
 	}
+	defer sink.done()
 	b.started(a.pkg)
-	sink := &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes}
+	resumed := sink.Written() > 0
 	err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
+	if err == nil && resumed && sink.hash.Sum() != a.meta.SHA256 {
+		// The partial download of an earlier run was bad: start over once.
+		if err = sink.Reset(); err == nil {
+			err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
+		}
+	}
 	if err == nil {
-		err = layout.SyncClose(file)
+		err = layout.SyncClose(sink.file)
 	} else {
-		_ = file.Close()
+		_ = sink.file.Close()
 	}
 	if err != nil {
-		_ = os.Remove(file.Name())
+		if !keep {
+			_ = os.Remove(sink.file.Name())
+		}
 		return "", 0, &PackageError{Package: a.pkg, Err: fmt.Errorf("download %s: %w", a.meta.DownloadURL.Redacted(), err)}
 	}
-	w := sink.hash
-	if got := w.Sum(); got != a.meta.SHA256 {
-		_ = os.Remove(file.Name())
+	if got := sink.hash.Sum(); got != a.meta.SHA256 {
+		_ = os.Remove(sink.file.Name())
 		return "", 0, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
 			"archive has checksum %s, but SHA256SUMS and the registry promise %s", hashing.ZH(got), hashing.ZH(a.meta.SHA256))}
 	}
-	return file.Name(), w.Len(), nil
+	return sink.file.Name(), sink.hash.Len(), nil
+}
+
+// openSink opens the partial download for the archive's digest, re-hashing
+// what it already holds, or a fresh staging file when that is in use. keep
+// says whether an unfinished download should stay for a later run.
+func (b *Builder) openSink(a authenticated) (*stagingSink, bool, error) {
+	digest := hex.EncodeToString(a.meta.SHA256[:])
+	file, size, ok, err := b.Tree.OpenPartial(digest)
+	if err != nil {
+		return nil, false, err
+	}
+	if !ok {
+		file, err = b.Tree.CreateStaged(a.meta.Filename)
+		if err != nil {
+			return nil, false, err
+		}
+		return &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes, done: func() {}}, false, nil
+	}
+	sink := &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes, done: func() { b.Tree.ReleasePartial(digest) }}
+	if size > 0 {
+		if err := sink.rehash(size); err != nil {
+			sink.done()
+			_ = file.Close()
+			return nil, false, err
+		}
+	}
+	return sink, true, nil
 }
 
 // describe computes the hashes a mirror publishes for a verified archive.
@@ -138,11 +176,13 @@ func (f *fetched) describe(a authenticated, path, staged string) {
 	f.h1Unpacked = sums.H1Unpacked
 }
 
-// stagingSink writes a download to a staging file and hashes it on the way.
+// stagingSink writes a download to a staging or partial file and hashes
+// it on the way. It can resume: Written is what the file already holds.
 type stagingSink struct {
 	file    *os.File
 	hash    *hashing.Writer
 	counter *atomic.Int64 // the build's downloaded bytes
+	done    func()        // ends this run's use of the file
 }
 
 func (s *stagingSink) Write(p []byte) (int, error) {
@@ -151,6 +191,9 @@ func (s *stagingSink) Write(p []byte) (int, error) {
 	s.counter.Add(int64(n))
 	return n, err
 }
+
+// Written is how many bytes of the archive the file holds.
+func (s *stagingSink) Written() int64 { return s.hash.Len() }
 
 // Reset empties the file and restarts the hash.
 func (s *stagingSink) Reset() error {
@@ -164,11 +207,17 @@ func (s *stagingSink) Reset() error {
 	return nil
 }
 
-func (b *Builder) zipLimits() hashing.ZipLimits {
-	if b.Options.ZipLimits == (hashing.ZipLimits{}) {
-		return hashing.DefaultZipLimits
+// rehash feeds the first size bytes already in the file to the hash, so a
+// resumed download ends with the digest of the whole archive.
+func (s *stagingSink) rehash(size int64) error {
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
 	}
-	return b.Options.ZipLimits
+	if _, err := io.CopyN(s.hash, s.file, size); err != nil {
+		return fmt.Errorf("re-read partial download: %w", err)
+	}
+	_, err := s.file.Seek(size, io.SeekStart)
+	return err
 }
 
 func (b *Builder) started(pkg Package) {
@@ -178,4 +227,11 @@ func (b *Builder) started(pkg Package) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.Options.OnEvent(Event{Started: &pkg})
+}
+
+func (b *Builder) zipLimits() hashing.ZipLimits {
+	if b.Options.ZipLimits == (hashing.ZipLimits{}) {
+		return hashing.DefaultZipLimits
+	}
+	return b.Options.ZipLimits
 }

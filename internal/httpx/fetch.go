@@ -82,13 +82,68 @@ func (e *RequestError) Unwrap() []error {
 	return []error{e.Err, e.Stopped}
 }
 
+// ResumableSink is a Sink that can continue a download: Written is how
+// many bytes of the body it already holds (from an earlier attempt or an
+// earlier run).
+type ResumableSink interface {
+	Sink
+	Written() int64
+}
+
 // Fetch streams the body at u to sink. Before each retry it calls
 // sink.Reset, so sink never holds bytes of a failed attempt, and a
 // success means sink holds the whole body exactly once.
+//
+// A ResumableSink is not reset: each attempt asks for the rest of the body
+// with a Range request and appends a 206 answer whose Content-Range starts
+// where the sink ends. A server that ignores the range (200) or refuses
+// it (416) gets the sink reset and the whole body.
 func (f *Fetcher) Fetch(ctx context.Context, u *url.URL, header http.Header, sink Sink) error {
-	return f.run(ctx, u, header, sink.Reset, func(resp *http.Response, body io.Reader) error {
+	rs, ok := sink.(ResumableSink)
+	if !ok {
+		return f.run(ctx, u, func() http.Header { return header }, sink.Reset, func(resp *http.Response, body io.Reader) error {
+			return copyBody(u, resp, body, sink)
+		})
+	}
+	headers := func() http.Header {
+		if rs.Written() == 0 {
+			return header
+		}
+		h := header.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Set("Range", fmt.Sprintf("bytes=%d-", rs.Written()))
+		return h
+	}
+	return f.runRestartable(ctx, u, headers, nil, rs.Reset, func(resp *http.Response, body io.Reader) error {
+		if resp.StatusCode == http.StatusPartialContent {
+			if err := checkContentRange(resp, rs.Written()); err != nil {
+				if rerr := rs.Reset(); rerr != nil {
+					return &finalError{rerr}
+				}
+				return fmt.Errorf("resume %s: %w", redact(u), err)
+			}
+		} else if rs.Written() > 0 {
+			if err := rs.Reset(); err != nil {
+				return &finalError{fmt.Errorf("restart %s: %w", redact(u), err)}
+			}
+		}
 		return copyBody(u, resp, body, sink)
 	})
+}
+
+// checkContentRange requires a 206 answer to continue exactly at offset.
+func checkContentRange(resp *http.Response, offset int64) error {
+	var start, end int64
+	var total string
+	if _, err := fmt.Sscanf(resp.Header.Get("Content-Range"), "bytes %d-%d/%s", &start, &end, &total); err != nil {
+		return fmt.Errorf("unusable Content-Range %q", resp.Header.Get("Content-Range"))
+	}
+	if start != offset {
+		return fmt.Errorf("asked to resume at byte %d, the server sent from byte %d", offset, start)
+	}
+	return nil
 }
 
 // Document reads a small document such as JSON: the body, the URL it came
@@ -101,7 +156,7 @@ func (f *Fetcher) Document(ctx context.Context, u *url.URL, header http.Header, 
 		final *url.URL
 		mt    string
 	)
-	err := f.run(ctx, u, header, nil, func(resp *http.Response, body io.Reader) error {
+	err := f.run(ctx, u, func() http.Header { return header }, nil, func(resp *http.Response, body io.Reader) error {
 		if resp.ContentLength > limit {
 			return &finalError{fmt.Errorf("%s: response of %d bytes exceeds the limit of %d", redact(u), resp.ContentLength, limit)}
 		}
@@ -138,19 +193,26 @@ func (e *finalError) Unwrap() error { return e.err }
 type outcome struct {
 	err           error
 	retry         bool
+	restart       bool // the partial body must be discarded before the retry
 	retryAfter    time.Duration
 	hasRetryAfter bool
 }
 
 // run makes attempts until one succeeds, one fails for good, the retries
 // are spent or ctx ends. reset, if set, runs before each retry.
-func (f *Fetcher) run(ctx context.Context, u *url.URL, header http.Header, reset func() error, consume consumeFunc) error {
+func (f *Fetcher) run(ctx context.Context, u *url.URL, headers func() http.Header, reset func() error, consume consumeFunc) error {
+	return f.runRestartable(ctx, u, headers, reset, nil, consume)
+}
+
+// runRestartable is run with restart, called before a retry when an
+// attempt found the partial body unusable (a resumed download refused).
+func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func() http.Header, reset, restart func() error, consume consumeFunc) error {
 	if u.Scheme != "https" && u.Scheme != "http" {
 		return &RequestError{URL: redact(u), Attempts: 1, Err: fmt.Errorf("request %s: unsupported URL scheme %q", redact(u), u.Scheme)}
 	}
 	retries := max(f.Policy.Retries, 0)
 	for attempt := 1; ; attempt++ {
-		o := f.attempt(ctx, u, header, consume)
+		o := f.attempt(ctx, u, headers(), consume)
 		if o.err == nil {
 			return nil
 		}
@@ -172,8 +234,12 @@ func (f *Fetcher) run(ctx context.Context, u *url.URL, header http.Header, reset
 			}
 			wait = o.retryAfter
 		}
-		if reset != nil {
-			if err := reset(); err != nil {
+		discard := reset
+		if discard == nil && o.restart {
+			discard = restart
+		}
+		if discard != nil {
+			if err := discard(); err != nil {
 				fail.Err = fmt.Errorf("%w; then discarding the partial download failed: %w", o.err, err)
 				return fail
 			}
@@ -219,7 +285,13 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, header http.Header, c
 		return outcome{err: fmt.Errorf("request %s: %w", redact(u), err), retry: transient(err)}
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	ranged := req.Header.Get("Range") != ""
+	if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && ranged {
+		// Consume restarts from scratch on a plain 200; ask for one.
+		return outcome{err: fmt.Errorf("%s refused to resume (416)", redact(u)), retry: true, restart: true}
+	}
+	resumed := resp.StatusCode == http.StatusPartialContent && ranged
+	if resp.StatusCode != http.StatusOK && !resumed {
 		o := outcome{
 			err:   &StatusError{URL: redact(u), StatusCode: resp.StatusCode, Status: resp.Status},
 			retry: retryableStatus(resp.StatusCode),

@@ -51,6 +51,9 @@ type Registry struct {
 	archived  int64             // body bytes written to archive responses
 	onBytes   func(total int64) // called with archived after each archive chunk
 	sigs      map[string][]byte // signatures made while serving, by signer and document
+
+	noRanges      bool // archives ignore Range requests
+	rangeRequests int  // archive requests answered with 206
 }
 
 // Options change what AddWithOptions publishes.
@@ -97,6 +100,21 @@ type faults struct {
 // registry under this name only through a proxy that connects it to the
 // registry's address, which makes proxy support testable.
 const UnresolvableHost = "origin.test"
+
+// SetRangeSupport turns answers to Range requests on archives on (the
+// default) or off (the whole archive is sent with 200, as some servers do).
+func (r *Registry) SetRangeSupport(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.noRanges = !on
+}
+
+// RangeRequests counts archive requests answered with 206.
+func (r *Registry) RangeRequests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rangeRequests
+}
 
 func New(t testing.TB, ca *testca.CA) *Registry {
 	t.Helper()

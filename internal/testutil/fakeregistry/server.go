@@ -147,6 +147,9 @@ func (r *Registry) deliver(w http.ResponseWriter, req *http.Request, resp *respo
 		w.WriteHeader(status)
 		return
 	}
+	if status == http.StatusOK && resp.contentType == "application/zip" {
+		resp, status = r.ranged(w, req, resp)
+	}
 	w.Header().Set("Content-Type", resp.contentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp.body)))
 	w.WriteHeader(status)
@@ -446,4 +449,26 @@ func jsonResponse(v any) *response {
 		panic(err) // only fixed, encodable types are marshalled
 	}
 	return &response{contentType: "application/json", body: body}
+}
+
+// ranged answers "Range: bytes=N-" on archives with 206 and the rest of
+// the body, unless range support is off.
+func (r *Registry) ranged(w http.ResponseWriter, req *http.Request, resp *response) (*response, int) {
+	r.mu.Lock()
+	off := r.noRanges
+	r.mu.Unlock()
+	var start int
+	if off || req.Header.Get("Range") == "" {
+		return resp, http.StatusOK
+	}
+	if _, err := fmt.Sscanf(req.Header.Get("Range"), "bytes=%d-", &start); err != nil || start < 0 || start >= len(resp.body) {
+		return resp, http.StatusOK
+	}
+	r.mu.Lock()
+	r.rangeRequests++
+	r.mu.Unlock()
+	w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, len(resp.body)-1, len(resp.body)))
+	part := *resp
+	part.body = resp.body[start:]
+	return &part, http.StatusPartialContent
 }

@@ -1,0 +1,81 @@
+package layout
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// partialDirName holds downloads interrupted by a failed or killed run,
+// named by the SHA-256 their complete bytes must have, so the next run can
+// resume them. Their content is checked against that digest when complete.
+const partialDirName = PrivateDirName + "/partial"
+
+// partialMaxAge is how long an untouched partial download is kept.
+const partialMaxAge = 7 * 24 * time.Hour
+
+// OpenPartial opens the partial download for an archive whose complete
+// SHA-256 is digest (hex), creating it if needed, positioned at its end.
+// It returns the file and how many bytes it already holds. ok is false
+// when another download of the same bytes is using it; the caller then
+// stages the download with CreateStaged instead.
+func (t *Tree) OpenPartial(digest string) (f *os.File, size int64, ok bool, err error) {
+	t.mu.Lock()
+	if t.partials == nil {
+		t.partials = map[string]bool{}
+	}
+	if t.partials[digest] {
+		t.mu.Unlock()
+		return nil, 0, false, nil
+	}
+	t.partials[digest] = true
+	t.mu.Unlock()
+	dir := filepath.Join(t.root, filepath.FromSlash(partialDirName))
+	if err := MkdirAll(dir); err != nil {
+		t.releasePartial(digest)
+		return nil, 0, false, err
+	}
+	f, err = os.OpenFile(filepath.Join(dir, digest), os.O_RDWR|os.O_CREATE, FileMode)
+	if err == nil {
+		size, err = f.Seek(0, io.SeekEnd)
+	}
+	if err != nil {
+		if f != nil {
+			_ = f.Close()
+		}
+		t.releasePartial(digest)
+		return nil, 0, false, fmt.Errorf("open partial download %s: %w", digest, err)
+	}
+	return f, size, true, nil
+}
+
+// ReleasePartial marks a partial download as no longer in use by this run.
+func (t *Tree) releasePartial(digest string) {
+	t.mu.Lock()
+	delete(t.partials, digest)
+	t.mu.Unlock()
+}
+
+// ReleasePartial ends this run's use of a partial download (which stays on
+// disk for a later run, unless the caller removed or published it).
+func (t *Tree) ReleasePartial(digest string) { t.releasePartial(digest) }
+
+// removeOldPartials deletes partial downloads nobody touched for a week.
+func removeOldPartials(root string) error {
+	dir := filepath.Join(root, filepath.FromSlash(partialDirName))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // none yet
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err == nil && time.Since(info.ModTime()) > partialMaxAge {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("remove old partial download: %w", err)
+			}
+		}
+	}
+	return nil
+}
