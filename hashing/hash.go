@@ -3,6 +3,7 @@ package hashing
 import (
 	"archive/zip"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"hash"
@@ -75,19 +76,73 @@ type ArchiveSums struct {
 
 // HashArchive checks the zip at path against limits, then computes every
 // hash of it; sum is its SHA-256 digest, computed while it was downloaded.
+//
+// Both h1: hashes come from one pass over the archive: each entry is
+// decompressed and hashed once, then summarized twice, exactly as
+// dirhash.HashZip (every entry) and dirhash.HashDir of the unpacked files
+// (no directory entries) would; the tests hold it to both.
 func HashArchive(path string, sum [sha256.Size]byte, limits ZipLimits) (ArchiveSums, error) {
-	if err := checkZipFile(path, limits); err != nil {
-		return ArchiveSums{}, err
-	}
-	h1, err := H1Zip(path)
+	zr, err := zip.OpenReader(path)
 	if err != nil {
+		return ArchiveSums{}, fmt.Errorf("open zip %s: %w", path, err)
+	}
+	defer zr.Close()
+	if err := CheckZip(&zr.Reader, limits); err != nil {
 		return ArchiveSums{}, err
 	}
-	unpacked, err := H1Unpacked(path)
+	entries, err := hashEntries(zr.File)
 	if err != nil {
-		return ArchiveSums{}, err
+		return ArchiveSums{}, fmt.Errorf("compute h1 of %s: %w", path, err)
 	}
-	return ArchiveSums{ZH: ZH(sum), H1: h1, H1Unpacked: unpacked}, nil
+	var all, files []string
+	for _, f := range zr.File {
+		all = append(all, f.Name)
+		if !strings.HasSuffix(f.Name, "/") {
+			files = append(files, f.Name)
+		}
+	}
+	return ArchiveSums{ZH: ZH(sum), H1: summarize(all, entries), H1Unpacked: summarize(files, entries)}, nil
+}
+
+// hashEntries decompresses every entry once and returns the SHA-256 of
+// each name's content; like dirhash.HashZip, a name that appears twice
+// stands for its last entry.
+func hashEntries(files []*zip.File) (map[string][sha256.Size]byte, error) {
+	last := make(map[string]*zip.File, len(files))
+	for _, f := range files {
+		if strings.Contains(f.Name, "\n") {
+			return nil, fmt.Errorf("file name %q contains a newline", f.Name)
+		}
+		last[f.Name] = f
+	}
+	out := make(map[string][sha256.Size]byte, len(last))
+	for name, f := range last {
+		r, err := f.Open()
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, r)
+		_ = r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		var s [sha256.Size]byte
+		copy(s[:], h.Sum(nil))
+		out[name] = s
+	}
+	return out, nil
+}
+
+// summarize is dirhash's Hash1 over names whose contents are already
+// hashed: "<hex sha256>  <name>\n" per sorted name, hashed, base64.
+func summarize(names []string, sums map[string][sha256.Size]byte) Hash {
+	slices.Sort(names)
+	h := sha256.New()
+	for _, name := range names {
+		fmt.Fprintf(h, "%x  %s\n", sums[name], name)
+	}
+	return Hash("h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil)))
 }
 
 // All returns the distinct hashes, sorted the way OpenTofu sorts them.
@@ -106,15 +161,6 @@ func ArchiveHashes(path string, sum [sha256.Size]byte) ([]Hash, error) {
 		return nil, err
 	}
 	return a.All(), nil
-}
-
-func checkZipFile(path string, limits ZipLimits) error {
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		return fmt.Errorf("open zip %s: %w", path, err)
-	}
-	defer zr.Close()
-	return CheckZip(&zr.Reader, limits)
 }
 
 // Writer hashes everything written to it with SHA-256 and counts the bytes.
