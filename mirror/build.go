@@ -56,6 +56,7 @@ type Builder struct {
 	report    *Report
 	downloads chan struct{}
 	hashes    chan struct{}
+	meta      chan struct{} // metadata requests: small, latency-bound
 	bytes     atomic.Int64
 	done      atomic.Int32
 }
@@ -105,7 +106,7 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 	selected := make([][]release, len(reqs))
 	errs := make([]error, len(reqs))
 	var g errgroup.Group
-	g.SetLimit(b.parallel())
+	g.SetLimit(b.metaParallel())
 	for i, req := range reqs {
 		g.Go(func() error {
 			selected[i], errs[i] = b.resolve(ctx, req)
@@ -144,8 +145,9 @@ func (b *Builder) Execute(ctx context.Context, plan *Plan) *Report {
 	b.mu.Unlock()
 	b.downloads = make(chan struct{}, b.parallel())
 	b.hashes = make(chan struct{}, b.hashParallel())
+	b.meta = make(chan struct{}, b.metaParallel())
 	var g errgroup.Group
-	g.SetLimit(b.parallel())
+	g.SetLimit(b.metaParallel())
 	for _, r := range plan.releases {
 		g.Go(func() error {
 			b.buildRelease(ctx, r)
@@ -184,6 +186,10 @@ func slot(ctx context.Context, sem chan struct{}) (func(), error) {
 		return nil, ctx.Err()
 	}
 }
+
+// metaParallel bounds metadata requests (version lists, download
+// documents, checksums): tiny, so bound by latency, not bandwidth.
+func (b *Builder) metaParallel() int { return 4 * b.parallel() }
 
 func (b *Builder) parallel() int {
 	if b.Options.Parallel > 0 {

@@ -24,6 +24,7 @@ type Sizer interface {
 // tell them) and writing nothing.
 func (b *Builder) DryRun(ctx context.Context, plan *Plan) *Report {
 	b.report = &Report{}
+	b.meta = make(chan struct{}, b.metaParallel())
 	var g errgroup.Group
 	g.SetLimit(b.parallel())
 	for _, r := range plan.releases {

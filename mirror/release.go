@@ -37,20 +37,44 @@ func (b *Builder) buildRelease(ctx context.Context, r release) {
 }
 
 func (b *Builder) lookupPlatforms(ctx context.Context, r release) []candidate {
+	found := make([]*candidate, len(r.req.Platforms))
+	var wg sync.WaitGroup
+	for i, plat := range r.req.Platforms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[i] = b.lookupPlatform(ctx, Package{Provider: r.req.Provider, Version: r.version, Platform: plat})
+		}()
+	}
+	wg.Wait()
 	var cands []candidate
-	for _, plat := range r.req.Platforms {
-		pkg := Package{Provider: r.req.Provider, Version: r.version, Platform: plat}
-		meta, err := b.Source.PackageMeta(ctx, pkg.Provider, pkg.Version, plat)
-		switch {
-		case errors.Is(err, ErrPlatformUnavailable):
-			b.missingPlatform(pkg)
-		case err != nil:
-			b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
-		default:
-			cands = append(cands, candidate{pkg: pkg, meta: meta})
+	for _, c := range found {
+		if c != nil {
+			cands = append(cands, *c)
 		}
 	}
 	return cands
+}
+
+// lookupPlatform reads one package's download document; requests for all
+// platforms of a release go out at once.
+func (b *Builder) lookupPlatform(ctx context.Context, pkg Package) *candidate {
+	release, err := slot(ctx, b.meta)
+	if err != nil {
+		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
+		return nil
+	}
+	defer release()
+	meta, err := b.Source.PackageMeta(ctx, pkg.Provider, pkg.Version, pkg.Platform)
+	switch {
+	case errors.Is(err, ErrPlatformUnavailable):
+		b.missingPlatform(pkg)
+	case err != nil:
+		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
+	default:
+		return &candidate{pkg: pkg, meta: meta}
+	}
+	return nil
 }
 
 func (b *Builder) missingPlatform(pkg Package) {
@@ -126,7 +150,17 @@ func forPackage(err error, pkg Package) error {
 // authenticate fetches a release's SHA256SUMS and checks its signature under
 // the trust policy.
 func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error) {
+	var sig []byte
+	var sigErr error
+	fetched := make(chan struct{})
+	go func() { // the signature, while SHA256SUMS arrives
+		defer close(fetched)
+		if len(c.meta.SigningKeys) > 0 {
+			sig, sigErr = b.fetchSmall(ctx, c, "SHA256SUMS signature", c.meta.SignatureURL)
+		}
+	}()
 	doc, err := b.fetchSmall(ctx, c, "SHA256SUMS", c.meta.SumsURL)
+	<-fetched
 	if err != nil {
 		return nil, err
 	}
@@ -134,38 +168,37 @@ func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error
 	if err != nil {
 		return nil, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS is malformed", Err: err}
 	}
-	sig, signer, err := b.checkSignature(ctx, c, doc)
+	if sigErr != nil {
+		return nil, sigErr
+	}
+	signer, err := b.checkSignature(c, doc, sig)
 	if err != nil {
 		return nil, err
 	}
 	return &origin{doc: doc, sig: sig, sums: sums, signer: signer}, nil
 }
 
-func (b *Builder) checkSignature(ctx context.Context, c candidate, doc []byte) ([]byte, Signer, error) {
+func (b *Builder) checkSignature(c candidate, doc, sig []byte) (Signer, error) {
 	p := c.pkg.Provider
 	trust := b.Options.Trust.For(p)
 	if len(c.meta.SigningKeys) == 0 {
 		if p.Hostname == addrs.DefaultRegistryHost && !trust.RefuseUnsigned {
 			b.warn("%s %s: %s publishes no signing keys; signature check skipped, as OpenTofu does (a trust policy or --require-signatures refuses such packages)", p, c.pkg.Version, p.Hostname)
-			return nil, Signer{}, nil
+			return Signer{}, nil
 		}
-		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: "the registry advertises no signing keys, so SHA256SUMS cannot be authenticated"}
-	}
-	sig, err := b.fetchSmall(ctx, c, "SHA256SUMS signature", c.meta.SignatureURL)
-	if err != nil {
-		return nil, Signer{}, err
+		return Signer{}, &VerificationError{Package: c.pkg, Problem: "the registry advertises no signing keys, so SHA256SUMS cannot be authenticated"}
 	}
 	signer, err := b.Checker.CheckSignature(doc, sig, c.meta.SigningKeys)
 	if err != nil {
-		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS signature is not valid", Err: err}
+		return Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS signature is not valid", Err: err}
 	}
 	if err := trust.checkSigner(p, signer); err != nil {
-		return nil, Signer{}, &VerificationError{Package: c.pkg, Problem: err.Error()}
+		return Signer{}, &VerificationError{Package: c.pkg, Problem: err.Error()}
 	}
 	if signer.Expired {
 		b.warn("%s %s: signed by expired key %s; accepted, as OpenTofu does (trust { expired_keys = \"refuse\" } refuses it)", p, c.pkg.Version, signer.KeyID)
 	}
-	return sig, signer, nil
+	return signer, nil
 }
 
 // maxSmallDocument caps SHA256SUMS and signature downloads.
