@@ -12,14 +12,9 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/mirror"
 )
-
-type versionsDoc struct {
-	Versions []struct {
-		Version string `json:"version"`
-	} `json:"versions"`
-}
 
 // AvailableVersions lists the versions the provider's registry offers.
 func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
@@ -45,7 +40,7 @@ func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs
 // parseVersions parses a versions document. Like OpenTofu, one invalid
 // version string fails the whole list.
 func parseVersions(data []byte) (addrs.VersionList, error) {
-	var doc versionsDoc
+	var doc regproto.Versions
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
@@ -58,23 +53,6 @@ func parseVersions(data []byte) (addrs.VersionList, error) {
 		list = append(list, v)
 	}
 	return list, nil
-}
-
-type downloadDoc struct {
-	Protocols           []string `json:"protocols"`
-	OS                  string   `json:"os"`
-	Arch                string   `json:"arch"`
-	Filename            string   `json:"filename"`
-	DownloadURL         string   `json:"download_url"`
-	ShasumsURL          string   `json:"shasums_url"`
-	ShasumsSignatureURL string   `json:"shasums_signature_url"`
-	Shasum              string   `json:"shasum"`
-	SigningKeys         struct {
-		GPGPublicKeys []struct {
-			KeyID      string `json:"key_id"`
-			ASCIIArmor string `json:"ascii_armor"`
-		} `json:"gpg_public_keys"`
-	} `json:"signing_keys"`
 }
 
 // PackageMeta reads the download document of one package.
@@ -100,14 +78,15 @@ func (c *Client) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Vers
 
 // parseDownload parses and checks a download document fetched from docURL.
 func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
-	var doc downloadDoc
+	var doc regproto.Download
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return mirror.PackageMeta{}, err
 	}
-	return doc.meta(docURL, plat)
+	return packageMeta(doc, docURL, plat)
 }
 
-func (d downloadDoc) meta(docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
+// packageMeta checks a download document and resolves its URLs.
+func packageMeta(d regproto.Download, docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
 	if d.OS != plat.OS || d.Arch != plat.Arch {
 		return mirror.PackageMeta{}, fmt.Errorf("asked for %s, the registry answered for %s_%s", plat, d.OS, d.Arch)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/tfmirror/tfmirror/internal/regproto"
 	"net"
 	"net/http"
 	"os"
@@ -13,37 +14,14 @@ import (
 )
 
 // Documents of the provider registry protocol v1.
+// The protocol's documents, shared with tfmirror's client.
 type (
-	versionsDoc struct {
-		Versions []versionEntry `json:"versions"`
-	}
-	versionEntry struct {
-		Version   string          `json:"version"`
-		Protocols []string        `json:"protocols"`
-		Platforms []platformEntry `json:"platforms"`
-	}
-	platformEntry struct {
-		OS   string `json:"os"`
-		Arch string `json:"arch"`
-	}
-	downloadDoc struct {
-		Protocols           []string    `json:"protocols"`
-		OS                  string      `json:"os"`
-		Arch                string      `json:"arch"`
-		Filename            string      `json:"filename"`
-		DownloadURL         string      `json:"download_url"`
-		ShasumsURL          string      `json:"shasums_url"`
-		ShasumsSignatureURL string      `json:"shasums_signature_url"`
-		Shasum              string      `json:"shasum"`
-		SigningKeys         signingKeys `json:"signing_keys"`
-	}
-	signingKeys struct {
-		GPGPublicKeys []gpgKey `json:"gpg_public_keys"`
-	}
-	gpgKey struct {
-		KeyID      string `json:"key_id"`
-		ASCIIArmor string `json:"ascii_armor"`
-	}
+	versionsDoc   = regproto.Versions
+	versionEntry  = regproto.Version
+	platformEntry = regproto.Platform
+	downloadDoc   = regproto.Download
+	signingKeys   = regproto.SigningKeys
+	gpgKey        = regproto.GPGKey
 )
 
 // Stats counts what the origin served. /_stats returns it as JSON.

@@ -158,8 +158,8 @@ func TestVersions(t *testing.T) {
 	var doc versionsDoc
 	f.getJSON(t, f.reg.ServicesURL+"hashicorp/null/versions", &doc)
 	want := versionsDoc{Versions: []versionEntry{
-		{"3.2.1", []string{"5.0"}, []platformEntry{{"darwin", "arm64"}, {"linux", "amd64"}}},
-		{"3.2.2", []string{"6.0"}, []platformEntry{{"windows", "amd64"}}},
+		{Version: "3.2.1", Protocols: []string{"5.0"}, Platforms: []platformEntry{{OS: "darwin", Arch: "arm64"}, {OS: "linux", Arch: "amd64"}}},
+		{Version: "3.2.2", Protocols: []string{"6.0"}, Platforms: []platformEntry{{OS: "windows", Arch: "amd64"}}},
 	}}
 	if fmt.Sprint(doc) != fmt.Sprint(want) {
 		t.Errorf("versions = %+v, want %+v", doc, want)
@@ -209,7 +209,7 @@ func checkDownloadDoc(t *testing.T, reg *Registry, doc downloadDoc) {
 		ShasumsURL:          base + "SHA256SUMS",
 		ShasumsSignatureURL: base + "SHA256SUMS.sig",
 		Shasum:              doc.Shasum,
-		SigningKeys:         signingKeys{[]gpgKey{{KeyID: reg.KeyID, ASCIIArmor: reg.ArmoredKey}}},
+		SigningKeys:         signingKeys{GPGPublicKeys: []gpgKey{{KeyID: reg.KeyID, ASCIIArmor: reg.ArmoredKey}}},
 	}
 	if fmt.Sprint(doc) != fmt.Sprint(want) {
 		t.Errorf("download doc\n got %+v\nwant %+v", doc, want)

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"github.com/tfmirror/tfmirror/internal/regproto"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,40 +20,14 @@ import (
 )
 
 // Documents of the registry protocol, fields in the order served.
+// The protocol's documents, shared with the client.
 type (
-	versionsDoc struct {
-		Versions []versionEntry `json:"versions"`
-	}
-	versionEntry struct {
-		Version   string          `json:"version"`
-		Protocols []string        `json:"protocols"`
-		Platforms []platformEntry `json:"platforms"`
-	}
-	platformEntry struct {
-		OS   string `json:"os"`
-		Arch string `json:"arch"`
-	}
-	downloadDoc struct {
-		Protocols           []string    `json:"protocols"`
-		OS                  string      `json:"os"`
-		Arch                string      `json:"arch"`
-		Filename            string      `json:"filename"`
-		DownloadURL         string      `json:"download_url"`
-		ShasumsURL          string      `json:"shasums_url"`
-		ShasumsSignatureURL string      `json:"shasums_signature_url"`
-		Shasum              string      `json:"shasum"`
-		SigningKeys         signingKeys `json:"signing_keys"`
-	}
-	signingKeys struct {
-		GPGPublicKeys []gpgKey `json:"gpg_public_keys"`
-	}
-	gpgKey struct {
-		KeyID          string  `json:"key_id"`
-		ASCIIArmor     string  `json:"ascii_armor"`
-		TrustSignature string  `json:"trust_signature"`
-		Source         string  `json:"source"`
-		SourceURL      *string `json:"source_url"`
-	}
+	versionsDoc   = regproto.Versions
+	versionEntry  = regproto.Version
+	platformEntry = regproto.Platform
+	downloadDoc   = regproto.Download
+	signingKeys   = regproto.SigningKeys
+	gpgKey        = regproto.GPGKey
 )
 
 // response is a body ready to be written.
