@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/tfmirror/tfmirror/internal/regproto"
 	"net"
 	"net/http"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/regproto"
 )
 
 // Documents of the provider registry protocol v1.

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"github.com/tfmirror/tfmirror/internal/regproto"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/regproto"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 )
