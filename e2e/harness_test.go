@@ -151,6 +151,29 @@ func caFileEnv(t testing.TB, ca *testca.CA) []string {
 // not world-readable yields 403s just as in a real deployment.
 func startNginx(t testing.TB, root string, ca *testca.CA) string {
 	t.Helper()
+	return startNginxServer(t, root, ca, defaultServerBlock)
+}
+
+// serverBlock renders the server {} block nginx serves root with.
+type serverBlock func(port int, certFile, keyFile, root string) string
+
+func defaultServerBlock(port int, certFile, keyFile, root string) string {
+	return fmt.Sprintf(`server {
+		listen 127.0.0.1:%d ssl;
+		server_name localhost 127.0.0.1;
+		ssl_certificate %s;
+		ssl_certificate_key %s;
+		root %s;
+		autoindex off;
+		location / {
+			try_files $uri =404;
+		}
+	}`, port, nginxQuote(certFile), nginxQuote(keyFile), nginxQuote(root))
+}
+
+// startNginxServer is startNginx with the given server block.
+func startNginxServer(t testing.TB, root string, ca *testca.CA, server serverBlock) string {
+	t.Helper()
 	nginx := nginxBin(t)
 
 	root, err := filepath.Abs(root)
@@ -170,7 +193,7 @@ func startNginx(t testing.TB, root string, ca *testca.CA) string {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port := freePort(t)
-		base, err := tryStartNginx(t, nginx, prefix, root, certFile, keyFile, port, ca)
+		base, err := tryStartNginx(t, nginx, prefix, server(port, certFile, keyFile, root), port, ca)
 		if err == nil {
 			return base
 		}
@@ -183,7 +206,7 @@ func startNginx(t testing.TB, root string, ca *testca.CA) string {
 	return ""
 }
 
-func tryStartNginx(t testing.TB, nginx, prefix, root, certFile, keyFile string, port int, ca *testca.CA) (string, error) {
+func tryStartNginx(t testing.TB, nginx, prefix, server string, port int, ca *testca.CA) (string, error) {
 	t.Helper()
 	logs := filepath.Join(prefix, "logs")
 	tmp := filepath.Join(prefix, "tmp")
@@ -214,27 +237,15 @@ http {
 	sendfile on;
 	server_tokens off;
 
-	server {
-		listen 127.0.0.1:%[5]d ssl;
-		server_name localhost 127.0.0.1;
-		ssl_certificate %[6]s;
-		ssl_certificate_key %[7]s;
-		root %[8]s;
-		autoindex off;
-		location / {
-			try_files $uri =404;
-		}
-	}
+	%[5]s
 }
 `,
 		nginxQuote(filepath.Join(prefix, "nginx-"+strconv.Itoa(port)+".pid")),
 		nginxQuote(errorLog),
 		nginxQuote(filepath.Join(logs, "access-"+strconv.Itoa(port)+".log")),
 		nginxQuote(filepath.Join(tmp, "client_body")),
-		port,
-		nginxQuote(certFile),
-		nginxQuote(keyFile),
-		nginxQuote(root),
+		server,
+		"", "", "",
 		nginxQuote(filepath.Join(tmp, "proxy")),
 		nginxQuote(filepath.Join(tmp, "fastcgi")),
 		nginxQuote(filepath.Join(tmp, "uwsgi")),

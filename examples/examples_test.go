@@ -3,8 +3,11 @@
 package examples
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/internal/config"
@@ -66,6 +69,37 @@ func TestMonorepoExample(t *testing.T) {
 			if !slices.Equal(got[p], texts) {
 				t.Errorf("%s: %s constraints %q, want %q", dir, p, got[p], texts)
 			}
+		}
+	}
+}
+
+// TestS3UploadOrder runs examples/s3-upload.sh against a stub "aws" that
+// records its calls, and checks the publish order of the four syncs.
+func TestS3UploadOrder(t *testing.T) {
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	stub := "#!/bin/sh\necho \"$@\" >> " + log + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "aws"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "s3-upload.sh", "site", "s3://bucket/providers", "--endpoint-url", "https://s3.example")
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Split(strings.TrimSpace(string(data)), "\n")
+	wants := []string{"--exclude *.json --include *_provenance.json", "--include *.json --exclude */index.json", "--include */index.json", "--include catalog.json"}
+	if len(calls) != len(wants) {
+		t.Fatalf("%d syncs, want %d:\n%s", len(calls), len(wants), data)
+	}
+	for i, want := range wants {
+		if !strings.HasPrefix(calls[i], "s3 sync site s3://bucket/providers --no-progress --exclude .tfmirror/*") ||
+			!strings.Contains(calls[i], want) || !strings.HasSuffix(calls[i], "--endpoint-url https://s3.example") || strings.Contains(calls[i], "--delete") {
+			t.Errorf("sync %d = %q, want one containing %q", i+1, calls[i], want)
 		}
 	}
 }
