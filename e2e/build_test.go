@@ -444,6 +444,11 @@ func initThroughMirror(t *testing.T, f *fixture, bin, wd, cliConfig, plat string
 			t.Errorf("lock file: %s hashes %q lack %s, the h1 of the unpacked %s package", addr, lock.Hashes, h1, plat)
 		}
 		installed := filepath.Join(wd, ".terraform", "providers", filepath.FromSlash(addr), p.version, plat)
+		// From an unpacked filesystem mirror tofu links the package in;
+		// like tofu, hash what the link points at.
+		if target, err := filepath.EvalSymlinks(installed); err == nil {
+			installed = target
+		}
 		got, err := dirhash.HashDir(installed, "", dirhash.Hash1)
 		if err != nil {
 			t.Errorf("hashing the installed package: %v", err)

@@ -37,6 +37,8 @@ type buildOptions struct {
 	LockTimeout       time.Duration
 	VerifyExisting    bool
 	DryRun            bool
+	Layout            string
+	RegistryReplica   bool
 	Net               httpx.Policy // --retries and the timeouts
 	netFlagsSet       map[string]bool
 }
@@ -88,8 +90,10 @@ be served while it is being built.`,
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform for the providers of configurations, as os_arch (repeatable; default: the manifest's platforms)")
 	f.BoolVar(&opts.WriteLockFiles, "write-lock-files", false, "after the build, write each configuration's .terraform.lock.hcl from the mirror, as \"tfmirror lock\" does")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object per event and a JSON summary, for CI")
+	f.StringVar(&opts.Layout, "layout", "network", "what to write: network (a network mirror), packed or unpacked (a filesystem_mirror directory; the network tree behind it is kept in .tfmirror/store)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print what would be downloaded, kept and skipped, with sizes, making only metadata requests and writing nothing")
 	f.BoolVar(&opts.VerifyExisting, "verify-existing", false, "re-hash every archive already in the mirror instead of trusting its recorded size, and replace any that does not match")
+	f.BoolVar(&opts.RegistryReplica, "registry-replica", false, "after the build, also write a static copy of the provider registry protocol under <out>/replica/, so clients with a host block install with full signature verification")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror build writing the same directory (0 fails at once)")
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
@@ -188,7 +192,15 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 			VerifyExisting: opts.VerifyExisting,
 		},
 	}
-	b.Known = existingTree(opts.Out)
+	kind, err := layout.ParseKind(opts.Layout)
+	if err != nil {
+		return usageError{err}
+	}
+	storeDir := opts.Out
+	if kind != layout.Network {
+		storeDir = layout.StorePath(opts.Out) // the network tree behind the view
+	}
+	b.Known = existingTree(storeDir)
 	plan, err := b.Plan(ctx, reqs)
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
@@ -198,7 +210,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		out.dryRunSummary(report)
 		return report.Err()
 	}
-	tree, err := layout.OpenWait(ctx, opts.Out, opts.LockTimeout)
+	tree, err := layout.OpenWait(ctx, storeDir, opts.LockTimeout)
 	if err != nil {
 		return err
 	}
@@ -213,6 +225,11 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	}
 	report := b.Execute(ctx, plan)
 	out.progress.finish()
+	if kind != layout.Network {
+		if merr := layout.Materialize(tree, opts.Out, kind); merr != nil {
+			return fmt.Errorf("write the %s filesystem mirror: %w", kind, merr)
+		}
+	}
 	err = report.Err()
 	if ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), err)
@@ -220,6 +237,11 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	out.summary(report, ExitCode(err))
 	if err != nil {
 		return fmt.Errorf("build failed:\n%w", err)
+	}
+	if opts.RegistryReplica {
+		if err := writeReplica(ctx, tree, out.line); err != nil {
+			return err
+		}
 	}
 	if opts.WriteLockFiles {
 		return writeBuildLocks(ctx, tree, opts, manifest, roots, out)

@@ -1,0 +1,112 @@
+package layout
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// storeWith publishes one release whose linux_amd64 archive holds entries.
+func storeWith(t *testing.T, entries map[string]string) *Tree {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, content := range entries {
+		hdr := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		hdr.SetMode(0o755)
+		w, err := zw.CreateHeader(hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write([]byte(content))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	staged := stage(t, tr, "a.zip", buf.String())
+	sums, err := hashing.HashArchive(staged, sha256.Sum256(buf.Bytes()), hashing.DefaultZipLimits)
+	if err != nil && !strings.Contains(err.Error(), "outside") {
+		t.Fatal(err)
+	}
+	p, v, plat := mustProvider(t, "bücher.example/acme/foo"), mustVersion(t, "1.0.0"), mustPlatform(t, "linux_amd64")
+	err = tr.Publish(Release{Provider: p, Version: v, Archives: []Archive{{Platform: plat, Staged: staged, Hashes: sums.All()}},
+		Record: &Record{Sums: []byte("x  a.zip\n"), Provenance: Provenance{Archives: map[string]ProvenanceArchive{"linux_amd64": {Filename: "a.zip", H1: sums.H1Unpacked}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func TestMaterializeLayouts(t *testing.T) {
+	store := storeWith(t, map[string]string{"terraform-provider-foo_v1.0.0": "binary", "README.md": "docs"})
+	for _, kind := range []Kind{Packed, Unpacked} {
+		t.Run(string(kind), func(t *testing.T) {
+			out := t.TempDir()
+			for range 2 { // the second run finds everything in place
+				if err := Materialize(store, out, kind); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := filepath.Join(out, "bücher.example", "acme", "foo")
+			if kind == Packed {
+				a, _ := os.Stat(filepath.Join(dir, "terraform-provider-foo_1.0.0_linux_amd64.zip"))
+				b, _ := os.Stat(store.Path(ArchivePath(mustProvider(t, "bücher.example/acme/foo"), mustVersion(t, "1.0.0"), mustPlatform(t, "linux_amd64"))))
+				if a == nil || b == nil || !os.SameFile(a, b) {
+					t.Error("the packed archive is not the store's file (hard link)")
+				}
+				return
+			}
+			bin := filepath.Join(dir, "1.0.0", "linux_amd64", "terraform-provider-foo_v1.0.0")
+			info, err := os.Stat(bin)
+			if err != nil || info.Mode().Perm() != 0o755 {
+				t.Fatalf("unpacked executable: %v %v", info, err)
+			}
+			// A damaged unpacked package is replaced.
+			if err := os.WriteFile(bin, []byte("damaged"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := Materialize(store, out, kind); err != nil {
+				t.Fatal(err)
+			}
+			if data, _ := os.ReadFile(bin); string(data) != "binary" {
+				t.Errorf("the damaged package was not replaced: %q", data)
+			}
+		})
+	}
+}
+
+func TestUnzipRefusesEscapingEntries(t *testing.T) {
+	for _, name := range []string{"../evil", "a/../../evil", "/etc/evil"} {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, _ := zw.Create(name)
+		_, _ = w.Write([]byte("x"))
+		_ = zw.Close()
+		src := filepath.Join(t.TempDir(), "z.zip")
+		if err := os.WriteFile(src, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		pkg := filepath.Join(dir, "pkg")
+		if err := os.Mkdir(pkg, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := unzip(src, pkg); err == nil || !strings.Contains(err.Error(), "outside the package directory") {
+			t.Errorf("%q: err = %v, want a refusal", name, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "evil")); !os.IsNotExist(err) {
+			t.Errorf("%q escaped the package directory", name)
+		}
+	}
+}
