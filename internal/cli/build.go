@@ -196,6 +196,9 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	if err != nil {
 		return usageError{err}
 	}
+	if opts.RegistryReplica && kind != layout.Network {
+		return usageError{fmt.Errorf("--registry-replica needs --layout network: the replica's documents point at the network mirror's files")}
+	}
 	storeDir := opts.Out
 	if kind != layout.Network {
 		storeDir = layout.StorePath(opts.Out) // the network tree behind the view

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -28,6 +29,7 @@ func (e usageError) Unwrap() error { return e.err }
 func ExitCode(err error) int {
 	var (
 		vfail *VerifyFailedError
+		bfail *bundle.RefusedError
 		verr  *mirror.VerificationError
 		cerr  *config.Error
 		usage usageError
@@ -35,7 +37,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &verr), errors.As(err, &vfail):
+	case errors.As(err, &verr), errors.As(err, &vfail), errors.As(err, &bfail):
 		return ExitVerification
 	case errors.As(err, &cerr), errors.As(err, &usage), isInputError(err):
 		return ExitUsage

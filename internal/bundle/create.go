@@ -1,0 +1,352 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// CreateOptions say what to pack and where.
+type CreateOptions struct {
+	Site      string              // the mirror directory
+	Out       string              // the bundle file, replaced atomically
+	LockFiles []LockFile          // .terraform.lock.hcl files to include
+	SignKey   *signing.SigningKey // signs manifest.json when set
+	// LockTimeout is how long to wait for a build writing the mirror.
+	LockTimeout time.Duration
+	ZipLimits   hashing.ZipLimits // zero: hashing.DefaultZipLimits
+}
+
+// LockFile is a lock file to include as lock-files/NAME/.terraform.lock.hcl.
+type LockFile struct {
+	Name string // slash-separated relative directory; "" puts it at lock-files/.terraform.lock.hcl
+	Path string // the file to read
+}
+
+// CreateReport describes a bundle that was written.
+type CreateReport struct {
+	Out       string
+	Providers int
+	Versions  int
+	Archives  int
+	Files     int   // files in the bundle, besides the manifest and its signature
+	Bytes     int64 // their total size
+	LockFiles int
+	KeyID     string // the key that signed the manifest, if any
+	// Skipped are files in the site that are not part of the mirror (no
+	// document refers to them), left out of the bundle.
+	Skipped []string
+}
+
+// ErrEmptyMirror means the site holds no provider.
+var ErrEmptyMirror = errors.New("the directory holds no provider (no catalog.json or index.json): nothing to bundle")
+
+// entry is one file to pack: from disk (src) or from memory (data).
+type entry struct {
+	name string
+	src  string
+	data []byte
+	file File
+}
+
+// Create checks the mirror in opts.Site (or, for a filesystem mirror, the
+// network tree behind it) as "tfmirror verify" does, then packs it, with the lock files and CLI configuration snippets, into
+// opts.Out. The mirror's lock is held throughout, so a concurrent build
+// cannot change it half-way. A mirror with any problem is refused with a
+// *RefusedError and no bundle is written.
+func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
+	root := networkTree(opts.Site)
+	existing, err := layout.OpenExisting(root)
+	if err != nil {
+		return nil, err
+	}
+	// Refuse a directory that is no mirror before locking it, which
+	// would create the private directory in it.
+	if providers, err := (mirror.TreeReader{Tree: existing}).Providers(ctx); err == nil && len(providers) == 0 {
+		return nil, ErrEmptyMirror
+	}
+	tree, err := layout.OpenWait(ctx, root, opts.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tree.Close() }()
+
+	v := &mirror.Verifier{
+		Reader:  mirror.TreeReader{Tree: tree},
+		Checker: signing.Checker{},
+		Limits:  opts.ZipLimits,
+		TempDir: tree.Path(filepath.FromSlash(layout.StagingDirName)),
+	}
+	vr, err := v.Verify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if problems := append(slices.Clone(vr.Problems), vr.Warnings...); len(problems) > 0 {
+		return nil, &RefusedError{What: "mirror", Problems: problems}
+	}
+	if vr.Providers == 0 {
+		return nil, ErrEmptyMirror
+	}
+	c, err := readContent(ctx, tree)
+	if err != nil {
+		return nil, err
+	}
+	report := &CreateReport{Out: opts.Out, Providers: vr.Providers, Versions: vr.Versions, Archives: vr.Archives, LockFiles: len(opts.LockFiles)}
+	if report.Skipped, err = otherFiles(tree.Root(), c.Files); err != nil {
+		return nil, err
+	}
+
+	entries, err := collectEntries(tree, c, opts.LockFiles)
+	if err != nil {
+		return nil, err
+	}
+	m := Manifest{Format: FormatVersion, CreatedBy: createdBy, Files: make([]File, 0, len(entries))}
+	for i := range entries {
+		if entries[i].file, err = hashEntry(entries[i]); err != nil {
+			return nil, err
+		}
+		m.Files = append(m.Files, entries[i].file)
+		report.Bytes += entries[i].file.Size
+	}
+	report.Files = len(entries)
+	manifest, err := encodeManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	var sig []byte
+	if opts.SignKey != nil {
+		if sig, err = opts.SignKey.SignDetached(manifest); err != nil {
+			return nil, err
+		}
+		report.KeyID = opts.SignKey.KeyID()
+	}
+	if err := writeBundle(ctx, opts.Out, manifest, sig, entries); err != nil {
+		return nil, err
+	}
+	return report, nil
+}
+
+// networkTree is the network tree of a mirror directory: the directory
+// itself, or for a filesystem mirror (built with --layout packed or
+// unpacked) the store behind it.
+func networkTree(site string) string {
+	if _, err := os.Stat(filepath.Join(site, layout.CatalogPath)); !errors.Is(err, fs.ErrNotExist) {
+		return site
+	}
+	if info, err := os.Stat(layout.StorePath(site)); err == nil && info.IsDir() {
+		return layout.StorePath(site)
+	}
+	return site
+}
+
+// collectEntries lists the bundle's files, sorted by name.
+func collectEntries(tree *layout.Tree, c content, lockFiles []LockFile) ([]entry, error) {
+	var entries []entry
+	for _, rel := range c.Files {
+		entries = append(entries, entry{name: MirrorDir + "/" + rel, src: tree.Path(filepath.FromSlash(rel))})
+	}
+	for _, lf := range lockFiles {
+		name := path.Join(LockFilesDir, lf.Name, LockFileName)
+		if err := checkName(name); err != nil {
+			return nil, fmt.Errorf("lock file %s: %w", lf.Path, err)
+		}
+		entries = append(entries, entry{name: name, src: lf.Path})
+	}
+	for name, data := range cliConfigSnippets(c.Providers) {
+		entries = append(entries, entry{name: CLIConfigDir + "/" + name, data: data})
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		switch {
+		case a.name < b.name:
+			return -1
+		case a.name > b.name:
+			return 1
+		}
+		return 0
+	})
+	for i := 1; i < len(entries); i++ {
+		if entries[i].name == entries[i-1].name {
+			return nil, fmt.Errorf("two files would be bundled as %s (%s and %s)", entries[i].name, entries[i-1].src, entries[i].src)
+		}
+	}
+	return entries, nil
+}
+
+func (e entry) open() (io.ReadCloser, error) {
+	if e.src == "" {
+		return io.NopCloser(bytes.NewReader(e.data)), nil
+	}
+	return os.Open(e.src)
+}
+
+func hashEntry(e entry) (File, error) {
+	r, err := e.open()
+	if err != nil {
+		return File{}, err
+	}
+	defer r.Close()
+	w := hashing.NewWriter()
+	if _, err := io.Copy(w, r); err != nil {
+		return File{}, fmt.Errorf("read %s: %w", e.src, err)
+	}
+	sum := w.Sum()
+	return File{Path: e.name, SHA256: hex.EncodeToString(sum[:]), Size: w.Len()}, nil
+}
+
+// otherFiles lists the files under root that are not in files (nor in the
+// private directory).
+func otherFiles(root string, files []string) ([]string, error) {
+	in := make(map[string]bool, len(files))
+	for _, f := range files {
+		in[f] = true
+	}
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == layout.PrivateDirName {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !in[rel] {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// writeBundle writes the bundle to a temporary file next to out and
+// renames it into place. Each file is hashed again as it is packed; a
+// file that changed since the manifest was made is an error.
+func writeBundle(ctx context.Context, out string, manifest, sig []byte, entries []entry) (err error) {
+	dir := filepath.Dir(out)
+	if err := layout.MkdirAll(dir); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(out)+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	buf := bufio.NewWriterSize(f, 1<<20)
+	gz := gzip.NewWriter(buf)
+	tw := tar.NewWriter(gz)
+	if err := writeData(tw, ManifestName, manifest); err != nil {
+		return err
+	}
+	if sig != nil {
+		if err := writeData(tw, SignatureName, sig); err != nil {
+			return err
+		}
+	}
+	dirs := map[string]bool{}
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := writeDirs(tw, dirs, path.Dir(e.name)); err != nil {
+			return err
+		}
+		if err := writeEntry(tw, e); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := gz.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := buf.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := layout.SyncClose(f); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return layout.Rename(f.Name(), out)
+}
+
+// epoch is every entry's modification time, so bundles are reproducible.
+var epoch = time.Unix(0, 0)
+
+func fileHeader(name string, size int64) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: int64(layout.FileMode), ModTime: epoch}
+}
+
+func writeData(tw *tar.Writer, name string, data []byte) error {
+	if err := tw.WriteHeader(fileHeader(name, int64(len(data)))); err != nil {
+		return fmt.Errorf("pack %s: %w", name, err)
+	}
+	if _, err := tw.Write(data); err != nil {
+		return fmt.Errorf("pack %s: %w", name, err)
+	}
+	return nil
+}
+
+// writeDirs writes the entries of dir and its parents that are not written yet.
+func writeDirs(tw *tar.Writer, done map[string]bool, dir string) error {
+	if dir == "." || done[dir] {
+		return nil
+	}
+	if err := writeDirs(tw, done, path.Dir(dir)); err != nil {
+		return err
+	}
+	done[dir] = true
+	hdr := &tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: int64(layout.DirMode), ModTime: epoch}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("pack %s: %w", dir, err)
+	}
+	return nil
+}
+
+func writeEntry(tw *tar.Writer, e entry) error {
+	r, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := tw.WriteHeader(fileHeader(e.name, e.file.Size)); err != nil {
+		return fmt.Errorf("pack %s: %w", e.name, err)
+	}
+	w := hashing.NewWriter()
+	if _, err := io.CopyN(io.MultiWriter(tw, w), r, e.file.Size); err != nil {
+		return fmt.Errorf("pack %s: %w (did it change while the bundle was made?)", e.name, err)
+	}
+	extra, _ := r.Read(make([]byte, 1))
+	sum := w.Sum()
+	if extra != 0 || hex.EncodeToString(sum[:]) != e.file.SHA256 {
+		return fmt.Errorf("pack %s: %s changed while the bundle was made", e.name, e.src)
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+// Package bundle packs a built mirror into one file that can be carried
+// into an air-gapped network, and unpacks it there without trusting it.
+//
+// It owns the bundle format: a gzip-compressed tar holding manifest.json
+// first (every other file's path, size and SHA-256), optionally
+// manifest.json.sig (a detached OpenPGP signature of the manifest by a key
+// the operator provides), then the files in the manifest's order:
+// mirror/ (the published tree, without the private .tfmirror/ directory),
+// lock-files/ (.terraform.lock.hcl files, if any were given) and
+// cli-config/ (CLI configuration snippets for tofu and terraform). Bundles
+// are deterministic: the same tree gives the same bytes (apart from the
+// signature, which records when it was made).
+//
+// Import refuses a bundle unless every check passes before anything becomes
+// visible: entry names and types, the manifest (and its signature, when
+// trusted keys are given), every file's size and SHA-256, and the mirror
+// itself as "tfmirror verify" checks it (archives against the kept
+// SHA256SUMS, signatures against the kept keys). The bundle is unpacked
+// into a staging directory under the destination's private .tfmirror/
+// directory, then published into the destination in publish order,
+// merging with what is there.
+//
+// It does not decide what a mirror contains (package layout does) nor how
+// its contents are verified (package mirror does).
+package bundle

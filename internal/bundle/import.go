@@ -1,0 +1,523 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Layout is the shape of the tree Import writes.
+type Layout string
+
+// LayoutNetwork is the network mirror tree "tfmirror build" writes (which
+// OpenTofu and Terraform can also read as a packed filesystem mirror).
+const LayoutNetwork Layout = "network"
+
+// Layouts are the layouts Import can write. Other layouts (the packed and
+// unpacked filesystem mirror layouts of the build) are added here, each
+// with its own publish step in Import; the checks before it stay the same,
+// as they apply to the network tree the bundle carries.
+var Layouts = []Layout{LayoutNetwork}
+
+// ImportOptions say what to import and where.
+type ImportOptions struct {
+	Bundle string // the bundle file
+	Out    string // the destination directory, created if missing, merged into if present
+	Layout Layout // "" means LayoutNetwork
+	// TrustKeys, if set, are the keys the bundle's manifest must be
+	// signed by (one of them).
+	TrustKeys *signing.TrustedKeys
+	// Extras, if set, is a directory that receives the bundle's
+	// lock-files/ and cli-config/ once everything is verified and
+	// published.
+	Extras string
+	// LockTimeout is how long to wait for another process writing Out.
+	LockTimeout time.Duration
+	Limits      Limits            // zero: DefaultLimits
+	ZipLimits   hashing.ZipLimits // zero: hashing.DefaultZipLimits
+}
+
+// ImportReport describes an import that succeeded.
+type ImportReport struct {
+	Out       string
+	Providers int
+	Versions  int
+	Archives  int
+	Written   int    // files of Out created or replaced
+	Unchanged int    // files of Out that already had the bundle's content
+	KeyID     string // the trusted key that signed the manifest (TrustKeys set)
+	Extras    int    // files written under Extras
+	Warnings  []string
+}
+
+// ErrLayoutMismatch means the destination holds a mirror of another
+// layout than the one to import.
+var ErrLayoutMismatch = errors.New("the destination has another layout")
+
+// importStaleAge is how old another import's staging directory must be
+// before an import holding the lock removes it as left by a killed run.
+// Imports stage without the lock, so a younger one may be live.
+const importStaleAge = 24 * time.Hour
+
+// importPrefix starts the name of each import's staging directory under
+// the destination's private directory.
+const importPrefix = "import-"
+
+// Import checks a bundle and, only if every check passes, publishes its
+// mirror into opts.Out. A bundle that fails any check is refused with a
+// *RefusedError and nothing in opts.Out changes; so is a bundle that would
+// replace a file of opts.Out with different bytes (archives, SHA256SUMS and
+// signatures are immutable: a mismatch means one side was tampered with or
+// re-released, and a person must decide).
+func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err error) {
+	if opts.Layout == "" {
+		opts.Layout = LayoutNetwork
+	}
+	if !slices.Contains(Layouts, opts.Layout) {
+		return nil, fmt.Errorf("layout %q is not supported yet (supported: %s)", opts.Layout, LayoutNetwork)
+	}
+	if opts.Limits == (Limits{}) {
+		opts.Limits = DefaultLimits
+	}
+	in, err := os.Open(opts.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = in.Close() }()
+	dest, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(layout.StorePath(dest)); err == nil && info.IsDir() && opts.Layout == LayoutNetwork {
+		return nil, fmt.Errorf("%w: %s is a filesystem mirror (built with --layout packed or unpacked), not a network mirror", ErrLayoutMismatch, opts.Out)
+	}
+	staging, cleanup, err := prepareStaging(dest)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := cleanup(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	report = &ImportReport{Out: opts.Out}
+	s, err := unpack(ctx, in, staging, opts, report)
+	if err != nil {
+		return nil, err
+	}
+	c, err := checkStaged(ctx, s, opts, report)
+	if err != nil {
+		return nil, err
+	}
+
+	tree, err := layout.OpenWait(ctx, dest, opts.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := tree.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	removeStaleImports(filepath.Dir(staging), staging)
+	if err := publish(ctx, tree, s, c, report); err != nil {
+		return nil, err
+	}
+	if opts.Extras != "" {
+		if err := writeExtras(s, opts.Extras, report); err != nil {
+			return nil, fmt.Errorf("the mirror was imported, but %w", err)
+		}
+	}
+	return report, nil
+}
+
+// prepareStaging creates a staging directory in dest's private directory
+// (so publishing is a rename on one filesystem), creating dest if needed.
+// cleanup removes the staging directory, and the directories this created
+// if they are still empty (a refused bundle leaves no trace).
+func prepareStaging(dest string) (string, func() error, error) {
+	private := filepath.Join(dest, layout.PrivateDirName)
+	var created []string
+	for dir := private; ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		created = append(created, dir)
+	}
+	removeCreated := func() {
+		for _, dir := range created { // deepest first
+			_ = os.Remove(dir)
+		}
+	}
+	if err := layout.MkdirAll(private); err != nil {
+		removeCreated()
+		return "", nil, err
+	}
+	staging, err := os.MkdirTemp(private, importPrefix+"*")
+	if err != nil {
+		removeCreated()
+		return "", nil, fmt.Errorf("create staging directory: %w", err)
+	}
+	return staging, func() error {
+		err := os.RemoveAll(staging)
+		removeCreated()
+		if err != nil {
+			return fmt.Errorf("remove staging directory: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// removeStaleImports removes the staging directories of imports that were
+// killed long ago. It runs with the destination's lock held.
+func removeStaleImports(private, current string) {
+	entries, err := os.ReadDir(private)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(private, e.Name())
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), importPrefix) || p == current {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > importStaleAge {
+			_ = os.RemoveAll(p)
+		}
+	}
+}
+
+// staged is a bundle unpacked into a staging directory.
+type staged struct {
+	root     string
+	manifest Manifest
+}
+
+// path returns where a bundle file was unpacked.
+func (s *staged) path(name string) string { return filepath.Join(s.root, filepath.FromSlash(name)) }
+
+// unpack streams the bundle into staging, checking every entry against
+// the manifest as it goes.
+func unpack(ctx context.Context, in io.Reader, staging string, opts ImportOptions, report *ImportReport) (*staged, error) {
+	gz, err := gzip.NewReader(bufio.NewReaderSize(in, 1<<20))
+	if err != nil {
+		return nil, refused("", "not a gzip-compressed bundle: %v", err)
+	}
+	tr := tar.NewReader(gz)
+	hdr, err := next(tr)
+	if err != nil {
+		return nil, refused("", "not a tar archive: %v", err)
+	}
+	if hdr.Name != ManifestName || hdr.Typeflag != tar.TypeReg {
+		return nil, refused(hdr.Name, "the first entry must be the file %s", ManifestName)
+	}
+	data, err := readSmall(tr, hdr, maxManifestBytes)
+	if err != nil {
+		return nil, err
+	}
+	m, err := decodeManifest(data, opts.Limits)
+	if err != nil {
+		return nil, refused(ManifestName, "%v", err)
+	}
+	hdr, err = next(tr)
+	var sig []byte
+	if err == nil && hdr.Name == SignatureName && hdr.Typeflag == tar.TypeReg {
+		if sig, err = readSmall(tr, hdr, maxSignatureBytes); err != nil {
+			return nil, err
+		}
+		hdr, err = next(tr)
+	}
+	if err := checkSignature(data, sig, opts.TrustKeys, report); err != nil {
+		return nil, err
+	}
+
+	s := &staged{root: staging, manifest: m}
+	u := unpacker{s: s, listed: map[string]File{}, dirs: map[string]bool{}, seen: map[string]bool{}, limits: opts.Limits}
+	for _, f := range m.Files {
+		u.listed[f.Path] = f
+		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
+			u.dirs[d] = true
+		}
+	}
+	for entries := 0; ; hdr, err = next(tr) {
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, refused("", "damaged: %v", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if entries++; entries > opts.Limits.MaxEntries {
+			return nil, refused("", "more than %d entries", opts.Limits.MaxEntries)
+		}
+		if err := u.entry(tr, hdr); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkTrailer(gz); err != nil {
+		return nil, err
+	}
+	for _, f := range m.Files {
+		if !u.seen[f.Path] {
+			u.problems = append(u.problems, mirror.Problem{Path: f.Path, Message: "listed in the manifest, but not in the bundle"})
+		}
+	}
+	if len(u.problems) > 0 {
+		return nil, &RefusedError{What: "bundle", Problems: u.problems}
+	}
+	return s, nil
+}
+
+// next returns the next entry. Names the tar package calls insecure are
+// returned too: Import's own checks refuse them, with a clearer message.
+func next(tr *tar.Reader) (*tar.Header, error) {
+	hdr, err := tr.Next()
+	if errors.Is(err, tar.ErrInsecurePath) && hdr != nil {
+		return hdr, nil
+	}
+	return hdr, err
+}
+
+func readSmall(tr *tar.Reader, hdr *tar.Header, limit int64) ([]byte, error) {
+	if hdr.Size > limit {
+		return nil, refused(hdr.Name, "larger than the limit of %d bytes", limit)
+	}
+	data, err := io.ReadAll(tr)
+	if err != nil {
+		return nil, refused(hdr.Name, "damaged: %v", err)
+	}
+	return data, nil
+}
+
+// checkSignature checks the manifest's signature when trusted keys are
+// given. Without them, a signature is not checked, and the report says so.
+func checkSignature(manifest, sig []byte, trusted *signing.TrustedKeys, report *ImportReport) error {
+	if trusted == nil {
+		if sig != nil {
+			report.Warnings = append(report.Warnings, "the bundle is signed, but no trusted key was given: the signature was not checked")
+		}
+		return nil
+	}
+	if sig == nil {
+		return refused(SignatureName, "missing: the bundle is not signed, and a trusted key was given")
+	}
+	signer, err := trusted.VerifyDetached(manifest, sig)
+	if err != nil {
+		return refused(SignatureName, "does not verify with the trusted keys: %v", err)
+	}
+	report.KeyID = signer.KeyID
+	return nil
+}
+
+// checkTrailer reads what follows the tar's end, which must be zero
+// padding, to the end of the gzip stream (so its checksum is verified).
+func checkTrailer(gz io.Reader) error {
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := gz.Read(buf)
+		for _, b := range buf[:k] {
+			if b != 0 {
+				return refused("", "data after the end of the tar archive")
+			}
+		}
+		if n += int64(k); n > maxTrailingBytes {
+			return refused("", "more than %d bytes after the end of the tar archive", maxTrailingBytes)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return refused("", "damaged: %v", err)
+		}
+	}
+}
+
+type unpacker struct {
+	s        *staged
+	listed   map[string]File
+	dirs     map[string]bool // every parent directory of a listed file
+	seen     map[string]bool
+	limits   Limits
+	problems []mirror.Problem // content mismatches, collected
+}
+
+// entry checks one tar entry and unpacks it. Structural problems refuse
+// the bundle at once; a file whose content does not match is recorded and
+// unpacking goes on, so every such file is reported.
+func (u *unpacker) entry(tr *tar.Reader, hdr *tar.Header) error {
+	name := hdr.Name
+	if hdr.Typeflag == tar.TypeDir {
+		name = strings.TrimSuffix(name, "/")
+	}
+	if err := checkName(name); err != nil {
+		return refused(strconv.Quote(hdr.Name), "%v", err)
+	}
+	if name == ManifestName || name == SignatureName {
+		return refused(name, "appears again after the start of the bundle")
+	}
+	if u.seen[name] {
+		return refused(name, "appears twice in the bundle")
+	}
+	u.seen[name] = true
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		if !u.dirs[name] {
+			return refused(name, "a directory that holds no file listed in the manifest")
+		}
+		if err := os.MkdirAll(u.s.path(name), 0o755); err != nil {
+			return refused(name, "cannot be unpacked: %v", err)
+		}
+		return nil
+	case tar.TypeReg:
+		f, ok := u.listed[name]
+		if !ok {
+			return refused(name, "not listed in the manifest")
+		}
+		if hdr.Size != f.Size {
+			return refused(name, "is %d bytes, the manifest says %d", hdr.Size, f.Size)
+		}
+		return u.file(tr, f)
+	default:
+		return refused(name, "is a %s; only regular files and directories are allowed", typeName(hdr.Typeflag))
+	}
+}
+
+func (u *unpacker) file(tr *tar.Reader, f File) error {
+	dst := u.s.path(f.Path)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return refused(f.Path, "cannot be unpacked: %v", err)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, layout.FileMode)
+	if errors.Is(err, fs.ErrExist) {
+		return refused(f.Path, "clashes with another entry (names that differ only in case or normalization?)")
+	}
+	if err != nil {
+		return fmt.Errorf("unpack %s: %w", f.Path, err)
+	}
+	w := hashing.NewWriter()
+	_, err = io.Copy(io.MultiWriter(out, w), tr)
+	if err != nil {
+		_ = out.Close()
+		if errors.Is(err, io.ErrUnexpectedEOF) || isFormatError(err) {
+			return refused(f.Path, "damaged: %v", err)
+		}
+		return fmt.Errorf("unpack %s: %w", f.Path, err)
+	}
+	if err := layout.SyncClose(out); err != nil {
+		return fmt.Errorf("unpack %s: %w", f.Path, err)
+	}
+	if sum := w.Sum(); hex.EncodeToString(sum[:]) != f.SHA256 {
+		u.problems = append(u.problems, mirror.Problem{Path: f.Path, Message: fmt.Sprintf("SHA-256 is %x, the manifest says %s", sum, f.SHA256)})
+	}
+	return nil
+}
+
+// isFormatError reports errors of a damaged gzip or tar stream.
+func isFormatError(err error) bool {
+	return errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, tar.ErrHeader) ||
+		strings.Contains(err.Error(), "flate: corrupt input")
+}
+
+func typeName(t byte) string {
+	switch t {
+	case tar.TypeSymlink:
+		return "symbolic link"
+	case tar.TypeLink:
+		return "hard link"
+	case tar.TypeChar, tar.TypeBlock:
+		return "device"
+	case tar.TypeFifo:
+		return "named pipe"
+	case tar.TypeXGlobalHeader:
+		return "global PAX header"
+	}
+	return fmt.Sprintf("entry of type %q", t)
+}
+
+// checkStaged verifies the unpacked mirror as "tfmirror verify" does and
+// makes sure it holds nothing else.
+func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *ImportReport) (content, error) {
+	hasMirror := slices.ContainsFunc(s.manifest.Files, func(f File) bool { return strings.HasPrefix(f.Path, MirrorDir+"/") })
+	if !hasMirror {
+		return content{}, refused(MirrorDir, "the bundle holds no mirror")
+	}
+	tree, err := layout.OpenExisting(s.path(MirrorDir))
+	if err != nil {
+		return content{}, err
+	}
+	v := &mirror.Verifier{Reader: mirror.TreeReader{Tree: tree}, Checker: signing.Checker{}, Limits: opts.ZipLimits, TempDir: s.root}
+	vr, err := v.Verify(ctx)
+	if ctx.Err() != nil {
+		return content{}, ctx.Err()
+	}
+	if err != nil {
+		return content{}, refused(MirrorDir, "%v", err)
+	}
+	var problems []mirror.Problem
+	for _, p := range append(slices.Clone(vr.Problems), vr.Warnings...) {
+		problems = append(problems, mirror.Problem{Path: MirrorDir + "/" + p.Path, Message: p.Message})
+	}
+	if len(problems) > 0 {
+		return content{}, &RefusedError{What: "bundle", Problems: problems}
+	}
+	if vr.Providers == 0 {
+		return content{}, refused(MirrorDir, "the bundle's mirror holds no provider")
+	}
+	c, err := readContent(ctx, tree)
+	if err != nil {
+		return content{}, refused(MirrorDir, "%v", err)
+	}
+	in := make(map[string]bool, len(c.Files))
+	for _, f := range c.Files {
+		in[f] = true
+	}
+	for _, f := range s.manifest.Files {
+		if rel, ok := strings.CutPrefix(f.Path, MirrorDir+"/"); ok && !in[rel] {
+			problems = append(problems, mirror.Problem{Path: f.Path, Message: "not part of the mirror: no catalog.json, index.json or version document refers to it"})
+		}
+	}
+	if len(problems) > 0 {
+		return content{}, &RefusedError{What: "bundle", Problems: problems}
+	}
+	report.Providers, report.Versions, report.Archives = vr.Providers, vr.Versions, vr.Archives
+	return c, nil
+}
+
+// writeExtras copies the bundle's lock-files/ and cli-config/ into dir.
+func writeExtras(s *staged, dir string, report *ImportReport) error {
+	for _, f := range s.manifest.Files {
+		if strings.HasPrefix(f.Path, MirrorDir+"/") {
+			continue
+		}
+		data, err := os.ReadFile(s.path(f.Path))
+		if err != nil {
+			return err
+		}
+		if err := layout.WriteFile(filepath.Join(dir, filepath.FromSlash(f.Path)), data); err != nil {
+			return err
+		}
+		report.Extras++
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/internal/replica"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// replicaOptions are the flags of "tfmirror replica".
+type replicaOptions struct {
+	JSON        bool
+	LockTimeout time.Duration
+}
+
+func newReplicaCmd(env Env) *cobra.Command {
+	var opts replicaOptions
+	cmd := &cobra.Command{
+		Use:   "replica SITE",
+		Short: "Write a static copy of the provider registry protocol into a built mirror",
+		Long: `replica (re)writes SITE/replica/: for every origin host in the mirror,
+the provider registry protocol's documents (versions lists and download
+documents, with the release's upstream SHA256SUMS, its signature and the
+origin's signing keys), so a client pointed at it with a CLI-config host
+block installs exactly as from the origin, verifying the signature itself:
+
+  host "registry.opentofu.org" {
+    services = { "providers.v1" = "https://mirror.example.com/replica/registry.opentofu.org/v1/providers/" }
+  }
+
+The documents point at the archives and signed files the mirror already
+holds; nothing is downloaded. "tfmirror build --registry-replica" does the
+same after a build. A release whose kept files no longer verify is left out
+and the exit code is 3.`,
+		Example: `  tfmirror replica site`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReplica(cmd.Context(), env, opts, args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per message, for CI")
+	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a tfmirror build writing the same directory (0 fails at once)")
+	return cmd
+}
+
+func runReplica(ctx context.Context, env Env, opts replicaOptions, site string) (err error) {
+	if _, err := layout.OpenExisting(site); err != nil {
+		return usageError{err}
+	}
+	if _, err := os.Stat(layout.StorePath(site)); err == nil {
+		return usageError{fmt.Errorf("%s is a filesystem mirror (built with --layout packed or unpacked); a registry replica needs a network mirror's files", site)}
+	}
+	tree, err := layout.OpenWait(ctx, site, opts.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := tree.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	return writeReplica(ctx, tree, newPrinter(env.Stdout, opts.JSON).line)
+}
+
+// writeReplica regenerates the tree's registry replica and says what it
+// holds and how clients use it.
+func writeReplica(ctx context.Context, tree *layout.Tree, line func(string)) error {
+	report, err := replica.Write(ctx, tree)
+	if report == nil {
+		return err
+	}
+	for _, w := range report.Warnings {
+		line("warning  registry replica: " + w)
+	}
+	line(fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages",
+		filepath.Join(tree.Root(), replica.Dir), report.Providers, report.Versions, report.Packages))
+	for _, h := range report.Hosts {
+		block := replica.HostBlock(h, "https://MIRROR/")
+		line("  " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  "))
+	}
+	if err != nil {
+		return fmt.Errorf("the registry replica leaves out what no longer verifies:\n%w", err)
+	}
+	return nil
+}

@@ -1,0 +1,422 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/regproto"
+	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Dir is the directory under the tree's root that holds the replica, one
+// subdirectory per origin host. tfmirror owns everything below it.
+const Dir = "replica"
+
+// ServicesPath is the providers.v1 base of host's replica, relative to the
+// tree's root, with the trailing slash clients need. A client's host block
+// sets "providers.v1" to the mirror's URL followed by this path.
+func ServicesPath(host addrs.Hostname) string {
+	return Dir + "/" + string(host) + "/v1/providers/"
+}
+
+// DiscoveryPath is the relative path of host's discovery document, for a
+// web server that answers /.well-known/terraform.json for that hostname.
+func DiscoveryPath(host addrs.Hostname) string {
+	return Dir + "/" + string(host) + "/.well-known/terraform.json"
+}
+
+// VersionsPath is the relative path of a provider's versions document.
+func VersionsPath(p addrs.Provider) string {
+	return ServicesPath(p.Hostname) + p.Namespace + "/" + p.Type + "/versions"
+}
+
+// DownloadPath is the relative path of a package's download document.
+func DownloadPath(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
+	return ServicesPath(p.Hostname) + p.Namespace + "/" + p.Type + "/" + v.String() + "/download/" + plat.OS + "/" + plat.Arch
+}
+
+// emptySignaturePath stands in for the signature of a release whose origin
+// published no signing keys: clients fetch shasums_signature_url even then
+// (and ignore what it holds), so it must exist. It is an empty file.
+func emptySignaturePath(p addrs.Provider, v addrs.Version) string {
+	return ServicesPath(p.Hostname) + p.Namespace + "/" + p.Type + "/" + v.String() + "/SHA256SUMS.sig"
+}
+
+// Report says what a replica holds.
+type Report struct {
+	Hosts     []addrs.Hostname // origin hosts replicated, sorted
+	Providers int              // providers with a versions document
+	Versions  int              // versions with at least one package
+	Packages  int              // download documents
+	// Warnings name what could not be replicated and why, when that is not
+	// a verification failure (a release kept without provenance).
+	Warnings []string
+}
+
+// Write regenerates the replica of every provider in tree. Files are written
+// atomically, download documents before the versions documents that list
+// them, and files of an earlier replica that are no longer needed are
+// removed last. A release whose kept files no longer verify is left out;
+// the returned error then holds a *mirror.VerificationError for each of its
+// packages, and the rest of the replica is still written. Any other error
+// stops the writing.
+func Write(ctx context.Context, tree *layout.Tree) (*Report, error) {
+	providers, err := mirror.TreeReader{Tree: tree}.Providers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("registry replica: list providers: %w", err)
+	}
+	slices.SortFunc(providers, func(a, b addrs.Provider) int { return strings.Compare(a.String(), b.String()) })
+	for _, p := range providers {
+		if string(p.Hostname) == Dir {
+			return nil, fmt.Errorf("registry replica: the mirror holds providers of a host named %q, whose directory the replica would share", Dir)
+		}
+	}
+	w := &writer{tree: tree, report: &Report{}, written: map[string]bool{}}
+	var hosts []addrs.Hostname
+	for _, p := range providers {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := w.provider(p); err != nil {
+			return nil, fmt.Errorf("registry replica of %s: %w", p, err)
+		}
+		if !slices.Contains(hosts, p.Hostname) {
+			hosts = append(hosts, p.Hostname)
+		}
+	}
+	slices.Sort(hosts)
+	for _, h := range hosts {
+		doc := map[string]string{registryService: "/" + ServicesPath(h)}
+		if err := w.putJSON(DiscoveryPath(h), doc); err != nil {
+			return nil, err
+		}
+	}
+	w.report.Hosts = hosts
+	if err := w.prune(); err != nil {
+		return nil, err
+	}
+	return w.report, errors.Join(w.problems...)
+}
+
+// registryService is the discovery service ID of the provider registry
+// protocol.
+const registryService = "providers.v1"
+
+type writer struct {
+	tree     *layout.Tree
+	report   *Report
+	written  map[string]bool // slash-separated paths relative to the root
+	problems []error
+}
+
+// provider writes the download documents of every version of p, then its
+// versions document.
+func (w *writer) provider(p addrs.Provider) error {
+	idx, err := w.tree.ReadIndex(p)
+	if err != nil {
+		return err
+	}
+	var list addrs.VersionList
+	for raw := range idx.Versions {
+		v, err := addrs.ParseVersion(raw)
+		if err != nil {
+			w.warn("%s: version %q in %s is not a version; left out of the registry replica", p, raw, filepath.ToSlash(layout.IndexPath(p)))
+			continue
+		}
+		list = append(list, v)
+	}
+	list.Sort()
+	doc := regproto.Versions{Versions: []regproto.Version{}}
+	for _, v := range list {
+		platforms, err := w.release(p, v)
+		if err != nil {
+			return err
+		}
+		if len(platforms) > 0 {
+			doc.Versions = append(doc.Versions, regproto.Version{Version: v.String(), Protocols: []string{}, Platforms: platforms})
+		}
+	}
+	if len(doc.Versions) == 0 {
+		return nil
+	}
+	w.report.Providers++
+	return w.putJSON(VersionsPath(p), doc)
+}
+
+// release writes the download documents of one version and returns the
+// platforms written. Problems with the kept files leave the version out.
+func (w *writer) release(p addrs.Provider, v addrs.Version) ([]regproto.Platform, error) {
+	vdoc, err := w.tree.ReadVersion(p, v)
+	if err != nil {
+		return nil, err
+	}
+	var plats []addrs.Platform
+	for raw := range vdoc.Archives {
+		plat, err := addrs.ParsePlatform(raw)
+		if err != nil {
+			w.warn("%s %s: platform %q in %s is not a platform; left out of the registry replica", p, v, raw, filepath.ToSlash(layout.VersionPath(p, v)))
+			continue
+		}
+		plats = append(plats, plat)
+	}
+	if len(plats) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(plats, func(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) })
+
+	rec, err := w.tree.ReadRecord(p, v)
+	if errors.Is(err, fs.ErrNotExist) {
+		w.warn("%s %s: the mirror keeps no SHA256SUMS or provenance for it, so it is left out of the registry replica", p, v)
+		return nil, nil
+	}
+	if err != nil {
+		w.failAll(p, v, plats, "its kept origin files cannot be read", err)
+		return nil, nil
+	}
+	rel, ok := w.checkRelease(p, v, plats, rec)
+	if !ok {
+		return nil, nil
+	}
+
+	type doc struct {
+		path string
+		body regproto.Download
+	}
+	var docs []doc
+	var out []regproto.Platform
+	for _, plat := range plats {
+		d, ok := w.download(p, v, plat, rec, rel)
+		if !ok {
+			continue
+		}
+		docs = append(docs, doc{DownloadPath(p, v, plat), d})
+		out = append(out, regproto.Platform{OS: plat.OS, Arch: plat.Arch})
+	}
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	if rel.emptySignature {
+		if err := w.put(emptySignaturePath(p, v), []byte{}); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range docs {
+		if err := w.putJSON(d.path, d.body); err != nil {
+			return nil, err
+		}
+	}
+	w.report.Versions++
+	w.report.Packages += len(docs)
+	return out, nil
+}
+
+// releaseInfo is what the download documents of one version share.
+type releaseInfo struct {
+	sums           hashing.Sums
+	keys           []regproto.GPGKey
+	emptySignature bool // the origin published no keys and no signature is kept
+}
+
+// checkRelease checks the kept SHA256SUMS, signature and keys of a release
+// the way a client will, so the replica never offers what clients refuse.
+func (w *writer) checkRelease(p addrs.Provider, v addrs.Version, plats []addrs.Platform, rec layout.Record) (releaseInfo, bool) {
+	var rel releaseInfo
+	var err error
+	if rel.sums, err = hashing.ParseSums(rec.Sums); err != nil {
+		w.failAll(p, v, plats, "the kept SHA256SUMS is malformed", err)
+		return rel, false
+	}
+	rel.keys = []regproto.GPGKey{}
+	armored := rec.Provenance.SigningKeys
+	if len(armored) == 0 {
+		rel.emptySignature = rec.Signature == nil
+		return rel, true
+	}
+	if rec.Signature == nil {
+		w.failAll(p, v, plats, "the origin advertised signing keys but the mirror keeps no signature of SHA256SUMS", nil)
+		return rel, false
+	}
+	if _, err := signing.Verify(rec.Sums, rec.Signature, armored); err != nil {
+		w.failAll(p, v, plats, "the kept SHA256SUMS signature does not verify with the kept signing keys", err)
+		return rel, false
+	}
+	for i, a := range armored {
+		id, err := keyID(a)
+		if err != nil {
+			w.failAll(p, v, plats, fmt.Sprintf("kept signing key %d cannot be read", i+1), err)
+			return rel, false
+		}
+		rel.keys = append(rel.keys, regproto.GPGKey{KeyID: id, ASCIIArmor: a})
+	}
+	return rel, true
+}
+
+// download builds one package's download document, pointing at the files
+// the network mirror holds.
+func (w *writer) download(p addrs.Provider, v addrs.Version, plat addrs.Platform, rec layout.Record, rel releaseInfo) (regproto.Download, bool) {
+	pkg := mirror.Package{Provider: p, Version: v, Platform: plat}
+	prov, ok := rec.Provenance.Archives[plat.String()]
+	if !ok {
+		w.warn("%s: the mirror's provenance record does not describe this package, so it is left out of the registry replica", pkg)
+		return regproto.Download{}, false
+	}
+	digest, ok := rel.sums[prov.Filename]
+	if !ok {
+		w.fail(pkg, fmt.Sprintf("the kept SHA256SUMS has no line for %q", prov.Filename), nil)
+		return regproto.Download{}, false
+	}
+	if prov.ZH != "" && prov.ZH != hashing.ZH(digest) {
+		w.fail(pkg, fmt.Sprintf("the provenance record's %s differs from the kept SHA256SUMS %s", prov.ZH, hashing.ZH(digest)), nil)
+		return regproto.Download{}, false
+	}
+	archive := layout.ArchivePath(p, v, plat)
+	info, err := os.Stat(w.tree.Path(archive))
+	if err != nil {
+		w.fail(pkg, "the archive is missing", err)
+		return regproto.Download{}, false
+	}
+	if prov.Size > 0 && info.Size() != prov.Size {
+		w.fail(pkg, fmt.Sprintf("the archive has %d bytes, the provenance record says %d", info.Size(), prov.Size), nil)
+		return regproto.Download{}, false
+	}
+	from := DownloadPath(p, v, plat)
+	sigURL := relativeURL(from, emptySignaturePath(p, v))
+	if !rel.emptySignature {
+		sigURL = relativeURL(from, filepath.ToSlash(layout.SignaturePath(p, v)))
+	}
+	return regproto.Download{
+		Protocols:           []string{}, // not kept; an empty list makes clients skip the check
+		OS:                  plat.OS,
+		Arch:                plat.Arch,
+		Filename:            prov.Filename,
+		DownloadURL:         relativeURL(from, filepath.ToSlash(archive)),
+		ShasumsURL:          relativeURL(from, filepath.ToSlash(layout.SumsPath(p, v))),
+		ShasumsSignatureURL: sigURL,
+		Shasum:              strings.TrimPrefix(string(hashing.ZH(digest)), hashing.SchemeZH),
+		SigningKeys:         regproto.SigningKeys{GPGPublicKeys: rel.keys},
+	}, true
+}
+
+// relativeURL is the URL reference from the document at path from to the
+// file at path to, both relative to the tree's root. Relative references
+// keep working wherever the tree is served, under any path prefix.
+func relativeURL(from, to string) string {
+	up := strings.Repeat("../", strings.Count(from, "/"))
+	return (&url.URL{Path: up + to}).String()
+}
+
+// keyID is the 16-digit upper-case ID of an armored key's primary key, as
+// registries advertise it.
+func keyID(armored string) (string, error) {
+	ring, err := openpgp.ReadArmoredKeyRing(strings.NewReader(armored))
+	if err != nil {
+		return "", err
+	}
+	if len(ring) == 0 {
+		return "", errors.New("no key in the armored block")
+	}
+	return strings.ToUpper(ring[0].PrimaryKey.KeyIdString()), nil
+}
+
+func (w *writer) warn(format string, args ...any) {
+	w.report.Warnings = append(w.report.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (w *writer) fail(pkg mirror.Package, problem string, err error) {
+	w.problems = append(w.problems, &mirror.VerificationError{
+		Package: pkg, Problem: problem + "; left out of the registry replica", Err: err,
+	})
+}
+
+func (w *writer) failAll(p addrs.Provider, v addrs.Version, plats []addrs.Platform, problem string, err error) {
+	for _, plat := range plats {
+		w.fail(mirror.Package{Provider: p, Version: v, Platform: plat}, problem, err)
+	}
+}
+
+func (w *writer) putJSON(rel string, v any) error {
+	data, err := layout.Encode(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", rel, err)
+	}
+	return w.put(rel, data)
+}
+
+// put writes a file of the replica atomically, unless it already holds
+// exactly data, so an unchanged replica keeps its files as they were.
+func (w *writer) put(rel string, data []byte) error {
+	w.written[rel] = true
+	abs := w.tree.Path(filepath.FromSlash(rel))
+	if old, err := os.ReadFile(abs); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return layout.WriteFile(abs, data)
+}
+
+// prune removes the files below Dir that this run did not write, then the
+// directories left empty.
+func (w *writer) prune() error {
+	root := w.tree.Path(Dir)
+	var dirs []string
+	err := filepath.WalkDir(root, func(abs string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && abs == root {
+			return fs.SkipAll
+		}
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, abs)
+			return nil
+		}
+		rel, err := filepath.Rel(w.tree.Root(), abs)
+		if err != nil {
+			return err
+		}
+		if w.written[filepath.ToSlash(rel)] {
+			return nil
+		}
+		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("registry replica: remove stale %s: %w", abs, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("registry replica: %w", err)
+	}
+	// Deepest first: WalkDir lists a directory before its contents.
+	for _, d := range slices.Backward(dirs) {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return fmt.Errorf("registry replica: %w", err)
+		}
+		if len(entries) == 0 {
+			if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("registry replica: remove empty directory %s: %w", d, err)
+			}
+		}
+	}
+	return nil
+}
+
+// HostBlock is the CLI configuration block that makes a client install
+// host's providers from the replica of the mirror published at mirrorURL
+// (which ends in "/").
+func HostBlock(host addrs.Hostname, mirrorURL string) string {
+	u := strings.TrimSuffix(mirrorURL, "/") + "/" + ServicesPath(host)
+	return fmt.Sprintf("host %q {\n  services = { %q = %q }\n}\n", host.ForDisplay(), registryService, u)
+}

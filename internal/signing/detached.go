@@ -1,0 +1,85 @@
+package signing
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+)
+
+// SigningKey is an operator's OpenPGP private key, ready to make detached
+// signatures (of a bundle's manifest, for one).
+type SigningKey struct {
+	entity *openpgp.Entity
+}
+
+// ReadSigningKey reads an ASCII-armored private key. The first key in the
+// block that holds private material is used. Keys protected by a
+// passphrase are refused: tfmirror never asks for secrets.
+func ReadSigningKey(armored []byte) (*SigningKey, error) {
+	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(armored))
+	if err != nil {
+		return nil, fmt.Errorf("read signing key: %w", err)
+	}
+	for _, e := range ring {
+		if e.PrivateKey == nil {
+			continue
+		}
+		key, ok := e.SigningKey(time.Now())
+		if !ok {
+			return nil, fmt.Errorf("signing key %s has no usable signing key (expired or revoked?)", signerOf(e, false).KeyID)
+		}
+		if key.PrivateKey == nil {
+			return nil, fmt.Errorf("signing key %s: the private part of its signing key is missing", signerOf(e, false).KeyID)
+		}
+		if key.PrivateKey.Encrypted {
+			return nil, fmt.Errorf("signing key %s is protected by a passphrase; export it without one for tfmirror", signerOf(e, false).KeyID)
+		}
+		return &SigningKey{entity: e}, nil
+	}
+	return nil, errors.New("read signing key: the file holds no private key (an ASCII-armored PGP PRIVATE KEY BLOCK is needed)")
+}
+
+// KeyID is the 16-digit ID of the key's primary key, as Signer reports it.
+func (k *SigningKey) KeyID() string { return signerOf(k.entity, false).KeyID }
+
+// SignDetached returns a binary detached signature of doc.
+func (k *SigningKey) SignDetached(doc []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := openpgp.DetachSign(&buf, k.entity, bytes.NewReader(doc), nil); err != nil {
+		return nil, fmt.Errorf("sign with key %s: %w", k.KeyID(), err)
+	}
+	return buf.Bytes(), nil
+}
+
+// TrustedKeys are public keys an operator trusts to sign what tfmirror
+// checks with VerifyDetached (a bundle's manifest, for one).
+type TrustedKeys struct {
+	ring openpgp.EntityList
+}
+
+// ReadTrustedKeys reads one or more ASCII-armored public keys.
+func ReadTrustedKeys(armored []byte) (*TrustedKeys, error) {
+	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(armored))
+	if err != nil {
+		return nil, fmt.Errorf("read trusted keys: %w", err)
+	}
+	if len(ring) == 0 {
+		return nil, errors.New("read trusted keys: no key found")
+	}
+	return &TrustedKeys{ring: ring}, nil
+}
+
+// VerifyDetached checks that sig is a valid binary detached signature over
+// doc by one of the keys. Unlike Verify, which follows OpenTofu's rules for
+// registry keys, an expired or revoked key is an error: these keys belong
+// to the operator, who can renew them.
+func (k *TrustedKeys) VerifyDetached(doc, sig []byte) (Signer, error) {
+	entity, err := openpgp.CheckDetachedSignature(k.ring, bytes.NewReader(doc), bytes.NewReader(sig), nil)
+	if err != nil {
+		return Signer{}, fmt.Errorf("verify signature: %w", err)
+	}
+	return signerOf(entity, false), nil
+}
