@@ -24,18 +24,17 @@ import (
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// Layout is the shape of the tree Import writes.
-type Layout string
+// Layout is the shape of the tree Import writes: the build's layouts.
+type Layout = layout.Kind
 
-// LayoutNetwork is the network mirror tree "tfmirror build" writes (which
-// OpenTofu and Terraform can also read as a packed filesystem mirror).
-const LayoutNetwork Layout = "network"
+// LayoutNetwork is the network mirror tree "tfmirror build" writes.
+const LayoutNetwork = layout.Network
 
-// Layouts are the layouts Import can write. Other layouts (the packed and
-// unpacked filesystem mirror layouts of the build) are added here, each
-// with its own publish step in Import; the checks before it stay the same,
-// as they apply to the network tree the bundle carries.
-var Layouts = []Layout{LayoutNetwork}
+// Layouts are the layouts Import can write. For a filesystem layout the
+// network tree the bundle carries goes to DIR/.tfmirror/store and the
+// filesystem view is made from it, as a build does; the checks before are
+// the same for all.
+var Layouts = []Layout{layout.Network, layout.Packed, layout.Unpacked}
 
 // ImportOptions say what to import and where.
 type ImportOptions struct {
@@ -92,7 +91,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 		opts.Layout = LayoutNetwork
 	}
 	if !slices.Contains(Layouts, opts.Layout) {
-		return nil, fmt.Errorf("layout %q is not supported yet (supported: %s)", opts.Layout, LayoutNetwork)
+		return nil, fmt.Errorf("unknown layout %q: use network, packed or unpacked", opts.Layout)
 	}
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits
@@ -108,6 +107,13 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	}
 	if info, err := os.Stat(layout.StorePath(dest)); err == nil && info.IsDir() && opts.Layout == LayoutNetwork {
 		return nil, fmt.Errorf("%w: %s is a filesystem mirror (built with --layout packed or unpacked), not a network mirror", ErrLayoutMismatch, opts.Out)
+	}
+	if _, err := os.Stat(filepath.Join(dest, layout.CatalogPath)); err == nil && opts.Layout != LayoutNetwork {
+		return nil, fmt.Errorf("%w: %s is a network mirror, not a %s filesystem mirror", ErrLayoutMismatch, opts.Out, opts.Layout)
+	}
+	storeDir := dest
+	if opts.Layout != LayoutNetwork {
+		storeDir = layout.StorePath(dest)
 	}
 	staging, cleanup, err := prepareStaging(dest)
 	if err != nil {
@@ -129,7 +135,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 		return nil, err
 	}
 
-	tree, err := layout.OpenWait(ctx, dest, opts.LockTimeout)
+	tree, err := layout.OpenWait(ctx, storeDir, opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +147,11 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	removeStaleImports(filepath.Dir(staging), staging)
 	if err := publish(ctx, tree, s, c, report); err != nil {
 		return nil, err
+	}
+	if opts.Layout != LayoutNetwork {
+		if err := layout.Materialize(tree, dest, opts.Layout); err != nil {
+			return nil, fmt.Errorf("write the %s filesystem mirror: %w", opts.Layout, err)
+		}
 	}
 	if opts.Extras != "" {
 		if err := writeExtras(s, opts.Extras, report); err != nil {

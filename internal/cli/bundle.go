@@ -206,14 +206,14 @@ A refused bundle exits with code 3 and leaves DIR as it was.`,
 				return usageError{errors.New("--out is required: the mirror directory to import into")}
 			}
 			if !slices.Contains(bundle.Layouts, bundle.Layout(opts.Layout)) {
-				return usageError{fmt.Errorf("--layout %s: not supported yet by bundle import (only %q)", opts.Layout, bundle.LayoutNetwork)}
+				return usageError{fmt.Errorf("--layout %s: use network, packed or unpacked", opts.Layout)}
 			}
 			return runBundleImport(cmd.Context(), env, opts, args[0])
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Out, "out", "o", "", "mirror `directory` to import into (created if missing, merged into if present)")
-	f.StringVar(&opts.Layout, "layout", string(bundle.LayoutNetwork), "what to write: network (a network mirror; packed and unpacked are not supported yet)")
+	f.StringVar(&opts.Layout, "layout", string(bundle.LayoutNetwork), "what to write: network (a network mirror), or packed or unpacked (a filesystem_mirror directory, with the network tree kept in .tfmirror/store)")
 	f.StringVar(&opts.TrustKey, "trust-key", "", "require a manifest signature by one of the ASCII-armored OpenPGP public keys in this `file`")
 	f.StringVar(&opts.Extras, "extras", "", "after a successful import, also write the bundle's lock-files/ and cli-config/ into this `directory`")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror process writing DIR (0 fails at once)")

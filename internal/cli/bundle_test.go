@@ -378,7 +378,7 @@ func TestBundleUsageAndBrokenMirror(t *testing.T) {
 		{"bundle", "create", site, "--out", "x.tar.gz", "--sign-key", file},
 		{"bundle", "import", file},
 		{"bundle", "import", filepath.Join(work, "missing.tar.gz"), "--out", "dest"},
-		{"bundle", "import", file, "--out", "dest", "--layout", "packed"},
+		{"bundle", "import", file, "--out", "dest", "--layout", "bogus"},
 		{"bundle", "import", file, "--out", "dest", "--trust-key", file},
 	} {
 		code, stdout, stderr := o.run(t, work, args...)
@@ -390,9 +390,6 @@ func TestBundleUsageAndBrokenMirror(t *testing.T) {
 		if _, stderr := runCode(t, o, work, "bundle", "create", site, "--out", "x.tar.gz", "--sign-key", key); !strings.Contains(stderr, want) {
 			t.Errorf("--sign-key %s: %s", filepath.Base(key), stderr)
 		}
-	}
-	if _, stderr := runCode(t, o, work, "bundle", "import", file, "--out", "dest", "--layout", "unpacked"); !strings.Contains(stderr, "not supported yet") {
-		t.Errorf("--layout unpacked: %s", stderr)
 	}
 	if _, err := os.Stat(filepath.Join(work, "dest")); !os.IsNotExist(err) {
 		t.Errorf("a refused command created the destination: %v", err)
@@ -569,4 +566,30 @@ func writeProtectedKey(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func TestBundleImportIntoFilesystemLayouts(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	work := t.TempDir()
+	file := filepath.Join(work, "b.tar.gz")
+	mustRun(t, o, work, "bundle", "create", site, "--out", file)
+	for _, kind := range []string{"packed", "unpacked"} {
+		t.Run(kind, func(t *testing.T) {
+			dest := filepath.Join(t.TempDir(), kind)
+			mustRun(t, o, work, "bundle", "import", file, "--out", dest, "--layout", kind)
+			want := filepath.Join(dest, "registry.opentofu.org", "hashicorp", "foo", "terraform-provider-foo_1.0.0_linux_amd64.zip")
+			if kind == "unpacked" {
+				want = filepath.Join(dest, "registry.opentofu.org", "hashicorp", "foo", "1.0.0", "linux_amd64", "terraform-provider-foo_v1.0.0")
+			}
+			if _, err := os.Stat(want); err != nil {
+				t.Errorf("the %s mirror lacks %s: %v", kind, want, err)
+			}
+			mustRun(t, o, work, "verify", filepath.Join(dest, ".tfmirror", "store"))
+			// A network mirror cannot be imported into as a filesystem one.
+			if code, _, stderr := o.run(t, work, "bundle", "import", file, "--out", site, "--layout", kind); code != ExitUsage || !strings.Contains(stderr, "is a network mirror") {
+				t.Errorf("import --layout %s into a network mirror: exit %d\n%s", kind, code, stderr)
+			}
+		})
+	}
 }
