@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -187,3 +188,19 @@ func (w *Writer) Sum() [sha256.Size]byte {
 
 // Len returns how many bytes were written.
 func (w *Writer) Len() int64 { return w.n }
+
+// HashFile returns the SHA-256 digest and size of the file at path,
+// streaming it.
+func HashFile(path string) ([sha256.Size]byte, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return [sha256.Size]byte{}, 0, err
+	}
+	w := NewWriter()
+	_, err = io.Copy(w, f)
+	_ = f.Close() // read-only
+	if err != nil {
+		return [sha256.Size]byte{}, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	return w.Sum(), w.Len(), nil
+}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/mod/sumdb/dirhash"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
@@ -118,10 +119,11 @@ func dirHashIs(dir, want string) bool {
 	return err == nil && got == want
 }
 
-// linkOrCopy makes dst the same file as src: a hard link, or an atomic copy
-// where links are not possible. An existing dst with the same content stays.
+// linkOrCopy makes dst the same file as src: a hard link, or an atomic
+// streamed copy where links are not possible. An existing dst with the same
+// content stays.
 func linkOrCopy(src, dst string) error {
-	if same, err := sameContent(src, dst); err == nil && same {
+	if sameContent(src, dst) {
 		return nil
 	}
 	if err := MkdirAll(filepath.Dir(dst)); err != nil {
@@ -130,36 +132,54 @@ func linkOrCopy(src, dst string) error {
 	tmp := filepath.Join(filepath.Dir(dst), tempPrefix+filepath.Base(dst)+"-link")
 	_ = os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {
-		data, rerr := os.ReadFile(src)
-		if rerr != nil {
-			return rerr
-		}
-		return WriteFile(dst, data)
+		return copyFile(src, dst)
 	}
 	return Rename(tmp, dst)
 }
 
-func sameContent(a, b string) (bool, error) {
+// copyFile copies src to dst atomically without holding it in memory.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	out, err := os.CreateTemp(filepath.Dir(dst), tempPrefix+filepath.Base(dst)+"-*")
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		_ = os.Remove(out.Name())
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	if err := SyncClose(out); err != nil {
+		_ = os.Remove(out.Name())
+		return err
+	}
+	return Rename(out.Name(), dst)
+}
+
+// sameContent reports whether a and b are the same file or hold the same
+// bytes.
+func sameContent(a, b string) bool {
 	ia, err := os.Stat(a)
 	if err != nil {
-		return false, err
+		return false
 	}
 	ib, err := os.Stat(b)
 	if err != nil {
-		return false, err
+		return false
 	}
 	if os.SameFile(ia, ib) {
-		return true, nil
+		return true
 	}
 	if ia.Size() != ib.Size() {
-		return false, nil
+		return false
 	}
-	da, err := os.ReadFile(a)
-	if err != nil {
-		return false, err
-	}
-	db, err := os.ReadFile(b)
-	return err == nil && string(da) == string(db), err
+	sa, _, errA := hashing.HashFile(a)
+	sb, _, errB := hashing.HashFile(b)
+	return errA == nil && errB == nil && sa == sb
 }
 
 // unpackInto extracts the zip at src into a staging directory, then renames

@@ -110,3 +110,33 @@ func TestUnzipRefusesEscapingEntries(t *testing.T) {
 		}
 	}
 }
+
+func TestCopyFileIsAtomicAndReadable(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.zip")
+	content := bytes.Repeat([]byte("archive"), 100_000)
+	if err := os.WriteFile(src, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "out", "dst.zip")
+	if err := MkdirAll(filepath.Dir(dst)); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(dst)
+	if err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("copy differs (%v)", err)
+	}
+	if info, _ := os.Stat(dst); info.Mode().Perm() != FileMode {
+		t.Errorf("copy has mode %04o, want %04o", info.Mode().Perm(), FileMode)
+	}
+	if !sameContent(src, dst) {
+		t.Error("sameContent: a copy with the same bytes is not the same content")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dst))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left next to the copy: %v", entries)
+	}
+}

@@ -34,7 +34,7 @@ func (t *Tree) OpenPartial(digest string) (f *os.File, size int64, ok bool, err 
 	t.mu.Unlock()
 	dir := filepath.Join(t.root, filepath.FromSlash(partialDirName))
 	if err := MkdirAll(dir); err != nil {
-		t.releasePartial(digest)
+		t.ReleasePartial(digest)
 		return nil, 0, false, err
 	}
 	f, err = os.OpenFile(filepath.Join(dir, digest), os.O_RDWR|os.O_CREATE, FileMode)
@@ -45,22 +45,19 @@ func (t *Tree) OpenPartial(digest string) (f *os.File, size int64, ok bool, err 
 		if f != nil {
 			_ = f.Close()
 		}
-		t.releasePartial(digest)
+		t.ReleasePartial(digest)
 		return nil, 0, false, fmt.Errorf("open partial download %s: %w", digest, err)
 	}
 	return f, size, true, nil
 }
 
-// ReleasePartial marks a partial download as no longer in use by this run.
-func (t *Tree) releasePartial(digest string) {
+// ReleasePartial ends this run's use of a partial download (which stays on
+// disk for a later run, unless the caller removed or published it).
+func (t *Tree) ReleasePartial(digest string) {
 	t.mu.Lock()
 	delete(t.partials, digest)
 	t.mu.Unlock()
 }
-
-// ReleasePartial ends this run's use of a partial download (which stays on
-// disk for a later run, unless the caller removed or published it).
-func (t *Tree) ReleasePartial(digest string) { t.releasePartial(digest) }
 
 // removeOldPartials deletes partial downloads nobody touched for a week.
 func removeOldPartials(root string) error {

@@ -82,17 +82,8 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 
 // sameFile reports whether the file at path exists with the given SHA-256.
 func sameFile(path string, want [sha256.Size]byte) (int64, bool) {
-	file, err := os.Open(path)
-	if err != nil {
-		return 0, false
-	}
-	w := hashing.NewWriter()
-	_, err = io.Copy(w, file)
-	_ = file.Close() // read-only
-	if err != nil {
-		return 0, false
-	}
-	return w.Len(), w.Sum() == want
+	sum, size, err := hashing.HashFile(path)
+	return size, err == nil && sum == want
 }
 
 // download fetches the archive, hashing it on the way, and refuses it

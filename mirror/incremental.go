@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"io"
 	"os"
 	"slices"
 
@@ -64,12 +63,6 @@ func (b *Builder) intact(path string, a layout.ProvenanceArchive) bool {
 	if !b.Options.VerifyExisting {
 		return true
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	w := hashing.NewWriter()
-	_, err = io.Copy(w, f)
-	_ = f.Close() // read-only
-	return err == nil && hashing.ZH(w.Sum()) == a.ZH
+	sum, _, err := hashing.HashFile(path)
+	return err == nil && hashing.ZH(sum) == a.ZH
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -118,16 +117,10 @@ func planFile(tree *layout.Tree, a *action, f File) (string, error) {
 }
 
 func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
+	sum, _, err := hashing.HashFile(p)
 	if err != nil {
 		return "", err
 	}
-	defer func() { _ = f.Close() }()
-	w := hashing.NewWriter()
-	if _, err := io.Copy(w, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", p, err)
-	}
-	sum := w.Sum()
 	return hex.EncodeToString(sum[:]), nil
 }
 

@@ -72,8 +72,9 @@ func (p *progressLine) status(now mirror.Progress, elapsed time.Duration) string
 	return line
 }
 
-// clear removes the status line so a regular line can be printed; call
-// it with the lock held through hold.
+// hold removes the status line, prints a regular line with print, and
+// lets the next tick draw the status line again below it. A nil
+// progressLine just prints.
 func (p *progressLine) hold(print func()) {
 	if p == nil {
 		print()
