@@ -5,6 +5,9 @@
 // the zip file itself), the parsing of upstream SHA256SUMS documents, and a
 // writer that hashes bytes as they stream to disk.
 //
+// h1: is computed in one pass over the archive, in dirhash's Hash1 format;
+// the tests hold it to golang.org/x/mod/sumdb/dirhash itself.
+//
 // It does not fetch anything, check signatures or decide what to mirror; it
-// depends only on the standard library and golang.org/x/mod/sumdb/dirhash.
+// depends only on the standard library.
 package hashing

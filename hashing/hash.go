@@ -11,8 +11,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"golang.org/x/mod/sumdb/dirhash"
 )
 
 // Hash is a package hash in OpenTofu's "scheme:value" form.
@@ -27,43 +25,6 @@ const (
 // ZH returns the "zh:" hash for a zip whose SHA-256 digest is sum.
 func ZH(sum [sha256.Size]byte) Hash {
 	return Hash(SchemeZH + hex.EncodeToString(sum[:]))
-}
-
-// H1Zip returns the "h1:" hash of the zip file at path as OpenTofu computes
-// it for an archive: dirhash over every entry, directory entries included.
-func H1Zip(path string) (Hash, error) {
-	h, err := dirhash.HashZip(path, dirhash.Hash1)
-	if err != nil {
-		return "", fmt.Errorf("compute h1 of %s: %w", path, err)
-	}
-	return Hash(h), nil
-}
-
-// H1Unpacked returns the "h1:" hash OpenTofu computes for the directory the
-// zip at path unpacks to: like H1Zip but without directory entries. This is
-// the hash "tofu init" records for the platform it installs, and it differs
-// from H1Zip only when the archive holds explicit directory entries.
-func H1Unpacked(path string) (Hash, error) {
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		return "", fmt.Errorf("open zip %s: %w", path, err)
-	}
-	defer zr.Close()
-	var files []string
-	byName := make(map[string]*zip.File)
-	for _, f := range zr.File {
-		if strings.HasSuffix(f.Name, "/") {
-			continue
-		}
-		files = append(files, f.Name)
-		byName[f.Name] = f
-	}
-	open := func(name string) (io.ReadCloser, error) { return byName[name].Open() }
-	h, err := dirhash.Hash1(files, open)
-	if err != nil {
-		return "", fmt.Errorf("compute unpacked h1 of %s: %w", path, err)
-	}
-	return Hash(h), nil
 }
 
 // ArchiveSums are the hashes of one provider archive, by kind.
@@ -151,17 +112,6 @@ func (a ArchiveSums) All() []Hash {
 	hs := []Hash{a.ZH, a.H1, a.H1Unpacked}
 	slices.Sort(hs)
 	return slices.Compact(hs)
-}
-
-// ArchiveHashes returns the hashes a mirror publishes for the zip at path:
-// its zh:, its h1: and, when different, the h1: of its unpacked form, sorted
-// the way OpenTofu sorts hashes.
-func ArchiveHashes(path string, sum [sha256.Size]byte) ([]Hash, error) {
-	a, err := HashArchive(path, sum, DefaultZipLimits)
-	if err != nil {
-		return nil, err
-	}
-	return a.All(), nil
 }
 
 // Writer hashes everything written to it with SHA-256 and counts the bytes.

@@ -246,7 +246,7 @@ func TestH1Errors(t *testing.T) {
 		if h, err := H1Unpacked(path); err == nil {
 			t.Errorf("H1Unpacked(%s) = %s, want error", filepath.Base(path), h)
 		}
-		if hs, err := ArchiveHashes(path, [sha256.Size]byte{}); err == nil {
+		if hs, err := archiveHashes(path, [sha256.Size]byte{}); err == nil {
 			t.Errorf("ArchiveHashes(%s) = %v, want error", filepath.Base(path), hs)
 		}
 	}
@@ -279,7 +279,7 @@ func TestArchiveHashes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path, sum := writeZip(t, tt.entries)
-			got, err := ArchiveHashes(path, sum)
+			got, err := archiveHashes(path, sum)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,4 +388,14 @@ func mustWrite(t *testing.T, w io.Writer, s string) {
 	if _, err := io.WriteString(w, s); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// archiveHashes is what a mirror publishes for an archive: every distinct
+// hash HashArchive finds, sorted.
+func archiveHashes(path string, sum [sha256.Size]byte) ([]Hash, error) {
+	a, err := HashArchive(path, sum, DefaultZipLimits)
+	if err != nil {
+		return nil, err
+	}
+	return a.All(), nil
 }

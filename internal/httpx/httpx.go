@@ -1,12 +1,10 @@
 package httpx
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -104,27 +102,6 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("%s returned %s", e.URL, e.Status)
 }
 
-// Get sends a GET request with the given headers and returns the response
-// if its status is 200; otherwise it returns a *StatusError.
-func Get(ctx context.Context, c *http.Client, u *url.URL, header http.Header) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("request %s: %w", u.Redacted(), unwrapURLError(err))
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("request %s: %w", u.Redacted(), unwrapURLError(err))
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, &StatusError{URL: u.Redacted(), StatusCode: resp.StatusCode, Status: resp.Status}
-	}
-	return resp, nil
-}
-
 // unwrapURLError drops *url.Error's own copy of the (unredacted) URL.
 func unwrapURLError(err error) error {
 	var ue *url.Error
@@ -134,36 +111,6 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// ReadLimited reads the whole body, failing if it exceeds limit bytes.
-func ReadLimited(resp *http.Response, limit int64) ([]byte, error) {
-	defer resp.Body.Close()
-	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("%s: response of %d bytes exceeds the limit of %d", redacted(resp), resp.ContentLength, limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", redacted(resp), err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: response exceeds the limit of %d bytes", redacted(resp), limit)
-	}
-	return data, nil
-}
-
-// Copy streams the body to w and checks that as many bytes arrived as the
-// server announced.
-func Copy(resp *http.Response, w io.Writer) error {
-	defer resp.Body.Close()
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", redacted(resp), err)
-	}
-	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return fmt.Errorf("read %s: got %d bytes, expected %d", redacted(resp), n, resp.ContentLength)
-	}
-	return nil
-}
-
 // MediaType returns the response's media type without parameters.
 func MediaType(resp *http.Response) string {
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -171,11 +118,4 @@ func MediaType(resp *http.Response) string {
 		return ""
 	}
 	return mt
-}
-
-func redacted(resp *http.Response) string {
-	if resp.Request != nil && resp.Request.URL != nil {
-		return resp.Request.URL.Redacted()
-	}
-	return "response"
 }
