@@ -209,7 +209,8 @@ func archivePath(docPath, url string) (string, bool) {
 	return rel, true
 }
 
-// hashFile downloads a file to a temporary file and hashes it.
+// hashFile hashes a listed file: in place when the reader gives a file on
+// disk, otherwise after copying it to a temporary file.
 func (v *Verifier) hashFile(ctx context.Context, rel string) (hashing.ArchiveSums, error) {
 	body, err := v.Reader.OpenFile(ctx, rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -219,6 +220,19 @@ func (v *Verifier) hashFile(ctx context.Context, rel string) (hashing.ArchiveSum
 		return hashing.ArchiveSums{}, err
 	}
 	defer body.Close()
+	limits := v.Limits
+	if limits == (hashing.ZipLimits{}) {
+		limits = hashing.DefaultZipLimits
+	}
+	if f, ok := body.(interface{ Name() string }); ok {
+		// Already a file on disk (the tree's own, or a download the reader
+		// made): hash it where it is.
+		sum, _, err := hashing.HashFile(f.Name())
+		if err != nil {
+			return hashing.ArchiveSums{}, err
+		}
+		return hashing.HashArchive(f.Name(), sum, limits)
+	}
 	tmp, err := os.CreateTemp(v.TempDir, "tfmirror-verify-*.zip")
 	if err != nil {
 		return hashing.ArchiveSums{}, err
@@ -231,10 +245,6 @@ func (v *Verifier) hashFile(ctx context.Context, rel string) (hashing.ArchiveSum
 	}
 	if err != nil {
 		return hashing.ArchiveSums{}, fmt.Errorf("read: %w", err)
-	}
-	limits := v.Limits
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
 	}
 	return hashing.HashArchive(tmp.Name(), w.Sum(), limits)
 }
