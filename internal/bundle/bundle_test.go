@@ -19,9 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/armor"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
+	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -29,31 +27,9 @@ import (
 )
 
 // signer is a throwaway release signing key.
-type signer struct {
-	entity  *openpgp.Entity
-	armored string
-	keyID   string
-}
+type signer = pgptest.Key
 
-func newSigner(t *testing.T) signer {
-	t.Helper()
-	e, err := openpgp.NewEntity("release", "", "release@example.invalid", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Serialize(w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return signer{entity: e, armored: buf.String(), keyID: strings.ToUpper(e.PrimaryKey.KeyIdString())}
-}
+func newSigner(t *testing.T) signer { return pgptest.New(t, "release") }
 
 // publishRelease publishes registry.opentofu.org/hashicorp/TYP VER for
 // the platforms into the mirror at dir, the way a build does: archives
@@ -74,7 +50,7 @@ func publishRelease(t *testing.T, dir string, s signer, typ, ver string, plats .
 		t.Fatal(err)
 	}
 	rel := layout.Release{Provider: p, Version: v}
-	prov := layout.Provenance{Archives: map[string]layout.ProvenanceArchive{}, KeyID: s.keyID, SigningKeys: []string{s.armored}}
+	prov := layout.Provenance{Archives: map[string]layout.ProvenanceArchive{}, KeyID: s.ID, SigningKeys: []string{s.Armored}}
 	var sums bytes.Buffer
 	for _, raw := range plats {
 		plat, err := addrs.ParsePlatform(raw)
@@ -102,11 +78,7 @@ func publishRelease(t *testing.T, dir string, s signer, typ, ver string, plats .
 		rel.Archives = append(rel.Archives, layout.Archive{Platform: plat, Staged: f.Name(), Hashes: hs.All()})
 		prov.Archives[raw] = layout.ProvenanceArchive{Filename: name, H1: hs.H1Unpacked, ZH: hs.ZH, Size: int64(len(data))}
 	}
-	var sig bytes.Buffer
-	if err := openpgp.DetachSign(&sig, s.entity, bytes.NewReader(sums.Bytes()), nil); err != nil {
-		t.Fatal(err)
-	}
-	rel.Record = &layout.Record{Provenance: prov, Sums: sums.Bytes(), Signature: sig.Bytes()}
+	rel.Record = &layout.Record{Provenance: prov, Sums: sums.Bytes(), Signature: s.Sign(t, sums.Bytes())}
 	if err := tree.Publish(rel); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
+
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
@@ -512,31 +514,9 @@ func sha256Hex(b []byte) string { return strings.TrimPrefix(zh(b), "zh:") }
 // into dir and returns their paths and the key ID.
 func writeKeyPair(t *testing.T, dir, name string) (string, string, string) {
 	t.Helper()
-	e, err := openpgp.NewEntity(name, "", name+"@example.invalid", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(file, blockType string, serialize func(io.Writer) error) string {
-		var buf bytes.Buffer
-		w, err := armor.Encode(&buf, blockType, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := serialize(w); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, file)
-		if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	priv := write(name+".key.asc", openpgp.PrivateKeyType, func(w io.Writer) error { return e.SerializePrivate(w, nil) })
-	pub := write(name+".pub.asc", openpgp.PublicKeyType, e.Serialize)
-	return priv, pub, strings.ToUpper(e.PrimaryKey.KeyIdString())
+	k := pgptest.New(t, name)
+	priv, pub := k.WriteFiles(t, dir, name)
+	return priv, pub, k.ID
 }
 
 // writeProtectedKey writes an ASCII-armored private key protected by a

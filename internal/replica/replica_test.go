@@ -16,9 +16,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/armor"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
+	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -28,41 +27,10 @@ import (
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// key is a throwaway OpenPGP key.
-type key struct {
-	entity  *openpgp.Entity
-	id      string
-	armored string
-}
+// key is a throwaway release signing key.
+type key = pgptest.Key
 
-func newKey(t *testing.T) key {
-	t.Helper()
-	e, err := openpgp.NewEntity("replica test", "", "test@example.invalid", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Serialize(w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return key{entity: e, id: strings.ToUpper(e.PrimaryKey.KeyIdString()), armored: buf.String()}
-}
-
-func (k key) sign(t *testing.T, doc []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := openpgp.DetachSign(&buf, k.entity, bytes.NewReader(doc), nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+func newKey(t *testing.T) key { return pgptest.New(t, "replica test") }
 
 // release describes a provider version to publish into a test tree.
 type release struct {
@@ -123,9 +91,9 @@ func publish(t *testing.T, tr *layout.Tree, r release) {
 	if !r.noRecord {
 		rec := &layout.Record{Sums: sums.Bytes(), Provenance: prov}
 		if r.signer != nil {
-			rec.Signature = r.signer.sign(t, sums.Bytes())
-			rec.Provenance.KeyID = r.signer.id
-			rec.Provenance.SigningKeys = []string{r.signer.armored}
+			rec.Signature = r.signer.Sign(t, sums.Bytes())
+			rec.Provenance.KeyID = r.signer.ID
+			rec.Provenance.SigningKeys = []string{r.signer.Armored}
 		}
 		rel.Record = rec
 	}
@@ -312,7 +280,7 @@ func TestWriteSignedRelease(t *testing.T) {
 		ShasumsURL:          "../../../../../../../../../registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_SHA256SUMS",
 		ShasumsSignatureURL: "../../../../../../../../../registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_SHA256SUMS.sig",
 		Shasum:              hex.EncodeToString(sum[:]),
-		SigningKeys:         regproto.SigningKeys{GPGPublicKeys: []regproto.GPGKey{{KeyID: k.id, ASCIIArmor: k.armored}}},
+		SigningKeys:         regproto.SigningKeys{GPGPublicKeys: []regproto.GPGKey{{KeyID: k.ID, ASCIIArmor: k.Armored}}},
 	}
 	if diff := cmp.Diff(wantDL, dl); diff != "" {
 		t.Errorf("download document (-want +got):\n%s", diff)
