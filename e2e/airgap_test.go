@@ -62,7 +62,7 @@ func TestAirGappedWalkthrough(t *testing.T) {
 	}
 	tofuEnv := []string{"SSL_CERT_FILE=" + filepath.Join(gapped, "mirror-ca.pem")}
 	for _, variant := range []struct{ name, cli string }{
-		{"network mirror via tfmirror serve", fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", "https://"+addr+"/")},
+		{"network mirror via tfmirror serve", mirrorOnlyCLI("https://" + addr + "/")},
 		{"unpacked filesystem mirror", ""},
 	} {
 		t.Run(variant.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ host "registry.opentofu.org" {
   }
 }
 `)
-	cli := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", "https://"+addr+"/")
+	cli := mirrorOnlyCLI("https://" + addr + "/")
 	if out, err := runTofu(t, tofuBin(t), wd, cli, tofuEnv, "init", "-input=false"); err != nil {
 		t.Fatalf("tofu init from the merged mirror: %v\n%s", err, out)
 	}

@@ -136,7 +136,7 @@ func TestBuildInstallsThroughNginx(t *testing.T) {
 	checkServed(t, f.ca, base+"registry.opentofu.org/hashicorp/foo/"+foo100.zip("linux_amd64"), "application/zip",
 		f.archive(t, foo100, "linux_amd64"))
 
-	mirrorOnly := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", base)
+	mirrorOnly := mirrorOnlyCLI(base)
 
 	// --- tofu init through the mirror only (no direct): foo 1.0.0, bar, baz
 	t.Run("tofu init", func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestOldTofuInstallsThroughNginx(t *testing.T) {
   }
 }
 `)
-	cli := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", base)
+	cli := mirrorOnlyCLI(base)
 	initThroughMirror(t, f, tofu, wd, cli, plat, map[string]pkgVersion{
 		"registry.opentofu.org/hashicorp/foo": f.pkgs[1], // newest 1.x
 		"registry.opentofu.org/hashicorp/bar": f.pkgs[2],
@@ -269,7 +269,7 @@ host "registry.terraform.io" {
   }
 }
 `)
-	cli := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", base)
+	cli := mirrorOnlyCLI(base)
 	initThroughMirror(t, f, terraform, wd, cli, plat, map[string]pkgVersion{"registry.terraform.io/hashicorp/foo": pkgs[1]})
 }
 

@@ -50,7 +50,7 @@ func TestExampleNginxConfigServesAMirror(t *testing.T) {
   }
 }
 `)
-	cli := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", base)
+	cli := mirrorOnlyCLI(base)
 	initThroughMirror(t, f, tofuBin(t), wd, cli, plat, map[string]pkgVersion{"registry.opentofu.org/hashicorp/foo": f.pkgs[1]})
 
 	client := f.ca.Client()

@@ -33,7 +33,7 @@ func TestTofuInstallsThroughTfmirrorServe(t *testing.T) {
   }
 }
 `)
-	cli := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", "https://"+addr+"/")
+	cli := mirrorOnlyCLI("https://" + addr + "/")
 	initThroughMirror(t, f, tofuBin(t), wd, cli, plat, map[string]pkgVersion{
 		"registry.opentofu.org/hashicorp/foo": f.pkgs[1],
 		"registry.test/acme/baz":              f.pkgs[3],
