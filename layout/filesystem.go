@@ -43,6 +43,15 @@ const StoreDirName = PrivateDirName + "/store"
 // StorePath is where the network tree behind a filesystem layout lives.
 func StorePath(root string) string { return filepath.Join(root, filepath.FromSlash(StoreDirName)) }
 
+// NetworkRoot is where the network tree of an output of kind lives: root
+// itself for a network mirror, its store for a filesystem layout.
+func NetworkRoot(root string, kind Kind) string {
+	if kind == Network {
+		return root
+	}
+	return StorePath(root)
+}
+
 // FilesystemDir is a provider's directory in a filesystem mirror, relative
 // to its root: the Unicode hostname (OpenTofu ignores punycode directories
 // there), then the namespace and type.

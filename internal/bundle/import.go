@@ -111,10 +111,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	if _, err := os.Stat(filepath.Join(dest, layout.CatalogPath)); err == nil && opts.Layout != LayoutNetwork {
 		return nil, fmt.Errorf("%w: %s is a network mirror, not a %s filesystem mirror", ErrLayoutMismatch, opts.Out, opts.Layout)
 	}
-	storeDir := dest
-	if opts.Layout != LayoutNetwork {
-		storeDir = layout.StorePath(dest)
-	}
+	storeDir := layout.NetworkRoot(dest, opts.Layout)
 	staging, cleanup, err := prepareStaging(dest)
 	if err != nil {
 		return nil, err

@@ -199,10 +199,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	if opts.RegistryReplica && kind != layout.Network {
 		return usageError{fmt.Errorf("--registry-replica needs --layout network: the replica's documents point at the network mirror's files")}
 	}
-	storeDir := opts.Out
-	if kind != layout.Network {
-		storeDir = layout.StorePath(opts.Out) // the network tree behind the view
-	}
+	storeDir := layout.NetworkRoot(opts.Out, kind)
 	b.Known = existingTree(storeDir)
 	plan, err := b.Plan(ctx, reqs)
 	if err != nil {
