@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/targz"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
 
@@ -177,12 +178,12 @@ func TestCreateIsDeterministicAndImportRestoresTheTree(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatal("two bundles of one tree differ")
 	}
-	for _, e := range readEntries(t, filepath.Join(work, "a.tgz")) {
-		if !e.hdr.ModTime.Equal(time.Unix(0, 0)) || e.hdr.Uid != 0 || e.hdr.Gid != 0 || e.hdr.Uname != "" {
-			t.Errorf("%s: header %+v is not normalized", e.hdr.Name, e.hdr)
+	for _, e := range targz.Read(t, filepath.Join(work, "a.tgz")) {
+		if !e.Header.ModTime.Equal(time.Unix(0, 0)) || e.Header.Uid != 0 || e.Header.Gid != 0 || e.Header.Uname != "" {
+			t.Errorf("%s: header %+v is not normalized", e.Header.Name, e.Header)
 		}
-		if want := int64(0o644); e.hdr.Typeflag == tar.TypeDir && e.hdr.Mode != 0o755 || e.hdr.Typeflag == tar.TypeReg && e.hdr.Mode != want {
-			t.Errorf("%s: mode %o", e.hdr.Name, e.hdr.Mode)
+		if want := int64(0o644); e.Header.Typeflag == tar.TypeDir && e.Header.Mode != 0o755 || e.Header.Typeflag == tar.TypeReg && e.Header.Mode != want {
+			t.Errorf("%s: mode %o", e.Header.Name, e.Header.Mode)
 		}
 	}
 
@@ -304,10 +305,10 @@ func TestImportRefusesMalformedBundles(t *testing.T) {
 	publishRelease(t, site, newSigner(t), "foo", "1.0.0", "linux_amd64")
 	good := filepath.Join(t.TempDir(), "b.tgz")
 	create(t, site, good)
-	entries := readEntries(t, good)
+	entries := targz.Read(t, good)
 	archive := -1
 	for i, e := range entries {
-		if strings.HasSuffix(e.hdr.Name, ".zip") {
+		if strings.HasSuffix(e.Header.Name, ".zip") {
 			archive = i
 		}
 	}
@@ -318,9 +319,9 @@ func TestImportRefusesMalformedBundles(t *testing.T) {
 		var m Manifest
 		m.Format, m.CreatedBy = FormatVersion, createdBy
 		for _, e := range es[1:] {
-			if e.hdr.Typeflag == tar.TypeReg {
-				sum := sha256.Sum256(e.data)
-				m.Files = append(m.Files, File{Path: e.hdr.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(e.data))})
+			if e.Header.Typeflag == tar.TypeReg {
+				sum := sha256.Sum256(e.Data)
+				m.Files = append(m.Files, File{Path: e.Header.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(e.Data))})
 			}
 		}
 		sortFiles(m.Files)
@@ -328,13 +329,13 @@ func TestImportRefusesMalformedBundles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		es[0].data = data
+		es[0].Data = data
 		return es
 	}
 	clone := func() []tarEntry {
 		out := make([]tarEntry, len(entries))
 		for i, e := range entries {
-			out[i] = tarEntry{hdr: e.hdr, data: bytes.Clone(e.data)}
+			out[i] = tarEntry{Header: e.Header, Data: bytes.Clone(e.Data)}
 		}
 		return out
 	}
@@ -347,51 +348,51 @@ func TestImportRefusesMalformedBundles(t *testing.T) {
 		{"manifest not first", func() []byte {
 			es := clone()
 			es[0], es[1] = es[1], es[0]
-			return pack(t, es, nil)
+			return targz.Pack(t, es, nil)
 		}, Limits{}, "the first entry must be"},
 		{"duplicate entry", func() []byte {
 			es := clone()
-			return pack(t, append(es, es[archive]), nil)
+			return targz.Pack(t, append(es, es[archive]), nil)
 		}, Limits{}, "appears twice"},
 		{"second manifest", func() []byte {
 			es := clone()
-			return pack(t, append(es, es[0]), nil)
+			return targz.Pack(t, append(es, es[0]), nil)
 		}, Limits{}, "appears again"},
 		{"stray directory", func() []byte {
-			return pack(t, append(clone(), tarEntry{hdr: tar.Header{Typeflag: tar.TypeDir, Name: "mirror/extra/", Mode: 0o755}}), nil)
+			return targz.Pack(t, append(clone(), tarEntry{Header: tar.Header{Typeflag: tar.TypeDir, Name: "mirror/extra/", Mode: 0o755}}), nil)
 		}, Limits{}, "holds no file listed"},
 		{"device", func() []byte {
-			return pack(t, append(clone(), tarEntry{hdr: tar.Header{Typeflag: tar.TypeChar, Name: "mirror/dev", Devmajor: 1, Devminor: 3}}), nil)
+			return targz.Pack(t, append(clone(), tarEntry{Header: tar.Header{Typeflag: tar.TypeChar, Name: "mirror/dev", Devmajor: 1, Devminor: 3}}), nil)
 		}, Limits{}, "device"},
 		{"backslash", func() []byte {
-			return pack(t, append(clone(), regularEntry(`mirror\..\..\evil`, "x")), nil)
+			return targz.Pack(t, append(clone(), targz.Regular(`mirror\..\..\evil`, "x")), nil)
 		}, Limits{}, "backslashes"},
 		{"listed but not part of the mirror", func() []byte {
-			return pack(t, relisted(append(clone(), regularEntry("mirror/registry.opentofu.org/hashicorp/foo/extra.html", "<script>"))), nil)
+			return targz.Pack(t, relisted(append(clone(), targz.Regular("mirror/registry.opentofu.org/hashicorp/foo/extra.html", "<script>"))), nil)
 		}, Limits{}, "not part of the mirror"},
 		{"listed in the private directory", func() []byte {
-			return pack(t, relisted(append(clone(), regularEntry("mirror/.tfmirror/lock", "x"))), nil)
+			return targz.Pack(t, relisted(append(clone(), targz.Regular("mirror/.tfmirror/lock", "x"))), nil)
 		}, Limits{}, "not part of the mirror"},
 		{"damaged archive with a matching manifest", func() []byte {
 			es := clone()
-			es[archive].data[len(es[archive].data)/2] ^= 1
-			return pack(t, relisted(es), nil)
+			es[archive].Data[len(es[archive].Data)/2] ^= 1
+			return targz.Pack(t, relisted(es), nil)
 		}, Limits{}, "mirror/registry.opentofu.org/hashicorp/foo/"},
 		{"size differs from the manifest", func() []byte {
 			es := clone()
-			es[archive].data = append(es[archive].data, 0)
-			return pack(t, es, nil)
+			es[archive].Data = append(es[archive].Data, 0)
+			return targz.Pack(t, es, nil)
 		}, Limits{}, "the manifest says"},
 		{"data after the tar", func() []byte {
-			return pack(t, clone(), []byte("trailing"))
+			return targz.Pack(t, clone(), []byte("trailing"))
 		}, Limits{}, "after the end of the tar"},
 		{"truncated", func() []byte {
-			data := pack(t, clone(), nil)
+			data := targz.Pack(t, clone(), nil)
 			return data[:len(data)*2/3]
 		}, Limits{}, "damaged"},
 		{"not gzip", func() []byte { return []byte("hello") }, Limits{}, "not a gzip"},
-		{"too many entries", func() []byte { return pack(t, clone(), nil) }, Limits{MaxEntries: 3, MaxBytes: 1 << 30}, "limit"},
-		{"too many bytes", func() []byte { return pack(t, clone(), nil) }, Limits{MaxEntries: 1000, MaxBytes: 100}, "limit"},
+		{"too many entries", func() []byte { return targz.Pack(t, clone(), nil) }, Limits{MaxEntries: 3, MaxBytes: 1 << 30}, "limit"},
+		{"too many bytes", func() []byte { return targz.Pack(t, clone(), nil) }, Limits{MaxEntries: 1000, MaxBytes: 100}, "limit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -452,73 +453,7 @@ func TestManifestByteFlips(t *testing.T) {
 	}
 }
 
-type tarEntry struct {
-	hdr  tar.Header
-	data []byte
-}
-
-func regularEntry(name, content string) tarEntry {
-	return tarEntry{hdr: tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(content))}, data: []byte(content)}
-}
-
-func readEntries(t *testing.T, file string) []tarEntry {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	var out []tarEntry
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, tarEntry{hdr: *hdr, data: data})
-	}
-}
-
-// pack writes entries as a bundle, with trailing bytes after the tar.
-func pack(t *testing.T, entries []tarEntry, trailing []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, e := range entries {
-		hdr := e.hdr
-		if hdr.Typeflag == tar.TypeReg {
-			hdr.Size = int64(len(e.data))
-		}
-		if err := tw.WriteHeader(&hdr); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(e.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gz.Write(trailing); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+type tarEntry = targz.Entry
 
 func sortFiles(list []File) {
 	slices.SortFunc(list, func(a, b File) int { return strings.Compare(a.Path, b.Path) })

@@ -3,15 +3,14 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/targz"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
 
@@ -141,7 +140,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatalf("two bundles of the same tree differ (%d and %d bytes)", len(a), len(b))
 	}
-	names := entryNames(readBundle(t, first))
+	names := entryNames(targz.Read(t, first))
 	if names[0] != "manifest.json" || !contains(names, "lock-files/live/app/.terraform.lock.hcl") ||
 		!contains(names, "cli-config/tofu-network-mirror.tfrc") || !contains(names, "mirror/"+fooDir+"index.json") {
 		t.Errorf("bundle entries: %v", names)
@@ -214,7 +213,7 @@ func TestBundleSigned(t *testing.T) {
 	if out := mustRun(t, o, work, "bundle", "create", site, "--out", file, "--sign-key", priv); !strings.Contains(out, "signed by "+keyID) {
 		t.Errorf("create output:\n%s", out)
 	}
-	if names := entryNames(readBundle(t, file)); names[1] != "manifest.json.sig" {
+	if names := entryNames(targz.Read(t, file)); names[1] != "manifest.json.sig" {
 		t.Errorf("second entry is %s", names[1])
 	}
 	dest := filepath.Join(t.TempDir(), "mirror")
@@ -253,7 +252,7 @@ func TestBundleImportRefusesTampered(t *testing.T) {
 
 	find := func(entries []tarEntry, suffix string) int {
 		for i, e := range entries {
-			if strings.HasSuffix(e.hdr.Name, suffix) {
+			if strings.HasSuffix(e.Header.Name, suffix) {
 				return i
 			}
 		}
@@ -269,45 +268,45 @@ func TestBundleImportRefusesTampered(t *testing.T) {
 	}{
 		{"flipped byte in an archive", good, false, func(es []tarEntry) []tarEntry {
 			i := find(es, "_linux_amd64.zip")
-			es[i].data[len(es[i].data)/2] ^= 1
+			es[i].Data[len(es[i].Data)/2] ^= 1
 			return es
 		}, "SHA-256 is"},
 		{"flipped byte in the manifest", good, false, func(es []tarEntry) []tarEntry {
-			es[0].data[len(es[0].data)/2] ^= 1
+			es[0].Data[len(es[0].Data)/2] ^= 1
 			return es
 		}, ""},
 		{"file added", good, false, func(es []tarEntry) []tarEntry {
-			return append(es, regular("mirror/"+fooDir+"extra.zip", "not listed"))
+			return append(es, targz.Regular("mirror/"+fooDir+"extra.zip", "not listed"))
 		}, "not listed in the manifest"},
 		{"listed file removed", good, false, func(es []tarEntry) []tarEntry {
 			i := find(es, "_SHA256SUMS")
 			return append(es[:i], es[i+1:]...)
 		}, "not in the bundle"},
 		{"path traversal", good, false, func(es []tarEntry) []tarEntry {
-			return append(es, regular("../evil", "owned"))
+			return append(es, targz.Regular("../evil", "owned"))
 		}, "path traversal"},
 		{"path traversal inside", good, false, func(es []tarEntry) []tarEntry {
-			return append(es, regular("mirror/../../evil", "owned"))
+			return append(es, targz.Regular("mirror/../../evil", "owned"))
 		}, "path traversal"},
 		{"absolute path", good, false, func(es []tarEntry) []tarEntry {
-			return append(es, regular("/tmp/evil", "owned"))
+			return append(es, targz.Regular("/tmp/evil", "owned"))
 		}, "absolute path"},
 		{"symlink", good, false, func(es []tarEntry) []tarEntry {
-			return append(es, tarEntry{hdr: tar.Header{Typeflag: tar.TypeSymlink, Name: "mirror/" + fooDir + "link", Linkname: "/etc/passwd"}})
+			return append(es, tarEntry{Header: tar.Header{Typeflag: tar.TypeSymlink, Name: "mirror/" + fooDir + "link", Linkname: "/etc/passwd"}})
 		}, "symbolic link"},
 		{"hard link", good, false, func(es []tarEntry) []tarEntry {
-			return append(es, tarEntry{hdr: tar.Header{Typeflag: tar.TypeLink, Name: "mirror/" + fooDir + "link", Linkname: "mirror/catalog.json"}})
+			return append(es, tarEntry{Header: tar.Header{Typeflag: tar.TypeLink, Name: "mirror/" + fooDir + "link", Linkname: "mirror/catalog.json"}})
 		}, "hard link"},
 		{"signature missing", good, true, nil, "manifest.json.sig: missing"},
 		{"signature by another key", bySomeoneElse, true, nil, "does not verify"},
 		{"signature damaged", signed, true, func(es []tarEntry) []tarEntry {
-			es[1].data[len(es[1].data)-3] ^= 1
+			es[1].Data[len(es[1].Data)-3] ^= 1
 			return es
 		}, "does not verify"},
 		{"signed manifest changed", signed, true, func(es []tarEntry) []tarEntry {
 			i := find(es, "_darwin_arm64.zip")
-			es[i].data[0] ^= 1
-			es[0].data = bytes.Replace(es[0].data, []byte(sha256Hex(flip(es[i].data, 0))), []byte(sha256Hex(es[i].data)), 1)
+			es[i].Data[0] ^= 1
+			es[0].Data = bytes.Replace(es[0].Data, []byte(sha256Hex(flip(es[i].Data, 0))), []byte(sha256Hex(es[i].Data)), 1)
 			return es
 		}, "does not verify"},
 	}
@@ -316,7 +315,7 @@ func TestBundleImportRefusesTampered(t *testing.T) {
 			file := tc.from
 			if tc.mutate != nil {
 				file = filepath.Join(t.TempDir(), "tampered.tar.gz")
-				writeBundle(t, file, tc.mutate(readBundle(t, tc.from)))
+				targz.Write(t, file, tc.mutate(targz.Read(t, tc.from)))
 			}
 			args := []string{"bundle", "import", file}
 			if tc.trust {
@@ -419,76 +418,12 @@ func runCode(t *testing.T, o origin, dir string, args ...string) (int, string) {
 }
 
 // tarEntry is one entry of a bundle, for tests that rewrite bundles.
-type tarEntry struct {
-	hdr  tar.Header
-	data []byte
-}
-
-func regular(name, content string) tarEntry {
-	return tarEntry{hdr: tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(content))}, data: []byte(content)}
-}
-
-func readBundle(t *testing.T, file string) []tarEntry {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	var out []tarEntry
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, tarEntry{hdr: *hdr, data: data})
-	}
-}
-
-func writeBundle(t *testing.T, file string, entries []tarEntry) {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, e := range entries {
-		hdr := e.hdr
-		if hdr.Typeflag == tar.TypeReg {
-			hdr.Size = int64(len(e.data))
-		}
-		if err := tw.WriteHeader(&hdr); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(e.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+type tarEntry = targz.Entry
 
 func entryNames(entries []tarEntry) []string {
 	var out []string
 	for _, e := range entries {
-		out = append(out, e.hdr.Name)
+		out = append(out, e.Header.Name)
 	}
 	return out
 }
