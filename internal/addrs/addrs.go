@@ -39,6 +39,11 @@ func ParseProvider(s string) (Provider, error) {
 	if err != nil {
 		return Provider{}, fmt.Errorf("invalid provider address %q: %w", s, err)
 	}
+	if q, err := tfaddr.ParseProviderSource(p.String()); err != nil || !q.Equals(p) {
+		// The library lets some punycode-like hostnames ("Xn--", "Xn--.")
+		// through as an address that does not parse again.
+		return Provider{}, fmt.Errorf("invalid provider address %q: invalid hostname", s)
+	}
 	if p.IsBuiltIn() {
 		return Provider{}, fmt.Errorf("invalid provider address %q: built-in providers are part of the CLI and cannot be mirrored", s)
 	}
