@@ -1,11 +1,14 @@
 package layout
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"slices"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
 // CatalogPath is the root file that lists the providers a mirror holds.
@@ -30,26 +33,55 @@ func DecodeCatalog(data []byte) (Catalog, error) {
 	return c, nil
 }
 
-// addToCatalog records a provider in catalog.json, if it is not there yet.
-func (t *Tree) addToCatalog(provider string) error {
-	t.catalogMu.Lock()
-	defer t.catalogMu.Unlock()
-	path := t.Path(CatalogPath)
-	c := Catalog{Providers: []string{}}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("read %s: %w", CatalogPath, err)
-	default:
-		if c, err = DecodeCatalog(data); err != nil {
-			return fmt.Errorf("existing %w", err)
+// ReadCatalog returns the tree's catalog.json; ok is false when it has
+// none.
+func (t *Tree) ReadCatalog(ctx context.Context) (c Catalog, ok bool, err error) {
+	data, err := t.readDoc(ctx, CatalogPath, MaxDocumentBytes)
+	if err != nil || data == nil {
+		return Catalog{Providers: []string{}}, false, err
+	}
+	if c, err = DecodeCatalog(data); err != nil {
+		return Catalog{}, false, fmt.Errorf("existing %w", err)
+	}
+	return c, true, nil
+}
+
+// Providers lists the providers the tree holds, sorted: those its
+// catalog.json names and, where the store can list its files, every
+// host/namespace/type directory holding an index.json.
+func (t *Tree) Providers(ctx context.Context) ([]addrs.Provider, error) {
+	c, found, err := t.ReadCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	raw := slices.Clone(c.Providers)
+	s, canList := t.r.(Store)
+	if !found && !canList {
+		return nil, fmt.Errorf("%s has no %s: a mirror built by tfmirror lists its providers there, and HTTP has no directory listing: %w", t.Location(), CatalogPath, fs.ErrNotExist)
+	}
+	if canList {
+		files, err := s.List(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if parts := strings.Split(f, "/"); len(parts) == 4 && parts[3] == "index.json" {
+				raw = append(raw, addrs.Hostname(parts[0]).ForDisplay()+"/"+path.Join(parts[1], parts[2]))
+			}
 		}
 	}
-	if slices.Contains(c.Providers, provider) {
-		return nil
+	seen := map[string]bool{}
+	var out []addrs.Provider
+	for _, r := range raw {
+		p, err := addrs.ParseProvider(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", CatalogPath, err)
+		}
+		if !seen[p.String()] {
+			seen[p.String()] = true
+			out = append(out, p)
+		}
 	}
-	c.Providers = append(c.Providers, provider)
-	slices.Sort(c.Providers)
-	return writeJSON(path, c)
+	slices.SortFunc(out, func(a, b addrs.Provider) int { return strings.Compare(a.String(), b.String()) })
+	return out, nil
 }

@@ -1,14 +1,11 @@
 package layout
 
 import (
-	"archive/zip"
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/mod/sumdb/dirhash"
 
@@ -60,25 +57,26 @@ func FilesystemDir(p addrs.Provider) string {
 }
 
 // Materialize makes the filesystem view of kind at root from the network
-// tree store: every archive store lists, hard-linked (or copied) for
-// Packed, unpacked for Unpacked. Each package appears at once (rename of a
-// complete file or directory); packages already present and intact are
-// left alone, and nothing is removed.
-func Materialize(store *Tree, root string, kind Kind) error {
-	providers, err := store.providers()
+// tree store (a local directory): every archive store lists, hard-linked
+// (or copied) for Packed, unpacked for Unpacked. Each package appears
+// complete or not at all (InstallPackageDir), with its temporaries only in
+// the workspace; packages already present and intact are left alone, and
+// nothing is removed.
+func Materialize(ctx context.Context, store *Tree, work *Workspace, root string, kind Kind, limits hashing.ZipLimits) error {
+	providers, err := store.Providers(ctx)
 	if err != nil {
 		return err
 	}
 	for _, p := range providers {
-		if err := materializeProvider(store, root, kind, p); err != nil {
+		if err := materializeProvider(ctx, store, work, root, kind, p, limits); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 	}
 	return nil
 }
 
-func materializeProvider(store *Tree, root string, kind Kind, p addrs.Provider) error {
-	idx, err := store.ReadIndex(p)
+func materializeProvider(ctx context.Context, store *Tree, work *Workspace, root string, kind Kind, p addrs.Provider, limits hashing.ZipLimits) error {
+	idx, err := store.ReadIndex(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -87,7 +85,7 @@ func materializeProvider(store *Tree, root string, kind Kind, p addrs.Provider) 
 		if err != nil {
 			return err
 		}
-		doc, err := store.ReadVersion(p, v)
+		doc, err := store.ReadVersion(ctx, p, v)
 		if err != nil {
 			return err
 		}
@@ -96,8 +94,11 @@ func materializeProvider(store *Tree, root string, kind Kind, p addrs.Provider) 
 			if err != nil {
 				return err
 			}
-			src := store.Path(ArchivePath(p, v, plat))
-			if err := materializePackage(store, root, kind, src, p, v, plat); err != nil {
+			src, ok := store.LocalPath(ArchivePath(p, v, plat))
+			if !ok {
+				return fmt.Errorf("a filesystem mirror is made from a local network tree, not from %s", store.Location())
+			}
+			if err := materializePackage(ctx, store, work, root, kind, src, p, v, plat, limits); err != nil {
 				return fmt.Errorf("%s %s: %w", v, plat, err)
 			}
 		}
@@ -105,19 +106,19 @@ func materializeProvider(store *Tree, root string, kind Kind, p addrs.Provider) 
 	return nil
 }
 
-func materializePackage(store *Tree, root string, kind Kind, src string, p addrs.Provider, v addrs.Version, plat addrs.Platform) error {
+func materializePackage(ctx context.Context, store *Tree, work *Workspace, root string, kind Kind, src string, p addrs.Provider, v addrs.Version, plat addrs.Platform, limits hashing.ZipLimits) error {
 	dir := filepath.Join(root, FilesystemDir(p))
 	if kind == Packed {
 		return linkOrCopy(src, filepath.Join(dir, ArchiveName(p, v, plat)))
 	}
 	final := filepath.Join(dir, v.String(), plat.String())
-	rec, err := store.ReadRecord(p, v)
+	rec, err := store.ReadRecord(ctx, p, v)
 	if err == nil {
 		if a, ok := rec.Provenance.Archives[plat.String()]; ok && dirHashIs(final, string(a.H1)) {
 			return nil // already unpacked and intact
 		}
 	}
-	return unpackInto(store, src, final)
+	return InstallPackageDir(filepath.Join(work.dir, unpackDirName), src, final, limits)
 }
 
 func dirHashIs(dir, want string) bool {
@@ -189,110 +190,4 @@ func sameContent(a, b string) bool {
 	sa, _, errA := hashing.HashFile(a)
 	sb, _, errB := hashing.HashFile(b)
 	return errA == nil && errB == nil && sa == sb
-}
-
-// unpackInto extracts the zip at src into a staging directory, then renames
-// it to final, replacing what was there.
-func unpackInto(store *Tree, src, final string) error {
-	staging, err := os.MkdirTemp(store.staging, "unpack-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(staging) }()
-	if err := unzip(src, staging); err != nil {
-		return err
-	}
-	if err := MkdirAll(filepath.Dir(final)); err != nil {
-		return err
-	}
-	// A rename onto an existing directory fails: move the old one aside
-	// first; a client sees the old package or the new one.
-	old := final + ".old-" + filepath.Base(staging)
-	if err := os.Rename(final, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if err := os.Rename(staging, final); err != nil {
-		return err
-	}
-	_ = os.RemoveAll(old)
-	return syncDir(filepath.Dir(final))
-}
-
-// unzip extracts every entry of the zip at src under dir, refusing names
-// that would leave it, and keeping the executable bit.
-func unzip(src, dir string) error {
-	zr, err := zip.OpenReader(src)
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	if err := os.Chmod(dir, DirMode); err != nil {
-		return err
-	}
-	for _, f := range zr.File {
-		if err := extract(f, dir); err != nil {
-			return fmt.Errorf("unpack %s: %w", f.Name, err)
-		}
-	}
-	return nil
-}
-
-func extract(f *zip.File, dir string) error {
-	rel := filepath.FromSlash(f.Name)
-	if !filepath.IsLocal(rel) || strings.Contains(f.Name, "\\") {
-		return fmt.Errorf("entry would unpack outside the package directory")
-	}
-	path := filepath.Join(dir, rel)
-	if strings.HasSuffix(f.Name, "/") {
-		return MkdirAll(path)
-	}
-	if err := MkdirAll(filepath.Dir(path)); err != nil {
-		return err
-	}
-	mode := FileMode
-	if f.Mode()&0o111 != 0 {
-		mode = 0o755
-	}
-	r, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, r); err != nil {
-		_ = out.Close()
-		return err
-	}
-	if err := out.Chmod(mode); err != nil {
-		_ = out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-// providers lists the providers of the tree's catalog.
-func (t *Tree) providers() ([]addrs.Provider, error) {
-	data, err := os.ReadFile(t.Path(CatalogPath))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	c, err := DecodeCatalog(data)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]addrs.Provider, 0, len(c.Providers))
-	for _, raw := range c.Providers {
-		p, err := addrs.ParseProvider(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", CatalogPath, err)
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

@@ -3,7 +3,9 @@ package layout
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +15,7 @@ import (
 )
 
 // storeWith publishes one release whose linux_amd64 archive holds entries.
-func storeWith(t *testing.T, entries map[string]string) *Tree {
+func storeWith(t *testing.T, entries map[string]string) *Dir {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -54,7 +56,7 @@ func TestMaterializeLayouts(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			out := t.TempDir()
 			for range 2 { // the second run finds everything in place
-				if err := Materialize(store, out, kind); err != nil {
+				if err := Materialize(context.Background(), store.Tree, store.Workspace, out, kind, hashing.DefaultZipLimits); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -76,7 +78,7 @@ func TestMaterializeLayouts(t *testing.T) {
 			if err := os.WriteFile(bin, []byte("damaged"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := Materialize(store, out, kind); err != nil {
+			if err := Materialize(context.Background(), store.Tree, store.Workspace, out, kind, hashing.DefaultZipLimits); err != nil {
 				t.Fatal(err)
 			}
 			if data, _ := os.ReadFile(bin); string(data) != "binary" {
@@ -99,10 +101,7 @@ func TestUnzipRefusesEscapingEntries(t *testing.T) {
 		}
 		dir := t.TempDir()
 		pkg := filepath.Join(dir, "pkg")
-		if err := os.Mkdir(pkg, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := unzip(src, pkg); err == nil || !strings.Contains(err.Error(), "outside the package directory") {
+		if err := InstallPackageDir(filepath.Join(dir, "work"), src, pkg, hashing.DefaultZipLimits); !errors.Is(err, ErrUnsafeArchive) {
 			t.Errorf("%q: err = %v, want a refusal", name, err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "evil")); !os.IsNotExist(err) {

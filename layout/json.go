@@ -9,11 +9,26 @@ import (
 	"slices"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
 // Index is the content of a provider's index.json.
 type Index struct {
 	Versions map[string]struct{} `json:"versions"`
+}
+
+// versions parses the index's version keys.
+func (idx Index) versions() (addrs.VersionList, error) {
+	var out addrs.VersionList
+	for raw := range idx.Versions {
+		v, err := addrs.ParseVersion(raw)
+		if err != nil {
+			return nil, fmt.Errorf("version %q: %w", raw, err)
+		}
+		out = append(out, v)
+	}
+	out.Sort()
+	return out, nil
 }
 
 // VersionDoc is the content of a <version>.json file.

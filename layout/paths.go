@@ -2,7 +2,7 @@ package layout
 
 import (
 	"fmt"
-	"path/filepath"
+	"path"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
@@ -11,17 +11,17 @@ import (
 // to the tree's root: the punycode hostname a client requests, then the
 // namespace and type.
 func ProviderDir(p addrs.Provider) string {
-	return filepath.Join(string(p.Hostname), p.Namespace, p.Type)
+	return path.Join(string(p.Hostname), p.Namespace, p.Type)
 }
 
 // IndexPath is the relative path of a provider's index.json.
 func IndexPath(p addrs.Provider) string {
-	return filepath.Join(ProviderDir(p), "index.json")
+	return path.Join(ProviderDir(p), "index.json")
 }
 
 // VersionPath is the relative path of a provider version's <version>.json.
 func VersionPath(p addrs.Provider, v addrs.Version) string {
-	return filepath.Join(ProviderDir(p), v.String()+".json")
+	return path.Join(ProviderDir(p), v.String()+".json")
 }
 
 // ArchiveName is the file name of a packed provider archive, the same name
@@ -32,12 +32,12 @@ func ArchiveName(p addrs.Provider, v addrs.Version, plat addrs.Platform) string 
 
 // ArchivePath is the relative path of a packed provider archive.
 func ArchivePath(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
-	return filepath.Join(ProviderDir(p), ArchiveName(p, v, plat))
+	return path.Join(ProviderDir(p), ArchiveName(p, v, plat))
 }
 
 // releasePrefix is the common start of a release's kept upstream files.
 func releasePrefix(p addrs.Provider, v addrs.Version) string {
-	return filepath.Join(ProviderDir(p), fmt.Sprintf("terraform-provider-%s_%s_", p.Type, v.String()))
+	return path.Join(ProviderDir(p), fmt.Sprintf("terraform-provider-%s_%s_", p.Type, v.String()))
 }
 
 // SumsPath is the relative path of a release's kept upstream SHA256SUMS.

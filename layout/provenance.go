@@ -1,10 +1,10 @@
 package layout
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -57,19 +57,19 @@ func DecodeProvenance(data []byte) (Provenance, error) {
 
 // ReadRecord returns the kept origin files of a release. A release
 // published without them yields an error wrapping fs.ErrNotExist.
-func (t *Tree) ReadRecord(p addrs.Provider, v addrs.Version) (Record, error) {
+func (t *Tree) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version) (Record, error) {
 	var r Record
-	data, err := os.ReadFile(t.Path(ProvenancePath(p, v)))
+	data, err := t.r.ReadFile(ctx, ProvenancePath(p, v), MaxDocumentBytes)
 	if err != nil {
 		return Record{}, fmt.Errorf("read provenance of %s %s: %w", p, v, err)
 	}
 	if r.Provenance, err = DecodeProvenance(data); err != nil {
 		return Record{}, fmt.Errorf("%s: %w", ProvenancePath(p, v), err)
 	}
-	if r.Sums, err = os.ReadFile(t.Path(SumsPath(p, v))); err != nil {
+	if r.Sums, err = t.r.ReadFile(ctx, SumsPath(p, v), MaxSumsBytes); err != nil {
 		return Record{}, fmt.Errorf("read SHA256SUMS of %s %s: %w", p, v, err)
 	}
-	r.Signature, err = os.ReadFile(t.Path(SignaturePath(p, v)))
+	r.Signature, err = t.r.ReadFile(ctx, SignaturePath(p, v), MaxSumsBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Record{}, fmt.Errorf("read signature of %s %s: %w", p, v, err)
 	}
@@ -77,51 +77,14 @@ func (t *Tree) ReadRecord(p addrs.Provider, v addrs.Version) (Record, error) {
 }
 
 // readProvenance returns a release's provenance, or an empty one.
-func (t *Tree) readProvenance(p addrs.Provider, v addrs.Version) (Provenance, error) {
-	data, err := os.ReadFile(t.Path(ProvenancePath(p, v)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Provenance{Archives: map[string]ProvenanceArchive{}}, nil
-	}
-	if err != nil {
-		return Provenance{}, fmt.Errorf("read %s: %w", ProvenancePath(p, v), err)
+func (t *Tree) readProvenance(ctx context.Context, p addrs.Provider, v addrs.Version) (Provenance, bool, error) {
+	data, err := t.readDoc(ctx, ProvenancePath(p, v), MaxDocumentBytes)
+	if err != nil || data == nil {
+		return Provenance{Archives: map[string]ProvenanceArchive{}, SigningKeys: []string{}}, false, err
 	}
 	prov, err := DecodeProvenance(data)
 	if err != nil {
-		return Provenance{}, fmt.Errorf("existing %s: %w", ProvenancePath(p, v), err)
+		return Provenance{}, false, fmt.Errorf("existing %s: %w", ProvenancePath(p, v), err)
 	}
-	return prov, nil
-}
-
-// writeRecord writes a release's kept origin files, merging its archives
-// with those already recorded. It runs before <version>.json is written.
-func (t *Tree) writeRecord(r Release, prov Provenance) error {
-	if r.Record == nil {
-		return nil
-	}
-	for plat, a := range r.Record.Provenance.Archives {
-		prov.Archives[plat] = a
-	}
-	prov.KeyID = r.Record.Provenance.KeyID
-	prov.SigningKeys = r.Record.Provenance.SigningKeys
-	if prov.SigningKeys == nil {
-		prov.SigningKeys = []string{}
-	}
-	if err := WriteFile(t.Path(SumsPath(r.Provider, r.Version)), r.Record.Sums); err != nil {
-		return err
-	}
-	if err := t.writeSignature(r); err != nil {
-		return err
-	}
-	return writeJSON(t.Path(ProvenancePath(r.Provider, r.Version)), prov)
-}
-
-func (t *Tree) writeSignature(r Release) error {
-	path := t.Path(SignaturePath(r.Provider, r.Version))
-	if r.Record.Signature != nil {
-		return WriteFile(path, r.Record.Signature)
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove stale %s: %w", path, err)
-	}
-	return nil
+	return prov, true, nil
 }

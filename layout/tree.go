@@ -2,11 +2,14 @@ package layout
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,115 +17,122 @@ import (
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
-// StagingDirName is the directory under the tree's root where downloads
-// wait until they are verified. Nothing in it is ever referenced by an index.
-const StagingDirName = PrivateDirName + "/staging"
+// Size limits of the documents a tree holds: anything larger is not a
+// document tfmirror wrote.
+const (
+	MaxDocumentBytes = 16 << 20 // index.json, <version>.json, catalog.json, provenance
+	MaxSumsBytes     = 1 << 20  // SHA256SUMS and its signature
+)
 
-// Tree is a network mirror tree on the local filesystem. It is safe for
-// concurrent use: publications of the same provider are serialized.
+// Tree is a network mirror tree kept in a store: the one place that knows
+// its files, reads them into typed values and publishes into it. A tree
+// over a Reader that is not a Store (a published URL) is read-only. It is
+// safe for concurrent use: publications of the same provider are
+// serialized.
 type Tree struct {
-	root    string
-	staging string
-	lock    *os.File // held while the tree is open for writing
+	r Reader
+	s Store // nil when read-only
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 
 	catalogMu sync.Mutex
-	partials  map[string]bool // partial downloads in use, guarded by mu
+}
+
+// NewTree returns the tree kept in r. It writes only if r is a Store whose
+// lock the caller holds.
+func NewTree(r Reader) *Tree {
+	t := &Tree{r: r, locks: make(map[string]*sync.Mutex)}
+	if s, ok := r.(Store); ok {
+		t.s = s
+	}
+	return t
+}
+
+// Location names the tree's store in messages.
+func (t *Tree) Location() string { return t.r.Location() }
+
+// Reader returns the store the tree is read from.
+func (t *Tree) Reader() Reader { return t.r }
+
+// LocalPath returns where a file of the tree is on the local filesystem,
+// when its store is a local directory.
+func (t *Tree) LocalPath(rel string) (string, bool) {
+	if l, ok := t.r.(localPather); ok {
+		return l.localPath(rel), true
+	}
+	return "", false
+}
+
+// Dir is a local mirror directory opened for writing: its store, locked,
+// the tree it holds and the workspace in its private directory.
+type Dir struct {
+	*Tree
+	*Workspace
+	Store  *DirStore
+	unlock func() error
 }
 
 // Open opens root for writing without waiting for another process's lock.
-func Open(root string) (*Tree, error) {
+func Open(root string) (*Dir, error) {
 	return OpenWait(context.Background(), root, 0)
 }
 
 // OpenWait prepares root for writing (creating it if needed): it takes the
-// tree's lock, waiting up to wait for another tfmirror process to finish,
-// removes what killed runs left behind, and creates a staging area. Close
-// releases the lock and removes the staging area.
-func OpenWait(ctx context.Context, root string, wait time.Duration) (*Tree, error) {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
-	}
-	if err := MkdirAll(filepath.Join(abs, PrivateDirName)); err != nil {
-		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
-	}
-	lock, err := lockTree(ctx, abs, wait)
+// directory's lock, waiting up to wait for another tfmirror process to
+// finish, removes what killed runs left behind, and opens its workspace.
+// Close releases the lock and removes the staging area.
+func OpenWait(ctx context.Context, root string, wait time.Duration) (*Dir, error) {
+	store, err := NewDirStore(root)
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{root: abs, lock: lock, locks: make(map[string]*sync.Mutex)}
-	if err := t.prepare(); err != nil {
-		_ = lock.Close()
-		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
-	}
-	return t, nil
-}
-
-func (t *Tree) prepare() error {
-	if err := removeLeftovers(t.root); err != nil {
-		return err
-	}
-	if err := removeOldPartials(t.root); err != nil {
-		return err
-	}
-	t.staging = filepath.Join(t.root, filepath.FromSlash(StagingDirName))
-	return MkdirAll(t.staging)
-}
-
-// OpenExisting opens an existing tree for reading only: nothing can be
-// staged or published through it.
-func OpenExisting(root string) (*Tree, error) {
-	abs, err := filepath.Abs(root)
+	unlock, err := store.Lock(ctx, wait)
 	if err != nil {
-		return nil, fmt.Errorf("open mirror tree %s: %w", root, err)
+		return nil, err
 	}
-	info, err := os.Stat(abs)
+	work, err := OpenWorkspace(filepath.Join(store.Root(), PrivateDirName))
+	if err != nil {
+		_ = unlock()
+		return nil, err
+	}
+	return &Dir{Tree: NewTree(store), Workspace: work, Store: store, unlock: unlock}, nil
+}
+
+// Root returns the directory's absolute path.
+func (d *Dir) Root() string { return d.Store.Root() }
+
+// Path returns the absolute path of a slash-separated path relative to
+// the root.
+func (d *Dir) Path(rel string) string { return d.Store.localPath(rel) }
+
+// Close removes the staging area and releases the lock.
+func (d *Dir) Close() error {
+	err := d.Workspace.Close()
+	if uerr := d.unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// OpenExisting opens an existing directory's tree for reading only.
+func OpenExisting(root string) (*Tree, error) {
+	store, err := NewDirStore(root)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(store.Root())
 	if err != nil {
 		return nil, fmt.Errorf("open mirror tree: %w", err)
 	}
 	if !info.IsDir() {
 		return nil, fmt.Errorf("open mirror tree: %s is not a directory", root)
 	}
-	return &Tree{root: abs, locks: make(map[string]*sync.Mutex)}, nil
-}
-
-// Root returns the tree's absolute root directory.
-func (t *Tree) Root() string { return t.root }
-
-// Path returns the absolute path of a path relative to the root.
-func (t *Tree) Path(rel string) string { return filepath.Join(t.root, rel) }
-
-// Close removes this run's staging directory and anything left in it.
-func (t *Tree) Close() error {
-	if t.lock == nil {
-		return nil
-	}
-	err := os.RemoveAll(t.staging)
-	if cerr := t.lock.Close(); err == nil {
-		err = cerr
-	}
-	t.lock = nil
-	return err
-}
-
-// CreateStaged creates an empty file in the staging area. The caller writes
-// it, then closes it with SyncClose before publishing it.
-func (t *Tree) CreateStaged(name string) (*os.File, error) {
-	if t.staging == "" {
-		return nil, fmt.Errorf("create staging file for %s: the tree was opened read-only", name)
-	}
-	f, err := os.CreateTemp(t.staging, name+"-*")
-	if err != nil {
-		return nil, fmt.Errorf("create staging file for %s: %w", name, err)
-	}
-	return f, nil
+	return NewTree(store), nil // unlocked: every write fails
 }
 
 // Release is one provider version ready to publish: archives already
-// verified and staged (or already in place).
+// verified, and what is kept about its origin.
 type Release struct {
 	Provider addrs.Provider
 	Version  addrs.Version
@@ -135,55 +145,28 @@ type Release struct {
 // Archive is one platform's package of a release.
 type Archive struct {
 	Platform addrs.Platform
-	// Staged is the path of the verified file in the staging area, or ""
-	// when the archive is already published at its final path.
+	// Staged is a local file holding the verified bytes, or "" when the
+	// archive is already published at its final path.
 	Staged string
 	Hashes []hashing.Hash
+	// Move lets the tree move the staged file into place: nothing else
+	// needs it any more.
+	Move bool
 }
 
-// Publish makes a release visible: first its archives and kept origin
-// files, then its <version>.json (merged with the platforms already listed
-// there), then the provider's index.json (merged with the versions already
-// listed), and last the root catalog.json. Both
-// documents are read and checked before anything moves, so a refused
-// publication leaves the tree as it was.
+// Publish makes one release visible under the Repair policy: first its
+// archives and kept origin files, then its <version>.json (merged with the
+// platforms already listed there), then the provider's index.json (merged
+// with the versions already listed), and last catalog.json. Every document
+// is read and checked before anything moves, so a refused publication
+// leaves the tree as it was.
 func (t *Tree) Publish(r Release) error {
-	unlock := t.lockProvider(r.Provider)
-	defer unlock()
-	doc, err := t.ReadVersion(r.Provider, r.Version)
-	if err != nil {
-		return err
+	r.Archives = slices.Clone(r.Archives)
+	for i := range r.Archives {
+		r.Archives[i].Move = true
 	}
-	idx, err := t.ReadIndex(r.Provider)
-	if err != nil {
-		return err
-	}
-	prov, err := t.readProvenance(r.Provider, r.Version)
-	if err != nil {
-		return err
-	}
-	for _, a := range r.Archives {
-		if a.Staged != "" {
-			if err := Rename(a.Staged, t.Path(ArchivePath(r.Provider, r.Version, a.Platform))); err != nil {
-				return err
-			}
-		}
-		doc.Archives[a.Platform.String()] = ArchiveEntry{
-			Hashes: sortedHashes(a.Hashes),
-			URL:    ArchiveName(r.Provider, r.Version, a.Platform),
-		}
-	}
-	if err := t.writeRecord(r, prov); err != nil {
-		return err
-	}
-	if err := writeJSON(t.Path(VersionPath(r.Provider, r.Version)), doc); err != nil {
-		return err
-	}
-	idx.Versions[r.Version.String()] = struct{}{}
-	if err := writeJSON(t.Path(IndexPath(r.Provider)), idx); err != nil {
-		return err
-	}
-	return t.addToCatalog(r.Provider.String())
+	_, err := t.PublishAll(context.Background(), Repair, []Release{r})
+	return err
 }
 
 func (t *Tree) lockProvider(p addrs.Provider) func() {
@@ -198,14 +181,23 @@ func (t *Tree) lockProvider(p addrs.Provider) func() {
 	return l.Unlock
 }
 
-// ReadIndex returns the provider's published index, or an empty one.
-func (t *Tree) ReadIndex(p addrs.Provider) (Index, error) {
-	data, err := os.ReadFile(t.Path(IndexPath(p)))
+// readDoc reads a document of the tree; missing is (nil, nil).
+func (t *Tree) readDoc(ctx context.Context, rel string, limit int64) ([]byte, error) {
+	data, err := t.r.ReadFile(ctx, rel, limit)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Index{Versions: map[string]struct{}{}}, nil
+		return nil, nil
 	}
 	if err != nil {
-		return Index{}, fmt.Errorf("read %s: %w", IndexPath(p), err)
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return data, nil
+}
+
+// ReadIndex returns the provider's published index, or an empty one.
+func (t *Tree) ReadIndex(ctx context.Context, p addrs.Provider) (Index, error) {
+	data, err := t.readDoc(ctx, IndexPath(p), MaxDocumentBytes)
+	if err != nil || data == nil {
+		return Index{Versions: map[string]struct{}{}}, err
 	}
 	idx, err := DecodeIndex(data)
 	if err != nil {
@@ -214,15 +206,39 @@ func (t *Tree) ReadIndex(p addrs.Provider) (Index, error) {
 	return idx, nil
 }
 
-// ReadVersion returns a published <version>.json, or an empty one.
-func (t *Tree) ReadVersion(p addrs.Provider, v addrs.Version) (VersionDoc, error) {
-	rel := VersionPath(p, v)
-	data, err := os.ReadFile(t.Path(rel))
+// ErrNotInMirror means a mirror does not hold a provider at all.
+var ErrNotInMirror = errors.New("the mirror does not hold this provider")
+
+// Versions lists the versions the provider's index.json holds; an error
+// wrapping ErrNotInMirror when it holds none.
+func (t *Tree) Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	data, err := t.r.ReadFile(ctx, IndexPath(p), MaxDocumentBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return VersionDoc{Archives: map[string]ArchiveEntry{}}, nil
+		return nil, fmt.Errorf("%s: %w: %w", p, ErrNotInMirror, err)
 	}
 	if err != nil {
-		return VersionDoc{}, fmt.Errorf("read %s: %w", rel, err)
+		return nil, fmt.Errorf("read %s: %w", IndexPath(p), err)
+	}
+	idx, err := DecodeIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", IndexPath(p), err)
+	}
+	out, err := idx.versions()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", IndexPath(p), err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: %w", p, ErrNotInMirror)
+	}
+	return out, nil
+}
+
+// ReadVersion returns a published <version>.json, or an empty one.
+func (t *Tree) ReadVersion(ctx context.Context, p addrs.Provider, v addrs.Version) (VersionDoc, error) {
+	rel := VersionPath(p, v)
+	data, err := t.readDoc(ctx, rel, MaxDocumentBytes)
+	if err != nil || data == nil {
+		return VersionDoc{Archives: map[string]ArchiveEntry{}}, err
 	}
 	doc, err := DecodeVersion(data)
 	if err != nil {
@@ -231,10 +247,55 @@ func (t *Tree) ReadVersion(p addrs.Provider, v addrs.Version) (VersionDoc, error
 	return doc, nil
 }
 
-func writeJSON(path string, v any) error {
-	data, err := Encode(v)
+// Digest returns the SHA-256 of a file of the tree: from the store's
+// metadata where it keeps one, else by reading the file. A file that is
+// not regular is an error wrapping ErrNotRegular.
+func (t *Tree) Digest(ctx context.Context, rel string) ([sha256.Size]byte, error) {
+	var zero [sha256.Size]byte
+	info, err := t.r.Stat(ctx, rel)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
+		return zero, fmt.Errorf("%s: %w", rel, err)
 	}
-	return WriteFile(path, data)
+	if info.SHA256 != zero {
+		return info.SHA256, nil
+	}
+	if local, ok := t.LocalPath(rel); ok {
+		sum, _, err := hashing.HashFile(local)
+		return sum, err
+	}
+	body, err := t.r.Open(ctx, rel)
+	if err != nil {
+		return zero, err
+	}
+	defer body.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, body); err != nil {
+		return zero, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return [sha256.Size]byte(h.Sum(nil)), nil
+}
+
+// Put writes a file of the tree through its store, atomically: for the
+// files a tree holds besides the mirror's own (the registry replica).
+func (t *Tree) Put(ctx context.Context, rel string, data []byte) error {
+	if t.s == nil {
+		return fmt.Errorf("write %s into %s: %w", rel, t.Location(), ErrReadOnly)
+	}
+	return t.apply(ctx, write{rel: rel, content: Content{Data: data}})
+}
+
+// Delete removes a file of the tree through its store.
+func (t *Tree) Delete(ctx context.Context, rel string) error {
+	if t.s == nil {
+		return fmt.Errorf("delete %s from %s: %w", rel, t.Location(), ErrReadOnly)
+	}
+	return t.s.Delete(ctx, rel)
+}
+
+// List returns the files below dir, when the store can list them.
+func (t *Tree) List(ctx context.Context, dir string) ([]string, error) {
+	if t.s == nil {
+		return nil, fmt.Errorf("list %s in %s: %w", dir, t.Location(), ErrReadOnly)
+	}
+	return t.s.List(ctx, dir)
 }

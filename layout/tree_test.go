@@ -17,7 +17,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
-func openTree(t *testing.T) *Tree {
+func openTree(t *testing.T) *Dir {
 	t.Helper()
 	tr, err := Open(t.TempDir())
 	if err != nil {
@@ -29,7 +29,7 @@ func openTree(t *testing.T) *Tree {
 
 // stage writes content to a new staging file the way the mirror does:
 // CreateStaged, write, SyncClose.
-func stage(t testing.TB, tr *Tree, name, content string) string {
+func stage(t testing.TB, tr *Dir, name, content string) string {
 	t.Helper()
 	f, err := tr.CreateStaged(name)
 	if err != nil {
@@ -46,7 +46,7 @@ func stage(t testing.TB, tr *Tree, name, content string) string {
 
 // snapshot returns every file (with its content) and directory under the
 // tree's root, except tfmirror's private directory (lock and staging).
-func snapshot(t *testing.T, tr *Tree) map[string]string {
+func snapshot(t *testing.T, tr *Dir) map[string]string {
 	t.Helper()
 	files := make(map[string]string)
 	err := filepath.WalkDir(tr.Root(), func(path string, d fs.DirEntry, err error) error {
@@ -78,7 +78,7 @@ func snapshot(t *testing.T, tr *Tree) map[string]string {
 	return files
 }
 
-func readTreeFile(t *testing.T, tr *Tree, rel string) string {
+func readTreeFile(t *testing.T, tr *Dir, rel string) string {
 	t.Helper()
 	data, err := os.ReadFile(tr.Path(rel))
 	if err != nil {
@@ -304,14 +304,14 @@ func TestTreePublish(t *testing.T) {
 		}
 	}
 
-	idx, err := tr.ReadIndex(p)
+	idx, err := tr.ReadIndex(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(Index{Versions: map[string]struct{}{"1.1.0": {}}}, idx); diff != "" {
 		t.Errorf("ReadIndex (-want +got):\n%s", diff)
 	}
-	doc, err := tr.ReadVersion(p, v)
+	doc, err := tr.ReadVersion(context.Background(), p, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,14 +327,14 @@ func TestTreePublish(t *testing.T) {
 func TestTreeReadMissing(t *testing.T) {
 	tr := openTree(t)
 	p := mustProvider(t, "hashicorp/foo")
-	idx, err := tr.ReadIndex(p)
+	idx, err := tr.ReadIndex(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if idx.Versions == nil || len(idx.Versions) != 0 {
 		t.Errorf("ReadIndex of a missing index = %#v, want an empty, writable index", idx)
 	}
-	doc, err := tr.ReadVersion(p, mustVersion(t, "1.0.0"))
+	doc, err := tr.ReadVersion(context.Background(), p, mustVersion(t, "1.0.0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestTreePublishMergesPlatforms(t *testing.T) {
 	publish("linux_amd64", "linux", h1A, zhA)
 	publish("darwin_arm64", "darwin", h1B, zhB)
 
-	doc, err := tr.ReadVersion(p, v)
+	doc, err := tr.ReadVersion(context.Background(), p, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestTreePublishMergesPlatforms(t *testing.T) {
 
 	// Publishing a platform again replaces its archive and its entry.
 	publish("linux_amd64", "linux rebuilt", h1B)
-	doc, err = tr.ReadVersion(p, v)
+	doc, err = tr.ReadVersion(context.Background(), p, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +444,7 @@ func TestTreePublishAlreadyInPlace(t *testing.T) {
 	if got := readTreeFile(t, tr, fooDir+"/terraform-provider-foo_1.0.0_linux_amd64.zip"); got != "in place" {
 		t.Errorf("archive already in place changed to %q", got)
 	}
-	doc, err := tr.ReadVersion(p, v)
+	doc, err := tr.ReadVersion(context.Background(), p, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,7 +573,7 @@ func TestTreePublishConcurrent(t *testing.T) {
 
 	for _, ps := range providers {
 		p := mustProvider(t, ps)
-		idx, err := tr.ReadIndex(p)
+		idx, err := tr.ReadIndex(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -586,7 +586,7 @@ func TestTreePublishConcurrent(t *testing.T) {
 		}
 		for i := range n {
 			v := mustVersion(t, fmt.Sprintf("1.%d.0", i))
-			doc, err := tr.ReadVersion(p, v)
+			doc, err := tr.ReadVersion(context.Background(), p, v)
 			if err != nil {
 				t.Fatal(err)
 			}

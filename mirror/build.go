@@ -45,11 +45,13 @@ type Options struct {
 type Builder struct {
 	Source  Source
 	Checker SignatureChecker
-	// Tree is where Execute publishes.
-	Tree *layout.Tree
-	// Known, if set, is the existing tree Plan consults to keep packages
-	// that are already complete (read-only; usually the same directory).
-	Known   *layout.Tree
+	// Trees are the destinations: Plan keeps the packages complete in
+	// every one of them (they may be opened read-only for planning), and
+	// Execute publishes into each, from one download. Their stores must be
+	// locked for Execute.
+	Trees []*layout.Tree
+	// Work is the local workspace downloads are staged in.
+	Work    *layout.Workspace
 	Options Options
 
 	mu        sync.Mutex
@@ -119,15 +121,15 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 	}
 	plan := &Plan{releases: mergeReleases(selected)}
 	for i := range plan.releases {
-		b.splitKept(&plan.releases[i])
+		b.splitKept(ctx, &plan.releases[i])
 	}
 	return plan, nil
 }
 
 // splitKept moves the platforms already complete in the tree out of the
 // release's platforms to fetch.
-func (b *Builder) splitKept(r *release) {
-	r.kept = b.keptPackages(r.req.Provider, r.version, r.req.Platforms)
+func (b *Builder) splitKept(ctx context.Context, r *release) {
+	r.kept = b.keptPackages(ctx, r.req.Provider, r.version, r.req.Platforms)
 	var fetch []addrs.Platform
 	for _, plat := range r.req.Platforms {
 		if !slices.ContainsFunc(r.kept, func(k kept) bool { return k.plat == plat }) {

@@ -6,8 +6,6 @@ import (
 	"net/url"
 
 	"golang.org/x/sync/errgroup"
-
-	"github.com/tfmirror/tfmirror/layout"
 )
 
 // StatusPlanned marks a package a dry run would download.
@@ -59,10 +57,9 @@ func (b *Builder) dryRelease(ctx context.Context, r release) {
 	}
 }
 
-// onDisk reports whether the known tree already has the package's bytes.
+// onDisk reports whether a local destination already has the package's
+// bytes.
 func (b *Builder) onDisk(c candidate) (int64, bool) {
-	if b.Known == nil {
-		return 0, false
-	}
-	return sameFile(b.Known.Path(layout.ArchivePath(c.pkg.Provider, c.pkg.Version, c.pkg.Platform)), c.meta.SHA256)
+	_, size, ok := b.localCopy(c.pkg, c.meta.SHA256)
+	return size, ok
 }

@@ -36,8 +36,8 @@ type fetched struct {
 // fresh download into staging that must hash to the promised digest.
 func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 	f := b.obtain(ctx, a)
-	if f.err != nil && f.archive.Staged != "" {
-		_ = os.Remove(f.archive.Staged)
+	if f.err != nil {
+		b.Work.Discard(f.archive.Staged)
 	}
 	return f
 }
@@ -46,16 +46,15 @@ func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 // own pool: downloads are bounded by Parallel, hashing by HashParallel.
 func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 	f := fetched{pkg: a.pkg, limits: b.zipLimits(), keyID: a.origin.signer.KeyID, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename}
-	final := b.Tree.Path(layout.ArchivePath(a.pkg.Provider, a.pkg.Version, a.pkg.Platform))
 	release, err := slot(ctx, b.hashes)
 	if err != nil {
 		f.err = &PackageError{Package: a.pkg, Err: err}
 		return f
 	}
-	size, same := sameFile(final, a.meta.SHA256)
+	final, size, same := b.localCopy(a.pkg, a.meta.SHA256)
 	if same {
 		f.status, f.size = StatusPresent, size
-		f.describe(a, final, "")
+		f.describe(a, final, final)
 	}
 	release()
 	if same {
@@ -80,10 +79,19 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 	return f
 }
 
-// sameFile reports whether the file at path exists with the given SHA-256.
-func sameFile(path string, want [sha256.Size]byte) (int64, bool) {
-	sum, size, err := hashing.HashFile(path)
-	return size, err == nil && sum == want
+// localCopy finds the archive in a destination on the local filesystem
+// with the bytes SHA256SUMS promises, so it is published from there
+// without a download.
+func (b *Builder) localCopy(pkg Package, want [sha256.Size]byte) (string, int64, bool) {
+	rel := layout.ArchivePath(pkg.Provider, pkg.Version, pkg.Platform)
+	for _, t := range b.Trees {
+		if path, ok := t.LocalPath(rel); ok {
+			if sum, size, err := hashing.HashFile(path); err == nil && sum == want {
+				return path, size, true
+			}
+		}
+	}
+	return "", 0, false
 }
 
 // download fetches the archive, hashing it on the way, and refuses it
@@ -134,18 +142,18 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 // says whether an unfinished download should stay for a later run.
 func (b *Builder) openSink(a authenticated) (*stagingSink, bool, error) {
 	digest := hex.EncodeToString(a.meta.SHA256[:])
-	file, size, ok, err := b.Tree.OpenPartial(digest)
+	file, size, ok, err := b.Work.OpenPartial(digest)
 	if err != nil {
 		return nil, false, err
 	}
 	if !ok {
-		file, err = b.Tree.CreateStaged(a.meta.Filename)
+		file, err = b.Work.CreateStaged(a.meta.Filename)
 		if err != nil {
 			return nil, false, err
 		}
 		return &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes, done: func() {}}, false, nil
 	}
-	sink := &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes, done: func() { b.Tree.ReleasePartial(digest) }}
+	sink := &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes, done: func() { b.Work.ReleasePartial(digest) }}
 	if size > 0 {
 		if err := sink.rehash(size); err != nil {
 			sink.done()

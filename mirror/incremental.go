@@ -1,7 +1,7 @@
 package mirror
 
 import (
-	"os"
+	"context"
 	"slices"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -9,7 +9,8 @@ import (
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// kept is a package already complete in the tree, needing no request.
+// kept is a package already complete in every destination, needing no
+// request.
 type kept struct {
 	plat  addrs.Platform
 	size  int64
@@ -17,25 +18,34 @@ type kept struct {
 }
 
 // keptPackages finds the platforms of a release that a rebuild can keep
-// without any request: the tree's index.json lists the version, its
-// <version>.json lists the platform with the zh: the provenance records,
-// and the archive on disk has the recorded size (with VerifyExisting: and
-// the recorded SHA-256). Anything less is fetched as usual, which still
-// downloads nothing when the bytes on disk are right.
-func (b *Builder) keptPackages(p addrs.Provider, v addrs.Version, platforms []addrs.Platform) []kept {
-	t := b.Known
-	if t == nil {
+// without any request: in every destination, index.json lists the
+// version, its <version>.json lists the platform with the zh: the
+// provenance records, and the archive has the recorded size (with
+// VerifyExisting: and the recorded SHA-256). Anything less is fetched as
+// usual, which still downloads nothing when the bytes already there are
+// right.
+func (b *Builder) keptPackages(ctx context.Context, p addrs.Provider, v addrs.Version, platforms []addrs.Platform) []kept {
+	if len(b.Trees) == 0 {
 		return nil
 	}
-	idx, err := t.ReadIndex(p)
+	out := platformsKept(ctx, b.Trees[0], p, v, platforms, b.Options.VerifyExisting)
+	for _, t := range b.Trees[1:] {
+		more := platformsKept(ctx, t, p, v, platforms, b.Options.VerifyExisting)
+		out = slices.DeleteFunc(out, func(k kept) bool { return !slices.Contains(more, k) })
+	}
+	return out
+}
+
+func platformsKept(ctx context.Context, t *layout.Tree, p addrs.Provider, v addrs.Version, platforms []addrs.Platform, verify bool) []kept {
+	idx, err := t.ReadIndex(ctx, p)
 	if _, listed := idx.Versions[v.String()]; err != nil || !listed {
 		return nil
 	}
-	doc, err := t.ReadVersion(p, v)
+	doc, err := t.ReadVersion(ctx, p, v)
 	if err != nil {
 		return nil
 	}
-	rec, err := t.ReadRecord(p, v)
+	rec, err := t.ReadRecord(ctx, p, v)
 	if err != nil {
 		return nil
 	}
@@ -46,23 +56,23 @@ func (b *Builder) keptPackages(p addrs.Provider, v addrs.Version, platforms []ad
 		if !ok || !listed || a.ZH == "" || a.Size <= 0 || !slices.Contains(entry.Hashes, a.ZH) {
 			continue
 		}
-		if b.intact(t.Path(layout.ArchivePath(p, v, plat)), a) {
+		if intact(ctx, t, layout.ArchivePath(p, v, plat), a, verify) {
 			out = append(out, kept{plat: plat, size: a.Size, keyID: rec.Provenance.KeyID})
 		}
 	}
 	return out
 }
 
-// intact checks an archive against its recorded size, and with
-// VerifyExisting against its recorded hash too.
-func (b *Builder) intact(path string, a layout.ProvenanceArchive) bool {
-	info, err := os.Stat(path)
-	if err != nil || !info.Mode().IsRegular() || info.Size() != a.Size {
+// intact checks an archive against its recorded size, and with verify
+// against its recorded hash too.
+func intact(ctx context.Context, t *layout.Tree, rel string, a layout.ProvenanceArchive, verify bool) bool {
+	info, err := t.Reader().Stat(ctx, rel)
+	if err != nil || info.Size != a.Size {
 		return false
 	}
-	if !b.Options.VerifyExisting {
+	if !verify {
 		return true
 	}
-	sum, _, err := hashing.HashFile(path)
+	sum, err := t.Digest(ctx, rel)
 	return err == nil && hashing.ZH(sum) == a.ZH
 }

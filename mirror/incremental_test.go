@@ -13,16 +13,12 @@ import (
 // rebuild builds with the existing tree known, as the CLI does.
 func (h *harness) rebuild(t *testing.T, opts Options, reqs ...Requirement) *Report {
 	t.Helper()
-	known, err := layout.OpenExisting(h.root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tree, err := layout.Open(h.root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &Builder{Source: h.src, Checker: fakeChecker{}, Tree: tree, Known: known, Options: opts}
+	b := &Builder{Source: h.src, Checker: fakeChecker{}, Trees: []*layout.Tree{tree.Tree}, Work: tree.Workspace, Options: opts}
 	return b.Build(context.Background(), reqs)
 }
 

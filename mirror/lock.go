@@ -13,14 +13,6 @@ import (
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// Catalog reads a built mirror: a local tree or a published one.
-type Catalog interface {
-	// Versions lists the versions the mirror holds for a provider.
-	Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error)
-	// Record returns the origin files the mirror keeps for a release.
-	Record(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error)
-}
-
 // LockEntry is what a lock file records for one provider.
 type LockEntry struct {
 	Provider addrs.Provider
@@ -29,14 +21,15 @@ type LockEntry struct {
 }
 
 // Locker computes lock file entries from a built mirror, offline from the
-// origin: it re-verifies the kept SHA256SUMS against the kept signature and
-// keys, then records the h1: of every requested platform's unpacked package
-// and a zh: for every line of SHA256SUMS, exactly the hashes
-// "tofu providers lock" records from the origin.
+// origin: it re-authenticates the kept SHA256SUMS, signature and keys
+// under the trust policy (the build's decision), then records the h1: of
+// every requested platform's unpacked package and a zh: for every line of
+// SHA256SUMS, exactly the hashes "tofu providers lock" records from the
+// origin.
 type Locker struct {
-	Catalog           Catalog
-	Checker           SignatureChecker
-	RequireSignatures bool
+	Mirror  *layout.Tree
+	Checker SignatureChecker
+	Trust   TrustPolicy
 }
 
 // Lock selects the version a root module would install from the mirror
@@ -47,7 +40,7 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 	if err != nil {
 		return LockEntry{}, err
 	}
-	rec, err := l.Catalog.Record(ctx, n.Provider, v)
+	rec, err := l.Mirror.ReadRecord(ctx, n.Provider, v)
 	if err != nil {
 		return LockEntry{}, fmt.Errorf("%s: %s %s: %w", n.Root, n.Provider, v, err)
 	}
@@ -64,9 +57,6 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 	return LockEntry{Provider: n.Provider, Version: v, Hashes: slices.Compact(hashes)}, nil
 }
 
-// ErrNotInMirror means a mirror does not hold a provider at all.
-var ErrNotInMirror = errors.New("the mirror does not hold this provider")
-
 // selectVersion picks what "tofu init" would install from the mirror.
 // Asking for something the mirror cannot satisfy is an input error.
 func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, error) {
@@ -77,8 +67,8 @@ func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, erro
 	if err != nil {
 		return addrs.Version{}, inputErr("%w", err)
 	}
-	available, err := l.Catalog.Versions(ctx, n.Provider)
-	if errors.Is(err, ErrNotInMirror) {
+	available, err := l.Mirror.Versions(ctx, n.Provider)
+	if errors.Is(err, layout.ErrNotInMirror) {
 		return addrs.Version{}, inputErr("%w", err)
 	}
 	if err != nil {
@@ -101,24 +91,10 @@ func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, erro
 	return matched.Newest(), nil
 }
 
-// verify re-checks the kept SHA256SUMS under the same policy as a build.
+// verify re-authenticates the kept SHA256SUMS under the trust policy.
 func (l *Locker) verify(p addrs.Provider, v addrs.Version, rec layout.Record) (hashing.Sums, error) {
-	pkg := Package{Provider: p, Version: v}
-	sums, err := hashing.ParseSums(rec.Sums)
-	if err != nil {
-		return nil, &VerificationError{Package: pkg, Problem: "kept SHA256SUMS is malformed", Err: err}
-	}
-	keys := rec.Provenance.SigningKeys
-	if len(keys) == 0 {
-		if p.Hostname == addrs.DefaultRegistryHost && !l.RequireSignatures {
-			return sums, nil
-		}
-		return nil, &VerificationError{Package: pkg, Problem: "the mirror keeps no signing keys for this release"}
-	}
-	if _, err := l.Checker.CheckSignature(rec.Sums, rec.Signature, keys); err != nil {
-		return nil, &VerificationError{Package: pkg, Problem: "kept SHA256SUMS signature is not valid", Err: err}
-	}
-	return sums, nil
+	verdict, err := l.Trust.Authenticate(l.Checker, Package{Provider: p, Version: v}, keptEvidence(rec))
+	return verdict.Sums, err
 }
 
 // platformHashes returns the unpacked h1: of each platform, all of them
@@ -143,34 +119,4 @@ func platformHashes(p addrs.Provider, v addrs.Version, prov layout.Provenance, p
 		out = append(out, a.H1)
 	}
 	return out, nil
-}
-
-// TreeCatalog reads a mirror tree on the local filesystem.
-type TreeCatalog struct{ Tree *layout.Tree }
-
-var _ Catalog = TreeCatalog{}
-
-// Versions lists the versions in the provider's index.json.
-func (c TreeCatalog) Versions(_ context.Context, p addrs.Provider) (addrs.VersionList, error) {
-	idx, err := c.Tree.ReadIndex(p)
-	if err != nil {
-		return nil, err
-	}
-	var out addrs.VersionList
-	for raw := range idx.Versions {
-		v, err := addrs.ParseVersion(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", layout.IndexPath(p), err)
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: %w", p, ErrNotInMirror)
-	}
-	return out, nil
-}
-
-// Record returns the kept origin files of a release.
-func (c TreeCatalog) Record(_ context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error) {
-	return c.Tree.ReadRecord(p, v)
 }

@@ -27,7 +27,7 @@ func builtTree(t *testing.T) (*harness, *Locker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, &Locker{Catalog: TreeCatalog{Tree: tree}, Checker: fakeChecker{}}
+	return h, &Locker{Mirror: tree, Checker: fakeChecker{}}
 }
 
 func need(provider string, constraints ...string) Need {
@@ -122,7 +122,7 @@ func TestBuildKeepsProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := tree.ReadRecord(p, v)
+	rec, err := tree.ReadRecord(context.Background(), p, v)
 	if err != nil {
 		t.Fatal(err)
 	}

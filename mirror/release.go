@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -33,7 +32,7 @@ func (b *Builder) buildRelease(ctx context.Context, r release) {
 	}
 	checked := b.authenticateAll(ctx, cands)
 	archives := b.fetchAll(ctx, checked)
-	b.publish(r, archives)
+	b.publish(ctx, r, archives)
 }
 
 func (b *Builder) lookupPlatforms(ctx context.Context, r release) []candidate {
@@ -164,41 +163,17 @@ func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error
 	if err != nil {
 		return nil, err
 	}
-	sums, err := hashing.ParseSums(doc)
-	if err != nil {
-		return nil, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS is malformed", Err: err}
-	}
 	if sigErr != nil {
 		return nil, sigErr
 	}
-	signer, err := b.checkSignature(c, doc, sig)
+	verdict, err := b.Options.Trust.Authenticate(b.Checker, c.pkg, Evidence{Sums: doc, Signature: sig, Keys: c.meta.SigningKeys})
 	if err != nil {
 		return nil, err
 	}
-	return &origin{doc: doc, sig: sig, sums: sums, signer: signer}, nil
-}
-
-func (b *Builder) checkSignature(c candidate, doc, sig []byte) (Signer, error) {
-	p := c.pkg.Provider
-	trust := b.Options.Trust.For(p)
-	if len(c.meta.SigningKeys) == 0 {
-		if p.Hostname == addrs.DefaultRegistryHost && !trust.RefuseUnsigned {
-			b.warn("%s %s: %s publishes no signing keys; signature check skipped, as OpenTofu does (a trust policy or --require-signatures refuses such packages)", p, c.pkg.Version, p.Hostname)
-			return Signer{}, nil
-		}
-		return Signer{}, &VerificationError{Package: c.pkg, Problem: "the registry advertises no signing keys, so SHA256SUMS cannot be authenticated"}
+	for _, w := range verdict.Warnings {
+		b.warn("%s", w)
 	}
-	signer, err := b.Checker.CheckSignature(doc, sig, c.meta.SigningKeys)
-	if err != nil {
-		return Signer{}, &VerificationError{Package: c.pkg, Problem: "SHA256SUMS signature is not valid", Err: err}
-	}
-	if err := trust.checkSigner(p, signer); err != nil {
-		return Signer{}, &VerificationError{Package: c.pkg, Problem: err.Error()}
-	}
-	if signer.Expired {
-		b.warn("%s %s: signed by expired key %s; accepted, as OpenTofu does (trust { expired_keys = \"refuse\" } refuses it)", p, c.pkg.Version, signer.KeyID)
-	}
-	return signer, nil
+	return &origin{doc: doc, sig: sig, sums: verdict.Sums, signer: verdict.Signer}, nil
 }
 
 // maxSmallDocument caps SHA256SUMS and signature downloads.
@@ -243,8 +218,9 @@ func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) []fetched
 	return out
 }
 
-// publish hands the archives that passed to the tree, then reports them.
-func (b *Builder) publish(r release, fs []fetched) {
+// publish hands the archives that passed to every destination, then
+// reports them. A package is mirrored only if every destination took it.
+func (b *Builder) publish(ctx context.Context, r release, fs []fetched) {
 	rel := layout.Release{Provider: r.req.Provider, Version: r.version}
 	var ok []fetched
 	for _, f := range fs {
@@ -259,14 +235,43 @@ func (b *Builder) publish(r release, fs []fetched) {
 		return
 	}
 	rel.Record = record(ok)
-	err := b.Tree.Publish(rel)
+	// What was verified is published even after Ctrl-C: a publication is
+	// short, and keeps the work done so far.
+	ctx = context.WithoutCancel(ctx)
+	var errs []error
+	for i, t := range b.Trees {
+		b.setMove(rel.Archives, i == len(b.Trees)-1)
+		if _, err := t.PublishAll(ctx, layout.Repair, []layout.Release{rel}); err != nil {
+			errs = append(errs, fmt.Errorf("publish into %s: %w", t.Location(), err))
+		}
+	}
+	err := errors.Join(errs...)
 	for _, f := range ok {
+		b.Work.Discard(f.archive.Staged)
 		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID}
 		if err != nil {
-			res = Result{Package: f.pkg, Status: StatusFailed, Reason: "publish", Err: &PackageError{Package: f.pkg, Err: err}}
+			res = Result{Package: f.pkg, Status: StatusFailed, Reason: "publish", Err: publishError(f.pkg, err)}
 		}
 		b.emit(res)
 	}
+}
+
+// setMove lets the last destination move the workspace's files into
+// place, never a file of another destination.
+func (b *Builder) setMove(archives []layout.Archive, last bool) {
+	for i := range archives {
+		archives[i].Move = last && b.Work.Owns(archives[i].Staged)
+	}
+}
+
+// publishError is a publication's failure for one package: a conflict
+// with what a destination holds is a verification failure.
+func publishError(pkg Package, err error) error {
+	var conflict *layout.ConflictError
+	if errors.As(err, &conflict) {
+		return &VerificationError{Package: pkg, Problem: "the mirror holds other content for this release", Err: err}
+	}
+	return &PackageError{Package: pkg, Err: err}
 }
 
 // record is what the tree keeps about the origin of a release's archives.

@@ -107,7 +107,22 @@ type VerificationError struct {
 	Package Package
 	Problem string
 	Err     error
+	// Evidence names the part of a release's evidence that failed the
+	// trust decision, when it was one.
+	Evidence EvidencePart
 }
+
+// EvidencePart is a part of a release's evidence.
+type EvidencePart int
+
+// The parts of a release's evidence, as Authenticate checks them.
+const (
+	EvidenceNone      EvidencePart = iota
+	EvidenceSums                   // SHA256SUMS itself
+	EvidenceKeys                   // the signing keys (none published)
+	EvidenceSignature              // the signature over SHA256SUMS
+	EvidenceSigner                 // the key that signed, under the policy
+)
 
 func (e *VerificationError) Error() string {
 	msg := fmt.Sprintf("verify %s: %s", e.Package, e.Problem)

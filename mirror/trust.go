@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -78,17 +77,7 @@ func (t Trust) allows(signer Signer) bool {
 	})
 }
 
-// checkSigner applies the policy to a valid signature.
-func (t Trust) checkSigner(p addrs.Provider, signer Signer) error {
-	if !t.allows(signer) {
-		return fmt.Errorf("signed by key %s, which the trust policy for %s does not allow (allowed: %s)",
-			signer.KeyID, p, strings.Join(t.KeyIDs, ", "))
-	}
-	if signer.Expired && t.RefuseExpired {
-		return fmt.Errorf("signed by key %s, which has expired; the trust policy for %s refuses expired keys", signer.KeyID, p)
-	}
-	return nil
-}
+func joinIDs(ids []string) string { return strings.Join(ids, ", ") }
 
 // ValidKeyID reports whether s is a 16-digit key ID or a 40-digit
 // fingerprint in hexadecimal.

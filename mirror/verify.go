@@ -7,29 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"slices"
-	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
-
-// MirrorReader reads a mirror the way a client does. Paths are
-// slash-separated and relative to the mirror's root; a missing file is an
-// error wrapping fs.ErrNotExist.
-type MirrorReader interface {
-	// Providers lists the providers the mirror holds.
-	Providers(ctx context.Context) ([]addrs.Provider, error)
-	// ReadDocument returns a JSON document, failing as a client would (for
-	// a URL: a content type other than application/json).
-	ReadDocument(ctx context.Context, rel string) ([]byte, error)
-	// OpenFile streams a file such as an archive.
-	OpenFile(ctx context.Context, rel string) (io.ReadCloser, error)
-	// Record returns the provenance kept for a release.
-	Record(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error)
-}
 
 // Problem is one thing wrong with a mirror, at a path relative to its root.
 type Problem struct {
@@ -46,10 +29,13 @@ type VerifyReport struct {
 	Archives  int
 }
 
-// Verifier checks every provider, version and archive of a mirror.
+// Verifier checks every provider, version and archive of a mirror, the way
+// clients see it, and re-authenticates what it keeps of each release's
+// origin under the trust policy.
 type Verifier struct {
-	Reader  MirrorReader
+	Mirror  *layout.Tree
 	Checker SignatureChecker
+	Trust   TrustPolicy
 	Limits  hashing.ZipLimits
 	// TempDir holds archives while they are hashed; "" means os.TempDir.
 	TempDir string
@@ -58,7 +44,7 @@ type Verifier struct {
 // Verify checks the whole mirror. Problems are collected, not returned as
 // errors; the error is only for failing to start (no provider list).
 func (v *Verifier) Verify(ctx context.Context) (*VerifyReport, error) {
-	providers, err := v.Reader.Providers(ctx)
+	providers, err := v.Mirror.Providers(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list providers: %w", err)
 	}
@@ -81,18 +67,15 @@ func (r *VerifyReport) warn(path, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
-func slashPath(rel string) string { return strings.ReplaceAll(rel, "\\", "/") }
-
 func (v *Verifier) verifyProvider(ctx context.Context, r *VerifyReport, p addrs.Provider) {
-	indexPath := slashPath(layout.IndexPath(p))
-	data, err := v.Reader.ReadDocument(ctx, indexPath)
-	if err != nil {
-		r.problem(indexPath, "cannot read: %v", err)
-		return
-	}
-	idx, err := layout.DecodeIndex(data)
+	indexPath := layout.IndexPath(p)
+	idx, err := v.Mirror.ReadIndex(ctx, p)
 	if err != nil {
 		r.problem(indexPath, "%v", err)
+		return
+	}
+	if len(idx.Versions) == 0 && !v.exists(ctx, indexPath) {
+		r.problem(indexPath, "cannot read: the catalog lists the provider, but it has no index.json")
 		return
 	}
 	keys := make([]string, 0, len(idx.Versions))
@@ -115,18 +98,17 @@ func (v *Verifier) verifyProvider(ctx context.Context, r *VerifyReport, p addrs.
 }
 
 func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.Provider, ver addrs.Version) {
-	docPath := slashPath(layout.VersionPath(p, ver))
-	data, err := v.Reader.ReadDocument(ctx, docPath)
-	if err != nil {
-		r.problem(docPath, "listed in index.json but cannot be read (clients fail on this): %v", err)
+	docPath := layout.VersionPath(p, ver)
+	if !v.exists(ctx, docPath) {
+		r.problem(docPath, "listed in index.json but cannot be read (clients fail on this)")
 		return
 	}
-	doc, err := layout.DecodeVersion(data)
+	doc, err := v.Mirror.ReadVersion(ctx, p, ver)
 	if err != nil {
 		r.problem(docPath, "%v", err)
 		return
 	}
-	rec, recErr := v.Reader.Record(ctx, p, ver)
+	rec, recErr := v.Mirror.ReadRecord(ctx, p, ver)
 	var sums hashing.Sums
 	if recErr != nil {
 		r.warn(docPath, "no provenance kept for this release, so its origin cannot be re-verified: %v", recErr)
@@ -147,34 +129,45 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 	}
 }
 
-// verifyRecord re-checks the kept SHA256SUMS and its signature.
+// exists reports whether the mirror has a file; an error other than
+// "missing" counts as present, so reading it reports the error.
+func (v *Verifier) exists(ctx context.Context, rel string) bool {
+	_, err := v.Mirror.Reader().Stat(ctx, rel)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// verifyRecord re-authenticates the kept SHA256SUMS, signature and keys
+// under the trust policy, and checks the recorded signer.
 func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Version, rec layout.Record) hashing.Sums {
-	sumsPath := slashPath(layout.SumsPath(p, ver))
-	sums, err := hashing.ParseSums(rec.Sums)
+	verdict, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, keptEvidence(rec))
+	var verr *VerificationError
+	if errors.As(err, &verr) {
+		switch verr.Evidence {
+		case EvidenceSignature:
+			r.problem(layout.SignaturePath(p, ver), "the kept signature does not verify against the kept keys: %v", err)
+		case EvidenceSigner:
+			r.problem(layout.ProvenancePath(p, ver), "%v", err)
+		default:
+			r.problem(layout.SumsPath(p, ver), "%v", err)
+		}
+		return verdict.Sums
+	}
 	if err != nil {
-		r.problem(sumsPath, "%v", err)
+		r.problem(layout.SumsPath(p, ver), "%v", err)
 		return nil
 	}
-	if len(rec.Provenance.SigningKeys) == 0 {
-		if p.Hostname != addrs.DefaultRegistryHost {
-			r.problem(sumsPath, "no signing keys are kept, but %s packages must be signed", p.Hostname.ForDisplay())
-		}
-		return sums
+	for _, w := range verdict.Warnings {
+		r.warn(layout.SumsPath(p, ver), "%s", w)
 	}
-	signer, err := v.Checker.CheckSignature(rec.Sums, rec.Signature, rec.Provenance.SigningKeys)
-	if err != nil {
-		r.problem(slashPath(layout.SignaturePath(p, ver)), "the kept signature does not verify against the kept keys: %v", err)
-		return sums
+	if rec.Provenance.KeyID != "" && verdict.Signer.KeyID != rec.Provenance.KeyID {
+		r.problem(layout.ProvenancePath(p, ver), "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, verdict.Signer.KeyID)
 	}
-	if rec.Provenance.KeyID != "" && signer.KeyID != rec.Provenance.KeyID {
-		r.problem(slashPath(layout.ProvenancePath(p, ver)), "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, signer.KeyID)
-	}
-	return sums
+	return verdict.Sums
 }
 
 // verifyArchive fetches one listed archive and checks its listed hashes.
 func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, docPath, plat string, entry layout.ArchiveEntry) (hashing.ArchiveSums, bool) {
-	rel, ok := archivePath(docPath, entry.URL)
+	rel, ok := layout.ArchiveRel(docPath, entry.URL)
 	if !ok {
 		r.warn(docPath, "%s: url %q is not in this mirror; not checked", plat, entry.URL)
 		return hashing.ArchiveSums{}, false
@@ -196,23 +189,25 @@ func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, docPath, 
 	return computed, true
 }
 
-// archivePath resolves a relative archive URL against its version
-// document, refusing anything that leaves the mirror.
-func archivePath(docPath, url string) (string, bool) {
-	if url == "" || strings.Contains(url, ":") || strings.HasPrefix(url, "/") {
-		return "", false
-	}
-	rel := path.Join(path.Dir(docPath), url)
-	if rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", false
-	}
-	return rel, true
-}
-
 // hashFile hashes a listed file: in place when the reader gives a file on
 // disk, otherwise after copying it to a temporary file.
 func (v *Verifier) hashFile(ctx context.Context, rel string) (hashing.ArchiveSums, error) {
-	body, err := v.Reader.OpenFile(ctx, rel)
+	limits := v.Limits
+	if limits == (hashing.ZipLimits{}) {
+		limits = hashing.DefaultZipLimits
+	}
+	if local, ok := v.Mirror.LocalPath(rel); ok {
+		// A file on disk: hash it where it is.
+		sum, _, err := hashing.HashFile(local)
+		if errors.Is(err, fs.ErrNotExist) {
+			return hashing.ArchiveSums{}, fmt.Errorf("listed but missing")
+		}
+		if err != nil {
+			return hashing.ArchiveSums{}, err
+		}
+		return hashing.HashArchive(local, sum, limits)
+	}
+	body, err := v.Mirror.Reader().Open(ctx, rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return hashing.ArchiveSums{}, fmt.Errorf("listed but missing")
 	}
@@ -220,19 +215,6 @@ func (v *Verifier) hashFile(ctx context.Context, rel string) (hashing.ArchiveSum
 		return hashing.ArchiveSums{}, err
 	}
 	defer body.Close()
-	limits := v.Limits
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
-	if f, ok := body.(interface{ Name() string }); ok {
-		// Already a file on disk (the tree's own, or a download the reader
-		// made): hash it where it is.
-		sum, _, err := hashing.HashFile(f.Name())
-		if err != nil {
-			return hashing.ArchiveSums{}, err
-		}
-		return hashing.HashArchive(f.Name(), sum, limits)
-	}
 	tmp, err := os.CreateTemp(v.TempDir, "tfmirror-verify-*.zip")
 	if err != nil {
 		return hashing.ArchiveSums{}, err

@@ -16,7 +16,7 @@ func verifyTree(t *testing.T, root string) *VerifyReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := (&Verifier{Reader: TreeReader{Tree: tree}, Checker: fakeChecker{}, TempDir: t.TempDir()}).Verify(context.Background())
+	r, err := (&Verifier{Mirror: tree, Checker: fakeChecker{}, TempDir: t.TempDir()}).Verify(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

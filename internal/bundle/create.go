@@ -32,6 +32,8 @@ type CreateOptions struct {
 	// LockTimeout is how long to wait for a build writing the mirror.
 	LockTimeout time.Duration
 	ZipLimits   hashing.ZipLimits // zero: hashing.DefaultZipLimits
+	// Trust decides which releases may be packed: the build's policy.
+	Trust mirror.TrustPolicy
 }
 
 // LockFile is a lock file to include as lock-files/NAME/.terraform.lock.hcl.
@@ -79,7 +81,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	}
 	// Refuse a directory that is no mirror before locking it, which
 	// would create the private directory in it.
-	if providers, err := (mirror.TreeReader{Tree: existing}).Providers(ctx); err == nil && len(providers) == 0 {
+	if providers, err := existing.Providers(ctx); err == nil && len(providers) == 0 {
 		return nil, ErrEmptyMirror
 	}
 	tree, err := layout.OpenWait(ctx, root, opts.LockTimeout)
@@ -89,10 +91,11 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	defer func() { _ = tree.Close() }()
 
 	v := &mirror.Verifier{
-		Reader:  mirror.TreeReader{Tree: tree},
+		Mirror:  tree.Tree,
 		Checker: signing.Checker{},
+		Trust:   opts.Trust,
 		Limits:  opts.ZipLimits,
-		TempDir: tree.Path(filepath.FromSlash(layout.StagingDirName)),
+		TempDir: tree.StagingDir(),
 	}
 	vr, err := v.Verify(ctx)
 	if err != nil {
@@ -104,7 +107,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	if vr.Providers == 0 {
 		return nil, ErrEmptyMirror
 	}
-	c, err := readContent(ctx, tree)
+	c, err := readContent(ctx, tree.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -157,10 +160,10 @@ func networkTree(site string) string {
 }
 
 // collectEntries lists the bundle's files, sorted by name.
-func collectEntries(tree *layout.Tree, c content, lockFiles []LockFile) ([]entry, error) {
+func collectEntries(tree *layout.Dir, c content, lockFiles []LockFile) ([]entry, error) {
 	var entries []entry
 	for _, rel := range c.Files {
-		entries = append(entries, entry{name: MirrorDir + "/" + rel, src: tree.Path(filepath.FromSlash(rel))})
+		entries = append(entries, entry{name: MirrorDir + "/" + rel, src: tree.Path(rel)})
 	}
 	for _, lf := range lockFiles {
 		name := path.Join(LockFilesDir, lf.Name, LockFileName)

@@ -52,6 +52,9 @@ type ImportOptions struct {
 	LockTimeout time.Duration
 	Limits      Limits            // zero: DefaultLimits
 	ZipLimits   hashing.ZipLimits // zero: hashing.DefaultZipLimits
+	// Trust decides which releases the bundle may bring: the same policy
+	// as a build, applied to what the bundle keeps of each origin.
+	Trust mirror.TrustPolicy
 }
 
 // ImportReport describes an import that succeeded.
@@ -127,7 +130,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	if err != nil {
 		return nil, err
 	}
-	c, err := checkStaged(ctx, s, opts, report)
+	stagedTree, err := checkStaged(ctx, s, opts, report)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +145,11 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 		}
 	}()
 	removeStaleImports(filepath.Dir(staging), staging)
-	if err := publish(ctx, tree, s, c, report); err != nil {
+	if err := publish(ctx, tree.Tree, stagedTree, report); err != nil {
 		return nil, err
 	}
 	if opts.Layout != LayoutNetwork {
-		if err := layout.Materialize(tree, dest, opts.Layout); err != nil {
+		if err := layout.Materialize(ctx, tree.Tree, tree.Workspace, dest, opts.Layout, opts.ZipLimits); err != nil {
 			return nil, fmt.Errorf("write the %s filesystem mirror: %w", opts.Layout, err)
 		}
 	}
@@ -463,38 +466,38 @@ func typeName(t byte) string {
 	return fmt.Sprintf("entry of type %q", t)
 }
 
-// checkStaged verifies the unpacked mirror as "tfmirror verify" does and
-// makes sure it holds nothing else.
-func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *ImportReport) (content, error) {
+// checkStaged verifies the unpacked mirror as "tfmirror verify" does, under
+// the trust policy, and makes sure it holds nothing else.
+func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *ImportReport) (*layout.Tree, error) {
 	hasMirror := slices.ContainsFunc(s.manifest.Files, func(f File) bool { return strings.HasPrefix(f.Path, MirrorDir+"/") })
 	if !hasMirror {
-		return content{}, refused(MirrorDir, "the bundle holds no mirror")
+		return nil, refused(MirrorDir, "the bundle holds no mirror")
 	}
 	tree, err := layout.OpenExisting(s.path(MirrorDir))
 	if err != nil {
-		return content{}, err
+		return nil, err
 	}
-	v := &mirror.Verifier{Reader: mirror.TreeReader{Tree: tree}, Checker: signing.Checker{}, Limits: opts.ZipLimits, TempDir: s.root}
+	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: opts.Trust, Limits: opts.ZipLimits, TempDir: s.root}
 	vr, err := v.Verify(ctx)
 	if ctx.Err() != nil {
-		return content{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 	if err != nil {
-		return content{}, refused(MirrorDir, "%v", err)
+		return nil, refused(MirrorDir, "%v", err)
 	}
 	var problems []mirror.Problem
 	for _, p := range append(slices.Clone(vr.Problems), vr.Warnings...) {
 		problems = append(problems, mirror.Problem{Path: MirrorDir + "/" + p.Path, Message: p.Message})
 	}
 	if len(problems) > 0 {
-		return content{}, &RefusedError{What: "bundle", Problems: problems}
+		return nil, &RefusedError{What: "bundle", Problems: problems}
 	}
 	if vr.Providers == 0 {
-		return content{}, refused(MirrorDir, "the bundle's mirror holds no provider")
+		return nil, refused(MirrorDir, "the bundle's mirror holds no provider")
 	}
 	c, err := readContent(ctx, tree)
 	if err != nil {
-		return content{}, refused(MirrorDir, "%v", err)
+		return nil, refused(MirrorDir, "%v", err)
 	}
 	in := make(map[string]bool, len(c.Files))
 	for _, f := range c.Files {
@@ -506,10 +509,10 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 		}
 	}
 	if len(problems) > 0 {
-		return content{}, &RefusedError{What: "bundle", Problems: problems}
+		return nil, &RefusedError{What: "bundle", Problems: problems}
 	}
 	report.Providers, report.Versions, report.Archives = vr.Providers, vr.Versions, vr.Archives
-	return c, nil
+	return tree, nil
 }
 
 // writeExtras copies the bundle's lock-files/ and cli-config/ into dir.

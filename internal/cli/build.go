@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -29,7 +29,7 @@ type buildOptions struct {
 	Dirs              []string
 	Platforms         []string
 	WriteLockFiles    bool
-	Out               string
+	Out               []string
 	Strict            bool
 	RequireSignatures bool
 	Parallel          int
@@ -76,14 +76,14 @@ be served while it is being built.`,
 				return usageError{fmt.Errorf("network flags: %w", err)}
 			}
 			opts.configSet = cmd.Flags().Changed("config")
-			opts.netFlagsSet = changedFlags(cmd, "retries", "connect-timeout", "header-timeout", "stall-timeout")
+			opts.netFlagsSet = changedFlags(cmd, config.FlagRetries, config.FlagConnectTimeout, config.FlagHeaderTimeout, config.FlagStallTimeout)
 			opts.Dirs = dirs
 			return runBuild(cmd.Context(), env, opts)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Config, "config", "c", "mirror.hcl", "manifest `file` to read")
-	f.StringVarP(&opts.Out, "out", "o", "site", "output `directory` of the mirror (created if missing)")
+	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "output `directory` of the mirror, created if missing (repeatable: one download publishes into every one)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail when a selected release lacks a requested platform, instead of skipping it with a warning")
 	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse packages without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
 	f.IntVarP(&opts.Parallel, "parallel", "p", mirror.DefaultParallel, "maximum number of concurrent downloads")
@@ -104,10 +104,10 @@ be served while it is being built.`,
 // manifest may also make.
 func addNetworkFlags(cmd *cobra.Command, p *httpx.Policy) {
 	f := cmd.Flags()
-	f.IntVar(&p.Retries, "retries", p.Retries, "how many times to retry a request that failed in a way that may go away (connection error, timeout, stalled or short download, 429 or 5xx), with exponential backoff")
-	f.DurationVar(&p.ConnectTimeout, "connect-timeout", p.ConnectTimeout, "time allowed to connect, and to complete the TLS handshake (0: no limit)")
-	f.DurationVar(&p.HeaderTimeout, "header-timeout", p.HeaderTimeout, "time allowed for a response's headers to arrive after the request is sent (0: no limit)")
-	f.DurationVar(&p.StallTimeout, "stall-timeout", p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
+	f.IntVar(&p.Retries, config.FlagRetries, p.Retries, "how many times to retry a request that failed in a way that may go away (connection error, timeout, stalled or short download, 429 or 5xx), with exponential backoff")
+	f.DurationVar(&p.ConnectTimeout, config.FlagConnectTimeout, p.ConnectTimeout, "time allowed to connect, and to complete the TLS handshake (0: no limit)")
+	f.DurationVar(&p.HeaderTimeout, config.FlagHeaderTimeout, p.HeaderTimeout, "time allowed for a response's headers to arrive after the request is sent (0: no limit)")
+	f.DurationVar(&p.StallTimeout, config.FlagStallTimeout, p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
 }
 
 // changedFlags reports which of the named flags were given.
@@ -119,48 +119,6 @@ func changedFlags(cmd *cobra.Command, names ...string) map[string]bool {
 	return out
 }
 
-// networkPolicy starts from the defaults, applies the manifest's settings,
-// then the flags that were given.
-func networkPolicy(s config.Settings, flags httpx.Policy, set map[string]bool) httpx.Policy {
-	p := httpx.DefaultPolicy()
-	if s.Retries != nil {
-		p.Retries = *s.Retries
-	}
-	for _, d := range []struct {
-		from *time.Duration
-		to   *time.Duration
-	}{{s.ConnectTimeout, &p.ConnectTimeout}, {s.HeaderTimeout, &p.HeaderTimeout}, {s.StallTimeout, &p.StallTimeout}} {
-		if d.from != nil {
-			*d.to = *d.from
-		}
-	}
-	if set["retries"] {
-		p.Retries = flags.Retries
-	}
-	if set["connect-timeout"] {
-		p.ConnectTimeout = flags.ConnectTimeout
-	}
-	if set["header-timeout"] {
-		p.HeaderTimeout = flags.HeaderTimeout
-	}
-	if set["stall-timeout"] {
-		p.StallTimeout = flags.StallTimeout
-	}
-	return p
-}
-
-// zipLimits are the defaults with the manifest's settings applied.
-func zipLimits(s config.Settings) hashing.ZipLimits {
-	l := hashing.DefaultZipLimits
-	if s.MaxArchiveEntries != nil {
-		l.MaxEntries = *s.MaxArchiveEntries
-	}
-	if s.MaxUnpackedBytes != nil {
-		l.MaxUnpackedBytes = *s.MaxUnpackedBytes
-	}
-	return l
-}
-
 func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	manifest, err := loadManifest(opts)
 	if err != nil {
@@ -170,27 +128,9 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	opts.Net = networkPolicy(manifest.Settings, opts.Net, opts.netFlagsSet)
+	opts.Net = manifest.Settings.NetworkPolicy(opts.Net, opts.netFlagsSet)
 	if err := opts.Net.Validate(); err != nil {
 		return usageError{err}
-	}
-	source, err := newRegistryClient(env, manifest, opts.Net)
-	if err != nil {
-		return err
-	}
-	out := newPrinter(env.Stdout, opts.JSON)
-	warnRoots(roots, out.line)
-	b := &mirror.Builder{
-		Source:  source,
-		Checker: signing.Checker{},
-		Options: mirror.Options{
-			Strict:         opts.Strict,
-			Trust:          trustPolicy(manifest.Trust, opts.RequireSignatures),
-			Parallel:       opts.Parallel,
-			OnEvent:        out.event,
-			ZipLimits:      zipLimits(manifest.Settings),
-			VerifyExisting: opts.VerifyExisting,
-		},
 	}
 	kind, err := layout.ParseKind(opts.Layout)
 	if err != nil {
@@ -199,8 +139,29 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	if opts.RegistryReplica && kind != layout.Network {
 		return usageError{fmt.Errorf("--registry-replica needs --layout network: the replica's documents point at the network mirror's files")}
 	}
-	storeDir := layout.NetworkRoot(opts.Out, kind)
-	b.Known = existingTree(storeDir)
+	outs, err := openOutputs(opts.Out, kind)
+	if err != nil {
+		return err
+	}
+	source, err := newRegistryClient(env, manifest, opts.Net)
+	if err != nil {
+		return err
+	}
+	out := newPrinter(env.Stdout, opts.JSON)
+	locks.Warn(roots, out.line)
+	b := &mirror.Builder{
+		Source:  source,
+		Checker: signing.Checker{},
+		Trees:   outs.trees(),
+		Options: mirror.Options{
+			Strict:         opts.Strict,
+			Trust:          manifest.TrustPolicy(opts.RequireSignatures),
+			Parallel:       opts.Parallel,
+			OnEvent:        out.event,
+			ZipLimits:      manifest.Settings.ZipLimits(),
+			VerifyExisting: opts.VerifyExisting,
+		},
+	}
 	plan, err := b.Plan(ctx, reqs)
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
@@ -210,25 +171,23 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 		out.dryRunSummary(report)
 		return report.Err()
 	}
-	tree, err := layout.OpenWait(ctx, storeDir, opts.LockTimeout)
+	work, release, err := outs.lock(ctx, opts.LockTimeout)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if cerr := tree.Close(); cerr != nil && err == nil {
+		if cerr := release(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
-	b.Tree = tree
+	b.Work = work
 	if !opts.JSON && isTerminal(env.Stderr) {
 		out.progress = startProgress(env.Stderr, plan.Packages(), b.Progress)
 	}
 	report := b.Execute(ctx, plan)
 	out.progress.finish()
-	if kind != layout.Network {
-		if merr := layout.Materialize(tree, opts.Out, kind); merr != nil {
-			return fmt.Errorf("write the %s filesystem mirror: %w", kind, merr)
-		}
+	if err := outs.materialize(ctx, work, kind, b.Options.ZipLimits); err != nil {
+		return err
 	}
 	err = report.Err()
 	if ctx.Err() != nil {
@@ -238,40 +197,24 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("build failed:\n%w", err)
 	}
+	return afterBuild(ctx, opts, manifest, roots, outs, out)
+}
+
+// afterBuild writes what a successful build may be asked for besides the
+// mirror: the registry replica and the configurations' lock files.
+func afterBuild(ctx context.Context, opts buildOptions, m *config.Manifest, roots []locks.Root, outs outputs, out *printer) error {
+	trust := m.TrustPolicy(opts.RequireSignatures)
 	if opts.RegistryReplica {
-		if err := writeReplica(ctx, tree, out.line); err != nil {
-			return err
+		for _, o := range outs {
+			if err := writeReplica(ctx, o.tree, trust, out.line); err != nil {
+				return err
+			}
 		}
 	}
 	if opts.WriteLockFiles {
-		return writeBuildLocks(ctx, tree, opts, manifest, roots, out)
+		return writeBuildLocks(ctx, outs[0].tree, trust, opts, m, roots, out)
 	}
 	return nil
-}
-
-// trustPolicy is the manifest's policy; --require-signatures refuses
-// unsigned packages for every provider, whatever the manifest says.
-func trustPolicy(p mirror.TrustPolicy, requireSignatures bool) mirror.TrustPolicy {
-	if !requireSignatures {
-		return p
-	}
-	refuse := true
-	p.Default.RefuseUnsigned = &refuse
-	p.Rules = slices.Clone(p.Rules)
-	for i := range p.Rules {
-		p.Rules[i].RefuseUnsigned = &refuse
-	}
-	return p
-}
-
-// existingTree opens the output directory for reading, if it is a mirror
-// already, so the plan can keep what it holds.
-func existingTree(dir string) *layout.Tree {
-	t, err := layout.OpenExisting(dir)
-	if err != nil {
-		return nil
-	}
-	return t
 }
 
 // loadManifest reads the manifest. Without --config, a missing mirror.hcl
@@ -289,7 +232,7 @@ func loadManifest(opts buildOptions) (*config.Manifest, error) {
 
 // buildInputs gathers the requirements of the manifest and of every
 // configuration root.
-func buildInputs(opts buildOptions, m *config.Manifest) ([]rootModule, []mirror.Requirement, error) {
+func buildInputs(opts buildOptions, m *config.Manifest) ([]locks.Root, []mirror.Requirement, error) {
 	dirs := append(slices.Clone(m.Configurations), opts.Dirs...)
 	if len(dirs) == 0 && len(m.Requirements) == 0 {
 		return nil, nil, usageError{fmt.Errorf("nothing to mirror: add provider or configuration blocks to the manifest, or name configuration directories")}
@@ -305,11 +248,11 @@ func buildInputs(opts buildOptions, m *config.Manifest) ([]rootModule, []mirror.
 	if err != nil {
 		return nil, nil, err
 	}
-	roots, err := loadRoots(dirs)
+	roots, err := locks.LoadRoots(dirs)
 	if err != nil {
 		return nil, nil, err
 	}
-	more, err := requirements(roots, platforms)
+	more, err := locks.Requirements(roots, platforms)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -332,17 +275,17 @@ func configPlatforms(opts buildOptions, m *config.Manifest) ([]addrs.Platform, e
 
 // writeBuildLocks writes the lock files of the configurations just built.
 // They record the platforms the configurations were built for.
-func writeBuildLocks(ctx context.Context, tree *layout.Tree, opts buildOptions, m *config.Manifest, roots []rootModule, out *printer) error {
+func writeBuildLocks(ctx context.Context, tree *layout.Tree, trust mirror.TrustPolicy, opts buildOptions, m *config.Manifest, roots []locks.Root, out *printer) error {
 	platforms, err := configPlatforms(opts, m)
 	if err != nil {
 		return err
 	}
-	locker := &mirror.Locker{Catalog: mirror.TreeCatalog{Tree: tree}, Checker: signing.Checker{}, RequireSignatures: opts.RequireSignatures}
-	updates, err := computeLocks(ctx, locker, roots, platforms)
+	locker := &mirror.Locker{Mirror: tree, Checker: signing.Checker{}, Trust: trust}
+	updates, err := locks.Compute(ctx, locker, roots, platforms)
 	if err != nil {
 		return fmt.Errorf("the mirror was built, but no lock file was written:\n%w", err)
 	}
-	return writeLocks(updates, out.line)
+	return locks.Write(updates, out.line)
 }
 
 // newRegistryClient wires the registry client with the manifest's host

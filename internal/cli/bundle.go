@@ -46,6 +46,7 @@ type bundleCreateOptions struct {
 	SignKey     string
 	LockTimeout time.Duration
 	JSON        bool
+	Trust       trustFlags
 }
 
 func newBundleCreateCmd(env Env) *cobra.Command {
@@ -87,12 +88,17 @@ code 3, and nothing is written.`,
 	f.StringVar(&opts.SignKey, "sign-key", "", "sign the manifest with the ASCII-armored OpenPGP private key in this `file` (no passphrase)")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a tfmirror build writing SITE (0 fails at once)")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
+	addTrustFlags(cmd, &opts.Trust)
 	return cmd
 }
 
 func runBundleCreate(ctx context.Context, env Env, opts bundleCreateOptions, site string) error {
 	if info, err := os.Stat(site); err != nil || !info.IsDir() {
 		return usageError{fmt.Errorf("%s is not a mirror directory", site)}
+	}
+	trust, err := opts.Trust.policy()
+	if err != nil {
+		return err
 	}
 	lockFiles, err := bundleLockFiles(opts.LockFiles)
 	if err != nil {
@@ -109,7 +115,7 @@ func runBundleCreate(ctx context.Context, env Env, opts bundleCreateOptions, sit
 		}
 	}
 	report, err := bundle.Create(ctx, bundle.CreateOptions{
-		Site: site, Out: opts.Out, LockFiles: lockFiles, SignKey: key, LockTimeout: opts.LockTimeout,
+		Site: site, Out: opts.Out, LockFiles: lockFiles, SignKey: key, LockTimeout: opts.LockTimeout, Trust: trust,
 	})
 	if errors.Is(err, bundle.ErrEmptyMirror) {
 		err = usageError{fmt.Errorf("%s: %w", site, err)}
@@ -173,6 +179,7 @@ type bundleImportOptions struct {
 	Extras      string
 	LockTimeout time.Duration
 	JSON        bool
+	Trust       trustFlags
 }
 
 func newBundleImportCmd(env Env) *cobra.Command {
@@ -188,7 +195,8 @@ are plain files and directories with safe names (no absolute paths, "..",
 links or devices), each listed exactly once in manifest.json with the size
 and SHA-256 found, nothing listed is missing, and the mirror passes what
 "tfmirror verify" checks: every archive matches its hashes and its release's
-kept SHA256SUMS, whose signature verifies against the kept keys. With
+kept SHA256SUMS, which the trust policy (the manifest's trust blocks, as for
+a build) must accept. With
 --trust-key, manifest.json must also carry a signature by that key.
 
 The bundle is unpacked into DIR/.tfmirror/ first, then published in publish
@@ -218,12 +226,17 @@ A refused bundle exits with code 3 and leaves DIR as it was.`,
 	f.StringVar(&opts.Extras, "extras", "", "after a successful import, also write the bundle's lock-files/ and cli-config/ into this `directory`")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror process writing DIR (0 fails at once)")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
+	addTrustFlags(cmd, &opts.Trust)
 	return cmd
 }
 
 func runBundleImport(ctx context.Context, env Env, opts bundleImportOptions, file string) error {
 	if info, err := os.Stat(file); err != nil || !info.Mode().IsRegular() {
 		return usageError{fmt.Errorf("%s is not a bundle file", file)}
+	}
+	trust, err := opts.Trust.policy()
+	if err != nil {
+		return err
 	}
 	var trusted *signing.TrustedKeys
 	if opts.TrustKey != "" {
@@ -237,7 +250,7 @@ func runBundleImport(ctx context.Context, env Env, opts bundleImportOptions, fil
 	}
 	report, err := bundle.Import(ctx, bundle.ImportOptions{
 		Bundle: file, Out: opts.Out, Layout: bundle.Layout(opts.Layout), TrustKeys: trusted,
-		Extras: opts.Extras, LockTimeout: opts.LockTimeout,
+		Extras: opts.Extras, LockTimeout: opts.LockTimeout, Trust: trust,
 	})
 	if errors.Is(err, bundle.ErrLayoutMismatch) {
 		err = usageError{err}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -32,6 +33,7 @@ func ExitCode(err error) int {
 		bfail *bundle.RefusedError
 		verr  *mirror.VerificationError
 		cerr  *config.Error
+		ierr  *locks.InputError
 		usage usageError
 	)
 	switch {
@@ -39,7 +41,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &verr), errors.As(err, &vfail), errors.As(err, &bfail):
 		return ExitVerification
-	case errors.As(err, &cerr), errors.As(err, &usage), isInputError(err):
+	case errors.As(err, &cerr), errors.As(err, &ierr), errors.As(err, &usage), isInputError(err):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted

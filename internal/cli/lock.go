@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/internal/netmirror"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -18,10 +19,10 @@ import (
 
 // lockOptions are the flags of "tfmirror lock".
 type lockOptions struct {
-	Mirror            string
-	Platforms         []string
-	RequireSignatures bool
-	Net               httpx.Policy // --retries and the timeouts, for a mirror URL
+	Mirror    string
+	Platforms []string
+	Trust     trustFlags
+	Net       httpx.Policy // --retries and the timeouts, for a mirror URL
 }
 
 func newLockCmd(env Env) *cobra.Command {
@@ -67,43 +68,51 @@ Nothing is written unless every directory's lock file can be computed.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.Mirror, "mirror", "m", "", "the built mirror: a directory or an http(s) URL")
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, as os_arch (repeatable; default: every platform the mirror holds)")
-	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse releases whose kept SHA256SUMS has no valid signature, even from registry.opentofu.org")
+	addTrustFlags(cmd, &opts.Trust)
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
 }
 
 func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, platforms []addrs.Platform) error {
-	roots, err := loadRoots(dirs)
+	trust, err := opts.Trust.policy()
 	if err != nil {
 		return err
 	}
-	catalog, err := openCatalog(env, opts.Mirror, opts.Net)
+	roots, err := locks.LoadRoots(dirs)
+	if err != nil {
+		return err
+	}
+	tree, err := openMirror(env, opts.Mirror, opts.Net)
 	if err != nil {
 		return err
 	}
 	report := func(s string) { fmt.Fprintln(env.Stdout, s) }
-	warnRoots(roots, report)
-	locker := &mirror.Locker{Catalog: catalog, Checker: signing.Checker{}, RequireSignatures: opts.RequireSignatures}
-	updates, err := computeLocks(ctx, locker, roots, platforms)
+	locks.Warn(roots, report)
+	locker := &mirror.Locker{Mirror: tree, Checker: signing.Checker{}, Trust: trust}
+	updates, err := locks.Compute(ctx, locker, roots, platforms)
 	if err != nil {
 		return fmt.Errorf("no lock file was written:\n%w", err)
 	}
-	return writeLocks(updates, report)
+	return locks.Write(updates, report)
 }
 
-// openCatalog opens a built mirror: a URL or a local directory.
-func openCatalog(env Env, mirrorRef string, policy httpx.Policy) (mirror.Catalog, error) {
-	if isURL(mirrorRef) {
-		return newMirrorClient(env, mirrorRef, policy)
+// openMirror opens a built mirror for reading: a URL or a local directory.
+func openMirror(env Env, ref string, policy httpx.Policy) (*layout.Tree, error) {
+	if isURL(ref) {
+		client, err := newMirrorClient(env, ref, policy)
+		if err != nil {
+			return nil, err
+		}
+		return layout.NewTree(client), nil
 	}
-	if strings.Contains(mirrorRef, "://") {
-		return nil, usageError{fmt.Errorf("--mirror %q: only directories and http(s) URLs are supported", mirrorRef)}
+	if strings.Contains(ref, "://") {
+		return nil, usageError{fmt.Errorf("%q: only directories and http(s) URLs are supported", ref)}
 	}
-	tree, err := layout.OpenExisting(mirrorRef)
+	tree, err := layout.OpenExisting(ref)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	return mirror.TreeCatalog{Tree: tree}, nil
+	return tree, nil
 }
 
 func isURL(ref string) bool {

@@ -11,13 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/internal/replica"
+	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // replicaOptions are the flags of "tfmirror replica".
 type replicaOptions struct {
 	JSON        bool
 	LockTimeout time.Duration
+	Trust       trustFlags
 }
 
 func newReplicaCmd(env Env) *cobra.Command {
@@ -38,7 +41,8 @@ block installs exactly as from the origin, verifying the signature itself:
 The documents point at the archives and signed files the mirror already
 holds; nothing is downloaded. "tfmirror build --registry-replica" does the
 same after a build. A release whose kept files no longer verify is left out
-and the exit code is 3.`,
+and the exit code is 3. Which releases are offered is the build's trust
+decision, with the manifest's trust blocks (--config).`,
 		Example: `  tfmirror replica site`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,10 +51,15 @@ and the exit code is 3.`,
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per message, for CI")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a tfmirror build writing the same directory (0 fails at once)")
+	addTrustFlags(cmd, &opts.Trust)
 	return cmd
 }
 
 func runReplica(ctx context.Context, env Env, opts replicaOptions, site string) (err error) {
+	trust, err := opts.Trust.policy()
+	if err != nil {
+		return err
+	}
 	if _, err := layout.OpenExisting(site); err != nil {
 		return usageError{err}
 	}
@@ -66,13 +75,13 @@ func runReplica(ctx context.Context, env Env, opts replicaOptions, site string) 
 			err = cerr
 		}
 	}()
-	return writeReplica(ctx, tree, newPrinter(env.Stdout, opts.JSON).line)
+	return writeReplica(ctx, tree.Tree, trust, newPrinter(env.Stdout, opts.JSON).line)
 }
 
 // writeReplica regenerates the tree's registry replica and says what it
 // holds and how clients use it.
-func writeReplica(ctx context.Context, tree *layout.Tree, line func(string)) error {
-	report, err := replica.Write(ctx, tree)
+func writeReplica(ctx context.Context, tree *layout.Tree, trust mirror.TrustPolicy, line func(string)) error {
+	report, err := replica.Write(ctx, tree, replica.Trust{Checker: signing.Checker{}, Policy: trust})
 	if report == nil {
 		return err
 	}
@@ -80,7 +89,7 @@ func writeReplica(ctx context.Context, tree *layout.Tree, line func(string)) err
 		line("warning  registry replica: " + w)
 	}
 	line(fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages",
-		filepath.Join(tree.Root(), replica.Dir), report.Providers, report.Versions, report.Packages))
+		filepath.Join(tree.Location(), replica.Dir), report.Providers, report.Versions, report.Packages))
 	for _, h := range report.Hosts {
 		block := replica.HostBlock(h, "https://MIRROR/")
 		line("  " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  "))

@@ -65,11 +65,12 @@ func runServe(ctx context.Context, env Env, opts serveOptions, site string) erro
 	if err != nil {
 		return usageError{err}
 	}
-	cert, caFile, err := serverCertificate(opts, tree)
+	root := tree.Location()
+	cert, caFile, err := serverCertificate(opts, root)
 	if err != nil {
 		return err
 	}
-	cfg := serve.Config{Root: tree.Root(), Addr: opts.Listen, Certificate: cert}
+	cfg := serve.Config{Root: root, Addr: opts.Listen, Certificate: cert}
 	if opts.Log {
 		cfg.Log = env.Stderr
 	}
@@ -77,7 +78,7 @@ func runServe(ctx context.Context, env Env, opts serveOptions, site string) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "serving %s at %s\n", tree.Root(), srv.URL)
+	fmt.Fprintf(env.Stdout, "serving %s at %s\n", root, srv.URL)
 	if caFile != "" {
 		fmt.Fprintf(env.Stdout, "clients must trust the CA in %s (for example SSL_CERT_FILE=%s, or add it to the system store)\n", caFile, caFile)
 	}
@@ -87,7 +88,7 @@ func runServe(ctx context.Context, env Env, opts serveOptions, site string) erro
 
 // serverCertificate loads the operator's certificate, or makes one and
 // writes its CA where clients can get it.
-func serverCertificate(opts serveOptions, tree *layout.Tree) (tls.Certificate, string, error) {
+func serverCertificate(opts serveOptions, root string) (tls.Certificate, string, error) {
 	if opts.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(opts.CertFile, opts.KeyFile)
 		if err != nil {
@@ -108,7 +109,7 @@ func serverCertificate(opts serveOptions, tree *layout.Tree) (tls.Certificate, s
 	}
 	caFile := opts.CAOut
 	if caFile == "" {
-		caFile = filepath.Join(tree.Root(), layout.PrivateDirName, "serve-ca.pem")
+		caFile = filepath.Join(root, layout.PrivateDirName, "serve-ca.pem")
 	}
 	if err := layout.WriteFile(caFile, caPEM); err != nil {
 		return tls.Certificate{}, "", err

@@ -9,14 +9,14 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/signing"
-	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // verifyOptions are the flags of "tfmirror verify".
 type verifyOptions struct {
-	JSON bool
-	Net  httpx.Policy // for a mirror URL
+	JSON  bool
+	Trust trustFlags
+	Net   httpx.Policy // for a mirror URL
 }
 
 func newVerifyCmd(env Env) *cobra.Command {
@@ -28,9 +28,9 @@ func newVerifyCmd(env Env) *cobra.Command {
 OpenTofu would use it: every index.json and <version>.json parses with the
 right shape (and, over HTTP, is served as application/json); every version
 listed has its <version>.json; every listed archive exists, and each h1: and
-zh: listed for it matches its bytes; the kept SHA256SUMS still verifies
-against the kept signature and keys, and every archive is the one that
-signed file lists.
+zh: listed for it matches its bytes; the kept SHA256SUMS, signature and keys are
+trusted under the trust policy (the manifest's trust blocks, as for a
+build), and every archive is the one that signed file lists.
 
 Each problem is printed with its path. The exit code is 3 if there is any.`,
 		Example: `  tfmirror verify site
@@ -44,6 +44,7 @@ Each problem is printed with its path. The exit code is 3 if there is any.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
+	addTrustFlags(cmd, &opts.Trust)
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
 }
@@ -56,11 +57,15 @@ func (e *VerifyFailedError) Error() string {
 }
 
 func runVerify(ctx context.Context, env Env, opts verifyOptions, ref string) error {
-	reader, err := openReader(env, ref, opts.Net)
+	trust, err := opts.Trust.policy()
 	if err != nil {
 		return err
 	}
-	v := &mirror.Verifier{Reader: reader, Checker: signing.Checker{}}
+	tree, err := openMirror(env, ref, opts.Net)
+	if err != nil {
+		return err
+	}
+	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: trust}
 	report, err := v.Verify(ctx)
 	if err != nil {
 		return err
@@ -104,16 +109,4 @@ func printVerifyJSON(env Env, r *mirror.VerifyReport, failure error) error {
 	}
 	fmt.Fprintf(env.Stdout, "%s\n", data)
 	return failure
-}
-
-// openReader opens a mirror for reading: a URL or a local directory.
-func openReader(env Env, ref string, policy httpx.Policy) (mirror.MirrorReader, error) {
-	if isURL(ref) {
-		return newMirrorClient(env, ref, policy)
-	}
-	tree, err := layout.OpenExisting(ref)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return mirror.TreeReader{Tree: tree}, nil
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
-	"github.com/tfmirror/tfmirror/layout"
 )
 
 // Lock is one provider's entry in a lock file.
@@ -72,7 +71,9 @@ func Read(path string) (*File, error) {
 	return Parse(src, path)
 }
 
-// Write atomically replaces the lock file at path with f.Bytes(), mode 0644.
+// Write atomically replaces the lock file at path with f.Bytes(). An
+// existing file keeps its permission bits and a new one is made 0644; a
+// symbolic link or other non-regular file at path is an error, left alone.
 // It refuses to write a file OpenTofu would reject: a map key that differs
 // from its lock's Provider, a zero or unlockable provider, a constraint
 // string that is not normalized, or a hash without a scheme.
@@ -84,7 +85,7 @@ func Write(path string, f *File) error {
 	if _, err := Parse(src, path); err != nil {
 		return fmt.Errorf("write lock file %s: OpenTofu would reject the result:\n%w", path, err)
 	}
-	return layout.WriteFile(path, src)
+	return writeFileAtomic(path, src)
 }
 
 // check finds what Bytes cannot render at all.

@@ -4,31 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
-	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/layout"
-	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// Size limits for the documents a mirror serves.
-const (
-	maxJSON = 16 << 20
-	maxSums = 1 << 20
-)
-
-// Client reads one published mirror.
+// Client reads one published mirror: a layout.Reader over HTTP, so a
+// published mirror is read through the same layout.Tree as a directory.
 type Client struct {
 	base  *url.URL
 	fetch *httpx.Fetcher
 }
 
-var _ mirror.Catalog = (*Client)(nil)
+var _ layout.Reader = (*Client)(nil)
 
 // New returns a client for the mirror at base, an http or https URL, that
 // sends its requests with f. Like OpenTofu's network_mirror, base is a
@@ -44,72 +39,100 @@ func New(base string, f *httpx.Fetcher) (*Client, error) {
 	return &Client{base: u, fetch: f}, nil
 }
 
-// url resolves a tree-relative path (as package layout builds them).
+// Location is the mirror's URL, without credentials.
+func (c *Client) Location() string { return c.base.Redacted() }
+
+// url resolves a tree-relative path.
 func (c *Client) url(rel string) *url.URL {
-	return c.base.ResolveReference(&url.URL{Path: path.Clean(filepath.ToSlash(rel))})
+	return c.base.ResolveReference(&url.URL{Path: path.Clean(rel)})
 }
 
-// Versions lists the versions in the provider's index.json.
-func (c *Client) Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
-	data, err := c.getJSON(ctx, layout.IndexPath(p))
-	if isNotFound(err) {
-		return nil, fmt.Errorf("%s: %w: %w", p, mirror.ErrNotInMirror, err)
+// ReadFile fetches a file. A JSON document a client reads must be served
+// as application/json, as OpenTofu requires; catalog.json, which clients
+// never read, may be served as anything. A 404 wraps fs.ErrNotExist.
+func (c *Client) ReadFile(ctx context.Context, rel string, limit int64) ([]byte, error) {
+	var header http.Header
+	if isClientJSON(rel) {
+		header = http.Header{"Accept": {"application/json"}}
 	}
+	data, _, mt, err := c.fetch.Document(ctx, c.url(rel), header, limit)
 	if err != nil {
-		return nil, err
+		return nil, notFound(err)
 	}
-	idx, err := layout.DecodeIndex(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.url(layout.IndexPath(p)).Redacted(), err)
-	}
-	var out addrs.VersionList
-	for raw := range idx.Versions {
-		v, err := addrs.ParseVersion(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.url(layout.IndexPath(p)).Redacted(), err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// Record fetches the provenance files kept for a release.
-func (c *Client) Record(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error) {
-	var r layout.Record
-	data, err := c.getJSON(ctx, layout.ProvenancePath(p, v))
-	if err != nil {
-		return r, err
-	}
-	if r.Provenance, err = layout.DecodeProvenance(data); err != nil {
-		return r, fmt.Errorf("%s: %w", c.url(layout.ProvenancePath(p, v)).Redacted(), err)
-	}
-	if r.Sums, err = c.get(ctx, layout.SumsPath(p, v), maxSums); err != nil {
-		return r, err
-	}
-	r.Signature, err = c.get(ctx, layout.SignaturePath(p, v), maxSums)
-	if isNotFound(err) && len(r.Provenance.SigningKeys) == 0 {
-		return r, nil // an unsigned release keeps no signature
-	}
-	return r, err
-}
-
-func (c *Client) getJSON(ctx context.Context, rel string) ([]byte, error) {
-	data, _, mt, err := c.fetch.Document(ctx, c.url(rel), http.Header{"Accept": {"application/json"}}, maxJSON)
-	if err != nil {
-		return nil, err
-	}
-	if mt != "application/json" {
+	if isClientJSON(rel) && mt != "application/json" {
 		return nil, fmt.Errorf("%s is served as %q; OpenTofu requires application/json", c.url(rel).Redacted(), mt)
 	}
 	return data, nil
 }
 
-func (c *Client) get(ctx context.Context, rel string, limit int64) ([]byte, error) {
-	data, _, _, err := c.fetch.Document(ctx, c.url(rel), nil, limit)
-	return data, err
+func isClientJSON(rel string) bool {
+	return strings.HasSuffix(rel, ".json") && rel != layout.CatalogPath
 }
 
-func isNotFound(err error) bool {
+// Stat asks for a file's size with a HEAD request.
+func (c *Client) Stat(ctx context.Context, rel string) (layout.FileInfo, error) {
+	u := c.url(rel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
+	if err != nil {
+		return layout.FileInfo{}, err
+	}
+	resp, err := c.fetch.Client.Do(req)
+	if err != nil {
+		return layout.FileInfo{}, fmt.Errorf("HEAD %s: %w", u.Redacted(), err)
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return layout.FileInfo{}, fmt.Errorf("HEAD %s: %w", u.Redacted(), fs.ErrNotExist)
+	case resp.StatusCode != http.StatusOK:
+		return layout.FileInfo{}, fmt.Errorf("HEAD %s: %s", u.Redacted(), resp.Status)
+	}
+	return layout.FileInfo{Size: resp.ContentLength}, nil
+}
+
+// Open downloads a file, with retries, into a temporary file that is
+// removed when closed. A 404 wraps fs.ErrNotExist.
+func (c *Client) Open(ctx context.Context, rel string) (io.ReadCloser, error) {
+	f, err := os.CreateTemp("", "tfmirror-download-*")
+	if err != nil {
+		return nil, err
+	}
+	tmp := &tempFile{File: f}
+	err = c.fetch.Fetch(ctx, c.url(rel), nil, tmp)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		_ = tmp.Close()
+		return nil, notFound(err)
+	}
+	return tmp, nil
+}
+
+// notFound makes a 404 wrap fs.ErrNotExist.
+func notFound(err error) error {
 	var se *httpx.StatusError
-	return errors.As(err, &se) && se.StatusCode == http.StatusNotFound
+	if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+	}
+	return err
+}
+
+// tempFile is a download sink that deletes itself when closed.
+type tempFile struct{ *os.File }
+
+func (t *tempFile) Reset() error {
+	if err := t.Truncate(0); err != nil {
+		return err
+	}
+	_, err := t.Seek(0, io.SeekStart)
+	return err
+}
+
+func (t *tempFile) Close() error {
+	err := t.File.Close()
+	if rerr := os.Remove(t.Name()); err == nil {
+		err = rerr
+	}
+	return err
 }

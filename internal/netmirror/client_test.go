@@ -47,7 +47,7 @@ func mustVersion(s string) addrs.Version {
 
 // serveTree writes a small mirror tree and serves it over TLS, with JSON
 // served as contentType.
-func serveTree(t *testing.T, contentType string, signed bool) *netmirror.Client {
+func serveTree(t *testing.T, contentType string, signed bool) *layout.Tree {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
@@ -83,7 +83,7 @@ func serveTree(t *testing.T, contentType string, signed bool) *netmirror.Client 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return layout.NewTree(c)
 }
 
 func TestClientReadsPublishedMirror(t *testing.T) {
@@ -94,7 +94,7 @@ func TestClientReadsPublishedMirror(t *testing.T) {
 		if err != nil || len(vs) != 1 || !vs[0].Same(v1) {
 			t.Fatalf("Versions = %v, %v", vs, err)
 		}
-		rec, err := c.Record(ctx, foo, v1)
+		rec, err := c.ReadRecord(ctx, foo, v1)
 		if err != nil {
 			t.Fatalf("signed=%v: Record: %v", signed, err)
 		}
@@ -117,7 +117,7 @@ func TestClientErrors(t *testing.T) {
 	if _, err := c.Versions(context.Background(), mustProvider("hashicorp/absent")); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("missing provider: err = %v", err)
 	}
-	if _, err := c.Record(context.Background(), foo, mustVersion("9.9.9")); err == nil {
+	if _, err := c.ReadRecord(context.Background(), foo, mustVersion("9.9.9")); err == nil {
 		t.Error("missing release: no error")
 	}
 	for _, bad := range []string{"ftp://x/", "not a url", "https://"} {

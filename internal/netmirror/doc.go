@@ -1,7 +1,9 @@
 // Package netmirror reads a published mirror over HTTP(S) the way clients
-// see it: index.json and <version>.json as application/json, plus the
-// provenance files tfmirror keeps next to the archives. It implements
-// mirror.Catalog for URLs.
+// see it: JSON documents must be served as application/json, missing
+// files are 404s. Its Client is a layout.Reader, so verify, lock and the
+// incremental planner read a URL through the same layout.Tree as a
+// directory.
 //
-// It does not verify anything itself; package mirror does.
+// It does not parse the tree's documents (package layout does) and does
+// not verify anything itself (package mirror does).
 package netmirror

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/netmirror"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 func TestClientRetries(t *testing.T) {
@@ -33,7 +34,7 @@ func TestClientRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := c.Versions(t.Context(), foo)
+	vs, err := layout.NewTree(c).Versions(t.Context(), foo)
 	if err != nil || len(vs) != 1 || !vs[0].Same(v1) {
 		t.Fatalf("Versions = %v, %v", vs, err)
 	}

@@ -7,12 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/ProtonMail/go-crypto/openpgp"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -67,15 +63,22 @@ type Report struct {
 	Warnings []string
 }
 
+// Trust is how the replica decides which kept releases it offers: the
+// build's trust decision, with its policy.
+type Trust struct {
+	Checker mirror.SignatureChecker
+	Policy  mirror.TrustPolicy
+}
+
 // Write regenerates the replica of every provider in tree. Files are written
 // atomically, download documents before the versions documents that list
 // them, and files of an earlier replica that are no longer needed are
-// removed last. A release whose kept files no longer verify is left out;
-// the returned error then holds a *mirror.VerificationError for each of its
-// packages, and the rest of the replica is still written. Any other error
-// stops the writing.
-func Write(ctx context.Context, tree *layout.Tree) (*Report, error) {
-	providers, err := mirror.TreeReader{Tree: tree}.Providers(ctx)
+// removed last. A release whose kept files the trust decision refuses is
+// left out; the returned error then holds a *mirror.VerificationError for
+// each of its packages, and the rest of the replica is still written. Any
+// other error stops the writing.
+func Write(ctx context.Context, tree *layout.Tree, trust Trust) (*Report, error) {
+	providers, err := tree.Providers(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("registry replica: list providers: %w", err)
 	}
@@ -85,7 +88,7 @@ func Write(ctx context.Context, tree *layout.Tree) (*Report, error) {
 			return nil, fmt.Errorf("registry replica: the mirror holds providers of a host named %q, whose directory the replica would share", Dir)
 		}
 	}
-	w := &writer{tree: tree, report: &Report{}, written: map[string]bool{}}
+	w := &writer{ctx: ctx, tree: tree, trust: trust, report: &Report{}, written: map[string]bool{}}
 	var hosts []addrs.Hostname
 	for _, p := range providers {
 		if err := ctx.Err(); err != nil {
@@ -117,7 +120,9 @@ func Write(ctx context.Context, tree *layout.Tree) (*Report, error) {
 const registryService = "providers.v1"
 
 type writer struct {
+	ctx      context.Context
 	tree     *layout.Tree
+	trust    Trust
 	report   *Report
 	written  map[string]bool // slash-separated paths relative to the root
 	problems []error
@@ -126,7 +131,7 @@ type writer struct {
 // provider writes the download documents of every version of p, then its
 // versions document.
 func (w *writer) provider(p addrs.Provider) error {
-	idx, err := w.tree.ReadIndex(p)
+	idx, err := w.tree.ReadIndex(w.ctx, p)
 	if err != nil {
 		return err
 	}
@@ -134,7 +139,7 @@ func (w *writer) provider(p addrs.Provider) error {
 	for raw := range idx.Versions {
 		v, err := addrs.ParseVersion(raw)
 		if err != nil {
-			w.warn("%s: version %q in %s is not a version; left out of the registry replica", p, raw, filepath.ToSlash(layout.IndexPath(p)))
+			w.warn("%s: version %q in %s is not a version; left out of the registry replica", p, raw, layout.IndexPath(p))
 			continue
 		}
 		list = append(list, v)
@@ -160,7 +165,7 @@ func (w *writer) provider(p addrs.Provider) error {
 // release writes the download documents of one version and returns the
 // platforms written. Problems with the kept files leave the version out.
 func (w *writer) release(p addrs.Provider, v addrs.Version) ([]regproto.Platform, error) {
-	vdoc, err := w.tree.ReadVersion(p, v)
+	vdoc, err := w.tree.ReadVersion(w.ctx, p, v)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +173,7 @@ func (w *writer) release(p addrs.Provider, v addrs.Version) ([]regproto.Platform
 	for raw := range vdoc.Archives {
 		plat, err := addrs.ParsePlatform(raw)
 		if err != nil {
-			w.warn("%s %s: platform %q in %s is not a platform; left out of the registry replica", p, v, raw, filepath.ToSlash(layout.VersionPath(p, v)))
+			w.warn("%s %s: platform %q in %s is not a platform; left out of the registry replica", p, v, raw, layout.VersionPath(p, v))
 			continue
 		}
 		plats = append(plats, plat)
@@ -178,7 +183,7 @@ func (w *writer) release(p addrs.Provider, v addrs.Version) ([]regproto.Platform
 	}
 	slices.SortFunc(plats, func(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) })
 
-	rec, err := w.tree.ReadRecord(p, v)
+	rec, err := w.tree.ReadRecord(w.ctx, p, v)
 	if errors.Is(err, fs.ErrNotExist) {
 		w.warn("%s %s: the mirror keeps no SHA256SUMS or provenance for it, so it is left out of the registry replica", p, v)
 		return nil, nil
@@ -231,31 +236,20 @@ type releaseInfo struct {
 	emptySignature bool // the origin published no keys and no signature is kept
 }
 
-// checkRelease checks the kept SHA256SUMS, signature and keys of a release
-// the way a client will, so the replica never offers what clients refuse.
+// checkRelease re-authenticates the kept SHA256SUMS, signature and keys
+// with the build's trust decision, so the replica never offers what the
+// build would refuse, nor what clients refuse.
 func (w *writer) checkRelease(p addrs.Provider, v addrs.Version, plats []addrs.Platform, rec layout.Record) (releaseInfo, bool) {
-	var rel releaseInfo
-	var err error
-	if rel.sums, err = hashing.ParseSums(rec.Sums); err != nil {
-		w.failAll(p, v, plats, "the kept SHA256SUMS is malformed", err)
-		return rel, false
+	ev := mirror.Evidence{Sums: rec.Sums, Signature: rec.Signature, Keys: rec.Provenance.SigningKeys}
+	verdict, err := w.trust.Policy.Authenticate(w.trust.Checker, mirror.Package{Provider: p, Version: v}, ev)
+	if err != nil {
+		problem, cause := refusal(err, rec)
+		w.failAll(p, v, plats, problem, cause)
+		return releaseInfo{}, false
 	}
-	rel.keys = []regproto.GPGKey{}
-	armored := rec.Provenance.SigningKeys
-	if len(armored) == 0 {
-		rel.emptySignature = rec.Signature == nil
-		return rel, true
-	}
-	if rec.Signature == nil {
-		w.failAll(p, v, plats, "the origin advertised signing keys but the mirror keeps no signature of SHA256SUMS", nil)
-		return rel, false
-	}
-	if _, err := signing.Verify(rec.Sums, rec.Signature, armored); err != nil {
-		w.failAll(p, v, plats, "the kept SHA256SUMS signature does not verify with the kept signing keys", err)
-		return rel, false
-	}
-	for i, a := range armored {
-		id, err := keyID(a)
+	rel := releaseInfo{sums: verdict.Sums, keys: []regproto.GPGKey{}, emptySignature: verdict.Unsigned && rec.Signature == nil}
+	for i, a := range rec.Provenance.SigningKeys {
+		id, err := signing.KeyID(a)
 		if err != nil {
 			w.failAll(p, v, plats, fmt.Sprintf("kept signing key %d cannot be read", i+1), err)
 			return rel, false
@@ -263,6 +257,23 @@ func (w *writer) checkRelease(p addrs.Provider, v addrs.Version, plats []addrs.P
 		rel.keys = append(rel.keys, regproto.GPGKey{KeyID: id, ASCIIArmor: a})
 	}
 	return rel, true
+}
+
+// refusal says why the trust decision refused a kept release.
+func refusal(err error, rec layout.Record) (string, error) {
+	var verr *mirror.VerificationError
+	if !errors.As(err, &verr) {
+		return "its kept origin files cannot be checked", err
+	}
+	switch {
+	case verr.Evidence == mirror.EvidenceSums:
+		return "the kept SHA256SUMS is malformed", verr.Err
+	case verr.Evidence == mirror.EvidenceSignature && rec.Signature == nil:
+		return "the origin advertised signing keys but the mirror keeps no signature of SHA256SUMS", nil
+	case verr.Evidence == mirror.EvidenceSignature:
+		return "the kept SHA256SUMS signature does not verify with the kept signing keys", verr.Err
+	}
+	return "the trust policy refuses it: " + verr.Problem, verr.Err
 }
 
 // download builds one package's download document, pointing at the files
@@ -284,27 +295,27 @@ func (w *writer) download(p addrs.Provider, v addrs.Version, plat addrs.Platform
 		return regproto.Download{}, false
 	}
 	archive := layout.ArchivePath(p, v, plat)
-	info, err := os.Stat(w.tree.Path(archive))
+	info, err := w.tree.Reader().Stat(w.ctx, archive)
 	if err != nil {
 		w.fail(pkg, "the archive is missing", err)
 		return regproto.Download{}, false
 	}
-	if prov.Size > 0 && info.Size() != prov.Size {
-		w.fail(pkg, fmt.Sprintf("the archive has %d bytes, the provenance record says %d", info.Size(), prov.Size), nil)
+	if prov.Size > 0 && info.Size != prov.Size {
+		w.fail(pkg, fmt.Sprintf("the archive has %d bytes, the provenance record says %d", info.Size, prov.Size), nil)
 		return regproto.Download{}, false
 	}
 	from := DownloadPath(p, v, plat)
 	sigURL := relativeURL(from, emptySignaturePath(p, v))
 	if !rel.emptySignature {
-		sigURL = relativeURL(from, filepath.ToSlash(layout.SignaturePath(p, v)))
+		sigURL = relativeURL(from, layout.SignaturePath(p, v))
 	}
 	return regproto.Download{
 		Protocols:           []string{}, // not kept; an empty list makes clients skip the check
 		OS:                  plat.OS,
 		Arch:                plat.Arch,
 		Filename:            prov.Filename,
-		DownloadURL:         relativeURL(from, filepath.ToSlash(archive)),
-		ShasumsURL:          relativeURL(from, filepath.ToSlash(layout.SumsPath(p, v))),
+		DownloadURL:         relativeURL(from, archive),
+		ShasumsURL:          relativeURL(from, layout.SumsPath(p, v)),
 		ShasumsSignatureURL: sigURL,
 		Shasum:              strings.TrimPrefix(string(hashing.ZH(digest)), hashing.SchemeZH),
 		SigningKeys:         regproto.SigningKeys{GPGPublicKeys: rel.keys},
@@ -317,19 +328,6 @@ func (w *writer) download(p addrs.Provider, v addrs.Version, plat addrs.Platform
 func relativeURL(from, to string) string {
 	up := strings.Repeat("../", strings.Count(from, "/"))
 	return (&url.URL{Path: up + to}).String()
-}
-
-// keyID is the 16-digit upper-case ID of an armored key's primary key, as
-// registries advertise it.
-func keyID(armored string) (string, error) {
-	ring, err := openpgp.ReadArmoredKeyRing(strings.NewReader(armored))
-	if err != nil {
-		return "", err
-	}
-	if len(ring) == 0 {
-		return "", errors.New("no key in the armored block")
-	}
-	return strings.ToUpper(ring[0].PrimaryKey.KeyIdString()), nil
 }
 
 func (w *writer) warn(format string, args ...any) {
@@ -360,54 +358,25 @@ func (w *writer) putJSON(rel string, v any) error {
 // exactly data, so an unchanged replica keeps its files as they were.
 func (w *writer) put(rel string, data []byte) error {
 	w.written[rel] = true
-	abs := w.tree.Path(filepath.FromSlash(rel))
-	if old, err := os.ReadFile(abs); err == nil && bytes.Equal(old, data) {
+	if old, err := w.tree.Reader().ReadFile(w.ctx, rel, int64(len(data))); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	return layout.WriteFile(abs, data)
+	return w.tree.Put(w.ctx, rel, data)
 }
 
-// prune removes the files below Dir that this run did not write, then the
-// directories left empty.
+// prune removes the files below Dir that this run did not write. A
+// directory store drops the directories left empty.
 func (w *writer) prune() error {
-	root := w.tree.Path(Dir)
-	var dirs []string
-	err := filepath.WalkDir(root, func(abs string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && abs == root {
-			return fs.SkipAll
-		}
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			dirs = append(dirs, abs)
-			return nil
-		}
-		rel, err := filepath.Rel(w.tree.Root(), abs)
-		if err != nil {
-			return err
-		}
-		if w.written[filepath.ToSlash(rel)] {
-			return nil
-		}
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("registry replica: remove stale %s: %w", abs, err)
-		}
-		return nil
-	})
+	files, err := w.tree.List(w.ctx, Dir)
 	if err != nil {
 		return fmt.Errorf("registry replica: %w", err)
 	}
-	// Deepest first: WalkDir lists a directory before its contents.
-	for _, d := range slices.Backward(dirs) {
-		entries, err := os.ReadDir(d)
-		if err != nil {
-			return fmt.Errorf("registry replica: %w", err)
+	for _, rel := range files {
+		if w.written[rel] {
+			continue
 		}
-		if len(entries) == 0 {
-			if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("registry replica: remove empty directory %s: %w", d, err)
-			}
+		if err := w.tree.Delete(w.ctx, rel); err != nil {
+			return fmt.Errorf("registry replica: remove stale %s: %w", rel, err)
 		}
 	}
 	return nil

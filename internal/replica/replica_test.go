@@ -23,6 +23,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/regproto"
+	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -55,7 +56,7 @@ func sha(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }
 
 // publish writes a release into tr as a build would: archives, kept
 // SHA256SUMS (with a manifest line), signature and provenance.
-func publish(t *testing.T, tr *layout.Tree, r release) {
+func publish(t *testing.T, tr *layout.Dir, r release) {
 	t.Helper()
 	p := mustProvider(t, r.provider)
 	v := mustVersion(t, r.version)
@@ -129,7 +130,7 @@ func mustPlatform(t *testing.T, s string) addrs.Platform {
 	return p
 }
 
-func openTree(t *testing.T) *layout.Tree {
+func openTree(t *testing.T) *layout.Dir {
 	t.Helper()
 	tr, err := layout.Open(t.TempDir())
 	if err != nil {
@@ -139,16 +140,16 @@ func openTree(t *testing.T) *layout.Tree {
 	return tr
 }
 
-func write(t *testing.T, tr *layout.Tree) *Report {
+func write(t *testing.T, tr *layout.Dir) *Report {
 	t.Helper()
-	r, err := Write(context.Background(), tr)
+	r, err := Write(context.Background(), tr.Tree, Trust{Checker: signing.Checker{}})
 	if err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	return r
 }
 
-func readFile(t *testing.T, tr *layout.Tree, rel string) []byte {
+func readFile(t *testing.T, tr *layout.Dir, rel string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(tr.Path(filepath.FromSlash(rel)))
 	if err != nil {
@@ -157,7 +158,7 @@ func readFile(t *testing.T, tr *layout.Tree, rel string) []byte {
 	return data
 }
 
-func readJSON(t *testing.T, tr *layout.Tree, rel string, v any) {
+func readJSON(t *testing.T, tr *layout.Dir, rel string, v any) {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(readFile(t, tr, rel)))
 	dec.DisallowUnknownFields()
@@ -188,7 +189,7 @@ func resolveInTree(t *testing.T, docRel, ref string) string {
 }
 
 // replicaFiles lists the files below the replica directory.
-func replicaFiles(t *testing.T, tr *layout.Tree) []string {
+func replicaFiles(t *testing.T, tr *layout.Dir) []string {
 	t.Helper()
 	var out []string
 	root := tr.Path(Dir)
@@ -325,7 +326,7 @@ func TestWriteIsDeterministic(t *testing.T) {
 		{provider: "hashicorp/foo", version: "2.0.0", platforms: []string{"linux_amd64"}, signer: &k},
 		{provider: "hashicorp/bar", version: "0.1.0", platforms: []string{"linux_amd64"}},
 	}
-	contents := func(tr *layout.Tree) map[string]string {
+	contents := func(tr *layout.Dir) map[string]string {
 		out := map[string]string{}
 		for _, rel := range replicaFiles(t, tr) {
 			out[rel] = string(readFile(t, tr, rel))
@@ -409,7 +410,7 @@ func TestWriteLeavesOutWhatNoLongerVerifies(t *testing.T) {
 	if err := os.WriteFile(sigPath, sig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	report, err := Write(context.Background(), tr)
+	report, err := Write(context.Background(), tr.Tree, Trust{Checker: signing.Checker{}})
 	var verrs []*mirror.VerificationError
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 		var verr *mirror.VerificationError
@@ -450,25 +451,25 @@ func TestWriteChecksKeptFiles(t *testing.T) {
 	linux := mustPlatform(t, "linux_amd64")
 	for _, tc := range []struct {
 		name    string
-		damage  func(t *testing.T, tr *layout.Tree)
+		damage  func(t *testing.T, tr *layout.Dir)
 		problem string
 	}{
-		{"archive missing", func(t *testing.T, tr *layout.Tree) {
+		{"archive missing", func(t *testing.T, tr *layout.Dir) {
 			if err := os.Remove(tr.Path(layout.ArchivePath(p, v, linux))); err != nil {
 				t.Fatal(err)
 			}
 		}, "the archive is missing"},
-		{"archive resized", func(t *testing.T, tr *layout.Tree) {
+		{"archive resized", func(t *testing.T, tr *layout.Dir) {
 			if err := os.WriteFile(tr.Path(layout.ArchivePath(p, v, linux)), []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, "the archive has 1 bytes"},
-		{"signature removed", func(t *testing.T, tr *layout.Tree) {
+		{"signature removed", func(t *testing.T, tr *layout.Dir) {
 			if err := os.Remove(tr.Path(layout.SignaturePath(p, v))); err != nil {
 				t.Fatal(err)
 			}
 		}, "keeps no signature"},
-		{"SHA256SUMS changed", func(t *testing.T, tr *layout.Tree) {
+		{"SHA256SUMS changed", func(t *testing.T, tr *layout.Dir) {
 			path := tr.Path(layout.SumsPath(p, v))
 			data, _ := os.ReadFile(path)
 			if err := os.WriteFile(path, bytes.Replace(data, []byte("foo_1.0.0_linux_amd64.zip"), []byte("other.zip"), 1), 0o644); err != nil {
@@ -480,7 +481,7 @@ func TestWriteChecksKeptFiles(t *testing.T) {
 			tr := openTree(t)
 			publish(t, tr, release{provider: "hashicorp/foo", version: "1.0.0", platforms: []string{"linux_amd64"}, signer: &k})
 			tc.damage(t, tr)
-			report, err := Write(context.Background(), tr)
+			report, err := Write(context.Background(), tr.Tree, Trust{Checker: signing.Checker{}})
 			var verr *mirror.VerificationError
 			if !errors.As(err, &verr) || !strings.Contains(err.Error(), tc.problem) {
 				t.Fatalf("Write error = %v, want a verification error saying %q", err, tc.problem)
@@ -572,7 +573,7 @@ func TestHostBlock(t *testing.T) {
 func TestWriteRefusesHostNamedReplica(t *testing.T) {
 	tr := openTree(t)
 	publish(t, tr, release{provider: "replica/acme/foo", version: "1.0.0", platforms: []string{"linux_amd64"}})
-	if _, err := Write(context.Background(), tr); err == nil || !strings.Contains(err.Error(), `host named "replica"`) {
+	if _, err := Write(context.Background(), tr.Tree, Trust{Checker: signing.Checker{}}); err == nil || !strings.Contains(err.Error(), `host named "replica"`) {
 		t.Fatalf("Write error = %v, want a refusal naming the host", err)
 	}
 	if _, err := os.Stat(tr.Path("replica/acme/foo/index.json")); err != nil {

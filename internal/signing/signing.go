@@ -78,3 +78,16 @@ func (Checker) CheckSignature(doc, sig []byte, armoredKeys []string) (mirror.Sig
 	}
 	return mirror.Signer{KeyID: s.KeyID, Fingerprint: s.Fingerprint, Expired: s.Expired}, nil
 }
+
+// KeyID is the 16-digit upper-case ID of an armored key's primary key, as
+// registries advertise it.
+func KeyID(armored string) (string, error) {
+	ring, err := openpgp.ReadArmoredKeyRing(strings.NewReader(armored))
+	if err != nil {
+		return "", err
+	}
+	if len(ring) == 0 {
+		return "", errors.New("no key in the armored block")
+	}
+	return strings.ToUpper(ring[0].PrimaryKey.KeyIdString()), nil
+}

@@ -1,4 +1,12 @@
-package cli
+// Package locks is the lock-file use case: it reads root modules and their
+// .terraform.lock.hcl files, turns what they need into mirror requirements,
+// computes each root's new lock file from a built mirror (through
+// mirror.Locker, which decides trust), and writes them only when every one
+// could be computed.
+//
+// It does not select versions or check signatures itself (package mirror
+// does), nor parse HCL (tfconfig and lockfile do), nor print.
+package locks
 
 import (
 	"bytes"
@@ -16,21 +24,28 @@ import (
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// lockFileName is where OpenTofu keeps a root module's dependency locks.
-const lockFileName = ".terraform.lock.hcl"
+// FileName is where OpenTofu keeps a root module's dependency locks.
+const FileName = ".terraform.lock.hcl"
 
-// rootModule is one configuration root: what it needs and its lock file.
-type rootModule struct {
-	dir      string
-	needs    []mirror.Need
-	lock     *lockfile.File
-	warnings []string
+// InputError marks input that cannot be used as given: a configuration or
+// lock file that does not parse.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Root is one configuration root: what it needs and its lock file.
+type Root struct {
+	Dir      string
+	Needs    []mirror.Need
+	Lock     *lockfile.File
+	Warnings []string
 }
 
-// loadRoots reads every root module and its lock file. Any problem is bad
-// input: all of them are reported together as a usage error.
-func loadRoots(dirs []string) ([]rootModule, error) {
-	var roots []rootModule
+// LoadRoots reads every root module and its lock file. Any problem is bad
+// input: all of them are reported together in one *InputError.
+func LoadRoots(dirs []string) ([]Root, error) {
+	var roots []Root
 	var errs []error
 	for _, dir := range dirs {
 		r, err := loadRoot(dir)
@@ -41,21 +56,21 @@ func loadRoots(dirs []string) ([]rootModule, error) {
 		roots = append(roots, r)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, usageError{err}
+		return nil, &InputError{err}
 	}
 	return roots, nil
 }
 
-func loadRoot(dir string) (rootModule, error) {
+func loadRoot(dir string) (Root, error) {
 	cfg, err := tfconfig.Load(dir)
 	if err != nil {
-		return rootModule{}, fmt.Errorf("read configuration %s: %w", dir, err)
+		return Root{}, fmt.Errorf("read configuration %s: %w", dir, err)
 	}
-	lock, err := lockfile.Read(filepath.Join(dir, lockFileName))
+	lock, err := lockfile.Read(filepath.Join(dir, FileName))
 	if err != nil {
-		return rootModule{}, fmt.Errorf("read lock file of %s: %w", dir, err)
+		return Root{}, fmt.Errorf("read lock file of %s: %w", dir, err)
 	}
-	r := rootModule{dir: dir, lock: lock, warnings: cfg.Warnings}
+	r := Root{Dir: dir, Lock: lock, Warnings: cfg.Warnings}
 	for _, p := range sortedProviders(cfg.Providers) {
 		n := mirror.Need{Provider: p, Root: dir}
 		for _, c := range cfg.Providers[p] {
@@ -65,7 +80,7 @@ func loadRoot(dir string) (rootModule, error) {
 			v := l.Version
 			n.Locked = &v
 		}
-		r.needs = append(r.needs, n)
+		r.Needs = append(r.Needs, n)
 	}
 	return r, nil
 }
@@ -87,12 +102,12 @@ func sortedProviders[V any](m map[addrs.Provider]V) []addrs.Provider {
 	return out
 }
 
-// requirements turns roots into what to mirror for platforms.
-func requirements(roots []rootModule, platforms []addrs.Platform) ([]mirror.Requirement, error) {
+// Requirements turns roots into what to mirror for platforms.
+func Requirements(roots []Root, platforms []addrs.Platform) ([]mirror.Requirement, error) {
 	var reqs []mirror.Requirement
 	var errs []error
 	for _, r := range roots {
-		for _, n := range r.needs {
+		for _, n := range r.Needs {
 			req, err := n.Requirement(platforms)
 			if err != nil {
 				errs = append(errs, err)
@@ -102,24 +117,24 @@ func requirements(roots []rootModule, platforms []addrs.Platform) ([]mirror.Requ
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, usageError{err}
+		return nil, &InputError{err}
 	}
 	return reqs, nil
 }
 
-// lockUpdate is a lock file computed for one root, ready to write.
-type lockUpdate struct {
+// Update is a lock file computed for one root, ready to write.
+type Update struct {
 	path string
 	file *lockfile.File
 	same bool // the file on disk already says exactly this
 }
 
-// computeLocks works out every root's new lock file without writing any:
+// Compute works out every root's new lock file without writing any:
 // the providers the configuration needs (others are dropped, as tofu does),
 // each at the version it would install from the mirror, with the hashes of
 // the requested platforms; an unchanged version keeps its old hashes too.
-func computeLocks(ctx context.Context, l *mirror.Locker, roots []rootModule, platforms []addrs.Platform) ([]lockUpdate, error) {
-	var out []lockUpdate
+func Compute(ctx context.Context, l *mirror.Locker, roots []Root, platforms []addrs.Platform) ([]Update, error) {
+	var out []Update
 	var errs []error
 	for _, r := range roots {
 		u, err := computeLock(ctx, l, r, platforms)
@@ -132,10 +147,10 @@ func computeLocks(ctx context.Context, l *mirror.Locker, roots []rootModule, pla
 	return out, errors.Join(errs...)
 }
 
-func computeLock(ctx context.Context, l *mirror.Locker, r rootModule, platforms []addrs.Platform) (lockUpdate, error) {
+func computeLock(ctx context.Context, l *mirror.Locker, r Root, platforms []addrs.Platform) (Update, error) {
 	file := &lockfile.File{Locks: map[addrs.Provider]*lockfile.Lock{}}
 	var errs []error
-	for _, n := range r.needs {
+	for _, n := range r.Needs {
 		entry, err := l.Lock(ctx, n, platforms)
 		if err != nil {
 			errs = append(errs, err)
@@ -143,25 +158,25 @@ func computeLock(ctx context.Context, l *mirror.Locker, r rootModule, platforms 
 		}
 		constraints, err := lockfile.NormalizeConstraints(n.Constraints)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %s: %w", r.dir, n.Provider, err))
+			errs = append(errs, fmt.Errorf("%s: %s: %w", r.Dir, n.Provider, err))
 			continue
 		}
 		hashes := entry.Hashes
-		if old, ok := r.lock.Locks[n.Provider]; ok && old.Version.Same(entry.Version) {
+		if old, ok := r.Lock.Locks[n.Provider]; ok && old.Version.Same(entry.Version) {
 			hashes = append(slices.Clone(old.Hashes), hashes...)
 		}
 		file.Locks[n.Provider] = &lockfile.Lock{Provider: n.Provider, Version: entry.Version, Constraints: constraints, Hashes: hashes}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return lockUpdate{}, err
+		return Update{}, err
 	}
-	path := filepath.Join(r.dir, lockFileName)
+	path := filepath.Join(r.Dir, FileName)
 	onDisk, err := os.ReadFile(path)
-	return lockUpdate{path: path, file: file, same: err == nil && bytes.Equal(onDisk, file.Bytes())}, nil
+	return Update{path: path, file: file, same: err == nil && bytes.Equal(onDisk, file.Bytes())}, nil
 }
 
-// writeLocks writes computed lock files and says what it did.
-func writeLocks(updates []lockUpdate, report func(string)) error {
+// Write writes computed lock files and says what it did.
+func Write(updates []Update, report func(string)) error {
 	for _, u := range updates {
 		if u.same {
 			report("unchanged " + u.path)
@@ -175,11 +190,11 @@ func writeLocks(updates []lockUpdate, report func(string)) error {
 	return nil
 }
 
-// warnRoots prints what reading the configurations warned about.
-func warnRoots(roots []rootModule, report func(string)) {
+// Warn says what reading the configurations warned about.
+func Warn(roots []Root, report func(string)) {
 	for _, r := range roots {
-		for _, w := range r.warnings {
-			report("warning: " + r.dir + ": " + strings.TrimSpace(w))
+		for _, w := range r.Warnings {
+			report("warning: " + r.Dir + ": " + strings.TrimSpace(w))
 		}
 	}
 }

@@ -1,18 +1,17 @@
-package cli
+package config
 
 import (
 	"testing"
 	"time"
 
-	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 )
 
 func TestNetworkPolicyPrecedence(t *testing.T) {
 	retries, stall := 9, 5*time.Second
-	manifest := config.Settings{Retries: &retries, StallTimeout: &stall}
+	manifest := Settings{Retries: &retries, StallTimeout: &stall}
 	flags := httpx.Policy{Retries: 1, StallTimeout: time.Second, ConnectTimeout: time.Hour}
-	p := networkPolicy(manifest, flags, map[string]bool{"retries": true})
+	p := manifest.NetworkPolicy(flags, map[string]bool{"retries": true})
 	def := httpx.DefaultPolicy()
 	if p.Retries != 1 {
 		t.Errorf("retries = %d, want the flag's 1", p.Retries)

@@ -1,0 +1,79 @@
+package config
+
+import (
+	"slices"
+	"time"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Flag names of the settings the command line can override; set in
+// NetworkPolicy says which of them were given.
+const (
+	FlagRetries        = "retries"
+	FlagConnectTimeout = "connect-timeout"
+	FlagHeaderTimeout  = "header-timeout"
+	FlagStallTimeout   = "stall-timeout"
+)
+
+// NetworkPolicy is the policy a command's requests run with: the defaults,
+// then the manifest's settings, then the flags that were given (set holds
+// their names), so a flag always wins.
+func (s Settings) NetworkPolicy(flags httpx.Policy, set map[string]bool) httpx.Policy {
+	p := httpx.DefaultPolicy()
+	if s.Retries != nil {
+		p.Retries = *s.Retries
+	}
+	for _, d := range []struct {
+		from *time.Duration
+		to   *time.Duration
+	}{{s.ConnectTimeout, &p.ConnectTimeout}, {s.HeaderTimeout, &p.HeaderTimeout}, {s.StallTimeout, &p.StallTimeout}} {
+		if d.from != nil {
+			*d.to = *d.from
+		}
+	}
+	if set[FlagRetries] {
+		p.Retries = flags.Retries
+	}
+	if set[FlagConnectTimeout] {
+		p.ConnectTimeout = flags.ConnectTimeout
+	}
+	if set[FlagHeaderTimeout] {
+		p.HeaderTimeout = flags.HeaderTimeout
+	}
+	if set[FlagStallTimeout] {
+		p.StallTimeout = flags.StallTimeout
+	}
+	return p
+}
+
+// ZipLimits are the defaults with the manifest's settings applied.
+func (s Settings) ZipLimits() hashing.ZipLimits {
+	l := hashing.DefaultZipLimits
+	if s.MaxArchiveEntries != nil {
+		l.MaxEntries = *s.MaxArchiveEntries
+	}
+	if s.MaxUnpackedBytes != nil {
+		l.MaxUnpackedBytes = *s.MaxUnpackedBytes
+	}
+	return l
+}
+
+// TrustPolicy is the manifest's trust policy; requireSignatures (the
+// command line's override) refuses unsigned releases for every provider,
+// whatever the manifest says.
+func (m *Manifest) TrustPolicy(requireSignatures bool) mirror.TrustPolicy {
+	p := m.Trust
+	if !requireSignatures {
+		return p
+	}
+	refuse := true
+	p.Default.RefuseUnsigned = &refuse
+	p.Rules = slices.Clone(p.Rules)
+	for i := range p.Rules {
+		p.Rules[i].RefuseUnsigned = &refuse
+	}
+	return p
+}

@@ -1,0 +1,454 @@
+package layout
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+// Policy decides what a publication does where the tree already holds
+// other content than it brings. It is the one merge rule of a tree: build
+// and bundle import differ only in the policy they pass.
+//
+// Under both policies documents are merged: index.json keeps every version
+// and gains the new ones, <version>.json keeps every platform and gains or
+// updates the new ones, catalog.json keeps every provider.
+type Policy int
+
+const (
+	// Refuse makes every difference a conflict: an archive, SHA256SUMS or
+	// signature with other bytes, a release recorded as verified by other
+	// keys, a platform recorded with another package, an archive listed
+	// under another URL. Hashes listed for the same bytes are united.
+	// Bundle import uses it: a difference means one side was tampered with
+	// or re-released, and a person must decide.
+	Refuse Policy = iota
+	// Repair lets content verified just now replace what the tree holds:
+	// a damaged archive (one whose bytes do not match the zh: its
+	// <version>.json lists), the kept origin files, and the platform's
+	// entries. An intact archive with other bytes (re-released upstream)
+	// is still a conflict: tfmirror never silently replaces a package
+	// clients may have locked. The build uses it.
+	Repair
+)
+
+// ConflictError refuses a publication: the tree holds content the policy
+// does not let it replace. Nothing was written.
+type ConflictError struct {
+	Conflicts []Conflict
+}
+
+// Conflict is one file a publication may not write.
+type Conflict struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+func (e *ConflictError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d conflicts with what the mirror already holds:", len(e.Conflicts))
+	for _, c := range e.Conflicts {
+		fmt.Fprintf(&b, "\n  %s: %s", c.Path, c.Message)
+	}
+	return b.String()
+}
+
+// PublishReport counts what a publication did.
+type PublishReport struct {
+	Written   int // files created or replaced
+	Unchanged int // files that already held what the publication brings
+}
+
+// PublishAll makes releases visible in publish order: every archive and
+// kept origin file first, then provenance records, then <version>.json,
+// then index.json, and catalog.json last, each write atomic. Everything is
+// planned (every existing document read and merged) before the first
+// write, so a conflict or a document the tree cannot understand refuses
+// the whole publication with the tree as it was.
+func (t *Tree) PublishAll(ctx context.Context, policy Policy, releases []Release) (PublishReport, error) {
+	if t.s == nil {
+		return PublishReport{}, fmt.Errorf("publish into %s: %w", t.Location(), ErrReadOnly)
+	}
+	defer t.lockProviders(releases)()
+	pl := &planner{tree: t, policy: policy, docs: map[string]*plannedDoc{}}
+	for _, r := range releases {
+		if err := pl.release(ctx, r); err != nil {
+			return PublishReport{}, err
+		}
+	}
+	if len(pl.conflicts) > 0 {
+		return PublishReport{}, &ConflictError{Conflicts: pl.conflicts}
+	}
+	writes, err := pl.documentWrites()
+	if err != nil {
+		return PublishReport{}, err
+	}
+	writes = append(pl.files, writes...)
+	slices.SortStableFunc(writes, func(a, b write) int { return int(a.kind) - int(b.kind) })
+	report := PublishReport{Unchanged: pl.unchanged}
+	for _, w := range writes {
+		if err := t.apply(ctx, w); err != nil {
+			return report, err
+		}
+		report.Written++
+	}
+	changed, err := t.addToCatalog(ctx, releases)
+	if changed {
+		report.Written++
+	} else if err == nil {
+		report.Unchanged++
+	}
+	return report, err
+}
+
+// lockProviders serializes publications per provider, taking the locks in
+// one order so two multi-provider publications cannot deadlock.
+func (t *Tree) lockProviders(releases []Release) func() {
+	var names []addrs.Provider
+	for _, r := range releases {
+		if !slices.Contains(names, r.Provider) {
+			names = append(names, r.Provider)
+		}
+	}
+	slices.SortFunc(names, func(a, b addrs.Provider) int { return strings.Compare(a.String(), b.String()) })
+	unlocks := make([]func(), 0, len(names))
+	for _, p := range names {
+		unlocks = append(unlocks, t.lockProvider(p))
+	}
+	return func() {
+		for _, u := range slices.Backward(unlocks) {
+			u()
+		}
+	}
+}
+
+// write is one planned change of the tree.
+type write struct {
+	rel     string
+	kind    FileKind
+	content Content
+	delete  bool
+}
+
+func (t *Tree) apply(ctx context.Context, w write) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if w.delete {
+		return t.s.Delete(ctx, w.rel)
+	}
+	if err := t.s.Put(ctx, w.rel, w.content); err != nil {
+		return fmt.Errorf("publish %s: %w", w.rel, err)
+	}
+	return nil
+}
+
+// plannedDoc is a document as the publication will leave it.
+type plannedDoc struct {
+	rel      string
+	kind     FileKind
+	existing []byte // nil when the tree lacks it
+	value    any    // *Index, *VersionDoc or *Provenance
+}
+
+type planner struct {
+	tree      *Tree
+	policy    Policy
+	docs      map[string]*plannedDoc
+	order     []string // document paths, in the order first planned
+	files     []write
+	unchanged int
+	conflicts []Conflict
+}
+
+func (pl *planner) conflict(rel, format string, args ...any) {
+	pl.conflicts = append(pl.conflicts, Conflict{Path: rel, Message: fmt.Sprintf(format, args...)})
+}
+
+// release plans one release's files and merges it into its documents.
+func (pl *planner) release(ctx context.Context, r Release) error {
+	doc, err := pl.versionDoc(ctx, r.Provider, r.Version)
+	if err != nil {
+		return err
+	}
+	for _, a := range r.Archives {
+		replaced, err := pl.archive(ctx, r, a, doc)
+		if err != nil {
+			return err
+		}
+		pl.listArchive(r, a, doc, replaced)
+	}
+	if r.Record != nil {
+		if err := pl.record(ctx, r); err != nil {
+			return err
+		}
+	}
+	idx, err := pl.index(ctx, r.Provider)
+	if err != nil {
+		return err
+	}
+	idx.Versions[r.Version.String()] = struct{}{}
+	return nil
+}
+
+// listArchive sets a platform's entry in <version>.json.
+func (pl *planner) listArchive(r Release, a Archive, doc *VersionDoc, replaced bool) {
+	name := ArchiveName(r.Provider, r.Version, a.Platform)
+	entry := ArchiveEntry{Hashes: sortedHashes(a.Hashes), URL: name}
+	old, listed := doc.Archives[a.Platform.String()]
+	switch {
+	case listed && old.URL != name:
+		if pl.policy == Refuse {
+			pl.conflict(VersionPath(r.Provider, r.Version), "%s: the mirror lists the archive %q, the publication %q", a.Platform, old.URL, name)
+		}
+	case listed && !replaced && pl.policy == Refuse:
+		// The same bytes: every hash either side lists is valid for them.
+		entry.Hashes = sortedHashes(append(slices.Clone(old.Hashes), a.Hashes...))
+	}
+	doc.Archives[a.Platform.String()] = entry
+}
+
+// archive plans an archive's file. It reports whether the tree's file is
+// replaced (or created).
+func (pl *planner) archive(ctx context.Context, r Release, a Archive, doc *VersionDoc) (bool, error) {
+	rel := ArchivePath(r.Provider, r.Version, a.Platform)
+	if a.Staged == "" {
+		return false, nil // already in place
+	}
+	if local, ok := pl.tree.LocalPath(rel); ok && same(local, a.Staged) {
+		pl.unchanged++
+		return false, nil
+	}
+	want, err := stagedDigest(a)
+	if err != nil {
+		return false, fmt.Errorf("publish %s: %w", rel, err)
+	}
+	have, found, err := pl.digestOf(ctx, rel)
+	if err != nil {
+		return false, pl.fileWrite(rel, Content{}, err)
+	}
+	if !found {
+		return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move}, nil)
+	}
+	if have == want {
+		pl.unchanged++
+		return false, nil
+	}
+	listed := doc.Archives[a.Platform.String()]
+	intact := slices.Contains(listed.Hashes, hashing.ZH(have))
+	if pl.policy == Refuse || intact {
+		pl.differs(rel, have, want, intact)
+		return false, nil
+	}
+	return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move}, nil)
+}
+
+// differs records the conflict of a file whose bytes differ.
+func (pl *planner) differs(rel string, have, want [sha256.Size]byte, intact bool) {
+	if pl.policy == Repair && intact {
+		pl.conflict(rel, "the mirror already holds a verified package here (%s), but the origin now serves other bytes (%s): "+
+			"tfmirror never replaces a published package; remove the version from the mirror first if the new one is right", hashing.ZH(have), hashing.ZH(want))
+		return
+	}
+	pl.conflict(rel, "the destination already holds different bytes here (SHA-256 %x, the incoming file's is %x); "+
+		"tfmirror never replaces an archive or a kept origin file: remove or rebuild it first if the incoming one is right", have, want)
+}
+
+func (pl *planner) fileWrite(rel string, c Content, err error) error {
+	if errors.Is(err, ErrNotRegular) {
+		pl.conflict(rel, "%v", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: c})
+	return nil
+}
+
+// digestOf returns the SHA-256 of a file of the tree, if it exists.
+func (pl *planner) digestOf(ctx context.Context, rel string) ([sha256.Size]byte, bool, error) {
+	sum, err := pl.tree.Digest(ctx, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return sum, false, nil
+	}
+	return sum, true, err
+}
+
+// stagedDigest is the SHA-256 of a staged archive: its zh: hash when the
+// caller gave one, else computed.
+func stagedDigest(a Archive) ([sha256.Size]byte, error) {
+	for _, h := range a.Hashes {
+		if hexSum, ok := strings.CutPrefix(string(h), hashing.SchemeZH); ok {
+			var out [sha256.Size]byte
+			if n, err := hex.Decode(out[:], []byte(hexSum)); err == nil && n == sha256.Size {
+				return out, nil
+			}
+		}
+	}
+	sum, _, err := hashing.HashFile(a.Staged)
+	return sum, err
+}
+
+// origin plans a kept origin file (SHA256SUMS or its signature): nil data
+// means the release has none, and a stale one is removed under Repair.
+func (pl *planner) origin(ctx context.Context, rel string, data []byte) error {
+	have, err := pl.tree.readDoc(ctx, rel, MaxSumsBytes)
+	if err != nil {
+		return err
+	}
+	switch {
+	case data == nil && have == nil:
+	case data == nil && pl.policy == Repair:
+		pl.files = append(pl.files, write{rel: rel, kind: KindFile, delete: true})
+	case data == nil:
+		// Refuse: the release keeps the signature the mirror has.
+	case have == nil:
+		pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: Content{Data: data}})
+	case bytes.Equal(have, data):
+		pl.unchanged++
+	case pl.policy == Refuse:
+		pl.differs(rel, sha256.Sum256(have), sha256.Sum256(data), false)
+	default:
+		pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: Content{Data: data}})
+	}
+	return nil
+}
+
+// record plans a release's kept origin files and merges its provenance.
+func (pl *planner) record(ctx context.Context, r Release) error {
+	rec := r.Record
+	if err := pl.origin(ctx, SumsPath(r.Provider, r.Version), rec.Sums); err != nil {
+		return err
+	}
+	if err := pl.origin(ctx, SignaturePath(r.Provider, r.Version), rec.Signature); err != nil {
+		return err
+	}
+	prov, found, err := pl.provenance(ctx, r.Provider, r.Version)
+	if err != nil {
+		return err
+	}
+	rel := ProvenancePath(r.Provider, r.Version)
+	keys := rec.Provenance.SigningKeys
+	if keys == nil {
+		keys = []string{}
+	}
+	sameKeys := prov.KeyID == rec.Provenance.KeyID && slices.Equal(prov.SigningKeys, keys)
+	if pl.policy == Refuse && found && !sameKeys {
+		pl.conflict(rel, "the release was verified with other signing keys in the destination (key %q) than in the publication (key %q)", prov.KeyID, rec.Provenance.KeyID)
+	}
+	prov.KeyID, prov.SigningKeys = rec.Provenance.KeyID, keys
+	for plat, a := range rec.Provenance.Archives {
+		if d, ok := prov.Archives[plat]; ok && d != a && pl.policy == Refuse {
+			pl.conflict(rel, "%s: the destination records another package (%s) than the publication (%s)", plat, d.H1, a.H1)
+		}
+		prov.Archives[plat] = a
+	}
+	return nil
+}
+
+// load returns a planned document, reading it from the tree the first
+// time it is needed.
+func (pl *planner) load(ctx context.Context, rel string, kind FileKind, decode func([]byte) (any, error), empty func() any) (*plannedDoc, error) {
+	if d, ok := pl.docs[rel]; ok {
+		return d, nil
+	}
+	data, err := pl.tree.readDoc(ctx, rel, MaxDocumentBytes)
+	if err != nil {
+		return nil, err
+	}
+	d := &plannedDoc{rel: rel, kind: kind, existing: data, value: empty()}
+	if data != nil {
+		if d.value, err = decode(data); err != nil {
+			return nil, fmt.Errorf("existing %s: %w", rel, err)
+		}
+	}
+	pl.docs[rel] = d
+	pl.order = append(pl.order, rel)
+	return d, nil
+}
+
+func (pl *planner) index(ctx context.Context, p addrs.Provider) (*Index, error) {
+	d, err := pl.load(ctx, IndexPath(p), KindIndex,
+		func(b []byte) (any, error) { idx, err := DecodeIndex(b); return &idx, err },
+		func() any { return &Index{Versions: map[string]struct{}{}} })
+	if err != nil {
+		return nil, err
+	}
+	return d.value.(*Index), nil
+}
+
+func (pl *planner) versionDoc(ctx context.Context, p addrs.Provider, v addrs.Version) (*VersionDoc, error) {
+	d, err := pl.load(ctx, VersionPath(p, v), KindVersion,
+		func(b []byte) (any, error) { doc, err := DecodeVersion(b); return &doc, err },
+		func() any { return &VersionDoc{Archives: map[string]ArchiveEntry{}} })
+	if err != nil {
+		return nil, err
+	}
+	return d.value.(*VersionDoc), nil
+}
+
+func (pl *planner) provenance(ctx context.Context, p addrs.Provider, v addrs.Version) (*Provenance, bool, error) {
+	d, err := pl.load(ctx, ProvenancePath(p, v), KindProvenance,
+		func(b []byte) (any, error) { prov, err := DecodeProvenance(b); return &prov, err },
+		func() any { return &Provenance{Archives: map[string]ProvenanceArchive{}, SigningKeys: []string{}} })
+	if err != nil {
+		return nil, false, err
+	}
+	return d.value.(*Provenance), d.existing != nil, nil
+}
+
+// documentWrites encodes every planned document that changes.
+func (pl *planner) documentWrites() ([]write, error) {
+	var out []write
+	for _, rel := range pl.order {
+		d := pl.docs[rel]
+		if d.kind == KindProvenance && d.existing == nil && len(d.value.(*Provenance).Archives) == 0 {
+			continue // the release brought no record
+		}
+		data, err := Encode(d.value)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", rel, err)
+		}
+		if bytes.Equal(data, d.existing) {
+			pl.unchanged++
+			continue
+		}
+		out = append(out, write{rel: rel, kind: d.kind, content: Content{Data: data}})
+	}
+	return out, nil
+}
+
+// addToCatalog records the releases' providers in catalog.json, last.
+func (t *Tree) addToCatalog(ctx context.Context, releases []Release) (bool, error) {
+	t.catalogMu.Lock()
+	defer t.catalogMu.Unlock()
+	c, _, err := t.ReadCatalog(ctx)
+	if err != nil {
+		return false, err
+	}
+	n := len(c.Providers)
+	for _, r := range releases {
+		if name := r.Provider.String(); !slices.Contains(c.Providers, name) {
+			c.Providers = append(c.Providers, name)
+		}
+	}
+	if len(c.Providers) == n {
+		return false, nil
+	}
+	slices.Sort(c.Providers)
+	data, err := Encode(c)
+	if err != nil {
+		return false, err
+	}
+	return true, t.apply(ctx, write{rel: CatalogPath, kind: KindCatalog, content: Content{Data: data}})
+}

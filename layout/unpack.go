@@ -1,0 +1,401 @@
+package layout
+
+import (
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// ErrUnsafeArchive marks a package archive InstallPackageDir refuses to
+// unpack: an entry name that would leave the package directory or is not
+// canonical, a duplicate or clashing entry, a symbolic link or other special
+// file, or more entries or bytes than the limits allow.
+var ErrUnsafeArchive = errors.New("refused as unsafe")
+
+// exchangeFunc atomically swaps the directory entries from and to, both of
+// which exist. It fails with an error matching syscall.EINVAL,
+// syscall.ENOSYS or errors.ErrUnsupported where the system cannot do it;
+// InstallPackageDir then falls back to two renames. Tests replace it.
+var exchangeFunc = renameExchange
+
+// Names inside the per-install job directory under workDir.
+const (
+	installNewName = "new" // the extracted package; after an exchange, the old one
+	installOldName = "old" // the old package, moved aside by the fallback
+)
+
+// InstallPackageDir unpacks the provider package zipPath into the directory
+// final (an unpacked filesystem-mirror package directory such as
+// OUT/<host>/<namespace>/<type>/<version>/<os_arch>), replacing whatever
+// final held. workDir is a private directory on the same filesystem as
+// final and outside the tree clients read (such as OUT/.tfmirror/staging);
+// it is created if missing.
+//
+// Guarantees:
+//
+//  1. final appears complete or not at all. The zip is extracted into a new
+//     job directory created under workDir; every file written and every
+//     directory created is fsynced; then the package is published with one
+//     atomic operation: rename(2) onto final if final does not exist, or,
+//     if it does (an old or damaged package, even a plain file), a Linux
+//     renameat2(RENAME_EXCHANGE) that swaps the two, after which the old
+//     content, now inside workDir, is removed. Where the exchange is not
+//     supported (EINVAL, ENOSYS, or a system other than Linux) the old
+//     package is first renamed into workDir, then the new one is renamed to
+//     final: in that fallback a reader can briefly find no package at all,
+//     but never a partial or mixed one. If the second rename fails, the old
+//     package is put back.
+//  2. After the rename the parent directory of final is fsynced, as are the
+//     parents of any directories created on the way to it, so a nil return
+//     means the new package is durable.
+//  3. Nothing named like a temporary ever appears in the client-visible
+//     tree: every intermediate name lives inside workDir. A SIGKILL or
+//     power loss at any point leaves at final the old package, the new one
+//     or (fallback only) none, plus garbage only inside workDir, which the
+//     caller deletes on its next run. On return, error or not, the job
+//     directory has been removed (a failure to remove it is not reported:
+//     the caller's next-run cleanup takes care of it).
+//  4. Extraction is safe. It refuses, before writing anything, entries whose
+//     name is empty, absolute, contains a backslash or NUL, is not local
+//     (filepath.IsLocal) or is not canonical ("a/./b", "a/../b", "a//b");
+//     duplicate names ("a" and "a/" count as the same); a file that is also
+//     the parent of another entry ("a" and "a/b", in either order);
+//     symbolic links and anything else that is neither a regular file nor a
+//     directory; directory entries with content; and archives over limits.
+//     A zero field of limits means the one of hashing.DefaultZipLimits.
+//     Entry counts and declared sizes are checked first; while writing,
+//     each entry is read through an io.LimitReader bounded by the bytes
+//     left, so a lying size stops at the cap. Files are created with
+//     O_EXCL (and O_NOFOLLOW where the system has it), with mode 0755 if the
+//     entry has any executable bit and 0644 otherwise; directories are 0755,
+//     whatever the umask.
+//  5. Errors wrap their cause with %w and say what was being done:
+//     "unpack ZIP: entry NAME: ..." for extraction, "install FINAL: ..." for
+//     publication. Refused archives match ErrUnsafeArchive.
+func InstallPackageDir(workDir, zipPath, final string, limits hashing.ZipLimits) error {
+	job, err := stagePackageDir(workDir, zipPath, limits)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(job) }()
+	return publishPackageDir(job, final)
+}
+
+// stagePackageDir extracts zipPath into job/new, for a new job directory
+// under workDir, and makes it durable. It returns the job directory; on
+// error it has removed it. Nothing outside workDir changes.
+func stagePackageDir(workDir, zipPath string, limits hashing.ZipLimits) (job string, err error) {
+	if err := MkdirAll(workDir); err != nil {
+		return "", fmt.Errorf("unpack %s: %w", zipPath, err)
+	}
+	job, err = os.MkdirTemp(workDir, "install-*")
+	if err != nil {
+		return "", fmt.Errorf("unpack %s: %w", zipPath, err)
+	}
+	if err := extractPackage(zipPath, filepath.Join(job, installNewName), limits); err != nil {
+		_ = os.RemoveAll(job)
+		return "", err
+	}
+	if err := syncDir(job); err != nil {
+		_ = os.RemoveAll(job)
+		return "", fmt.Errorf("unpack %s: %w", zipPath, err)
+	}
+	return job, nil
+}
+
+// publishPackageDir moves job/new to final with one atomic operation (or
+// the two-rename fallback) and syncs final's parent. Old content ends up
+// inside job.
+func publishPackageDir(job, final string) error {
+	staged := filepath.Join(job, installNewName)
+	parent := filepath.Dir(final)
+	if err := mkdirAllSynced(parent); err != nil {
+		return fmt.Errorf("install %s: %w", final, err)
+	}
+	_, err := os.Lstat(final)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.Rename(staged, final); err != nil {
+			return fmt.Errorf("install %s: %w", final, err)
+		}
+	case err != nil:
+		return fmt.Errorf("install %s: %w", final, err)
+	default:
+		err := exchangeFunc(staged, final)
+		if err != nil && !isExchangeUnsupported(err) {
+			return fmt.Errorf("install %s: exchange with the old package: %w", final, err)
+		}
+		if err != nil {
+			if err := moveAside(final, job); err != nil {
+				return err
+			}
+			if err := os.Rename(staged, final); err != nil {
+				err = fmt.Errorf("install %s: %w", final, err)
+				if rerr := os.Rename(filepath.Join(job, installOldName), final); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("install %s: put the old package back: %w", final, rerr))
+				}
+				return err
+			}
+		}
+	}
+	if err := syncDir(parent); err != nil {
+		return fmt.Errorf("install %s: %w", final, err)
+	}
+	return nil
+}
+
+// moveAside renames final to job/old, out of the client-visible tree: the
+// first step of the fallback when the exchange is not supported.
+func moveAside(final, job string) error {
+	if err := os.Rename(final, filepath.Join(job, installOldName)); err != nil {
+		return fmt.Errorf("install %s: move the old package aside: %w", final, err)
+	}
+	return nil
+}
+
+// isExchangeUnsupported reports whether err says the system or filesystem
+// cannot do renameat2(RENAME_EXCHANGE).
+func isExchangeUnsupported(err error) bool {
+	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, errors.ErrUnsupported)
+}
+
+// mkdirAllSynced is MkdirAll that also fsyncs the parent of every directory
+// it creates, so the path to final survives a crash once final's parent is
+// synced.
+func mkdirAllSynced(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		info, err := os.Stat(d)
+		if err == nil {
+			if !info.IsDir() {
+				return fmt.Errorf("create directory %s: %s is not a directory", dir, d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("create directory %s: %w", dir, err)
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		d := missing[i]
+		if err := os.Mkdir(d, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create directory %s: %w", d, err)
+		}
+		if err := os.Chmod(d, DirMode); err != nil {
+			return fmt.Errorf("create directory %s: %w", d, err)
+		}
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// packageEntry is one zip entry checked and ready to extract.
+type packageEntry struct {
+	f    *zip.File
+	name string // canonical slash-separated path, no trailing slash
+	dir  bool
+	mode fs.FileMode
+}
+
+// extractPackage unpacks zipPath into dest, which must not exist, and
+// fsyncs every file and directory it creates.
+func extractPackage(zipPath, dest string, limits hashing.ZipLimits) error {
+	if limits.MaxEntries <= 0 {
+		limits.MaxEntries = hashing.DefaultZipLimits.MaxEntries
+	}
+	if limits.MaxUnpackedBytes <= 0 {
+		limits.MaxUnpackedBytes = hashing.DefaultZipLimits.MaxUnpackedBytes
+	}
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // insecure names get a precise error below
+		return fmt.Errorf("unpack %s: %w", zipPath, err)
+	}
+	defer func() { _ = zr.Close() }()
+	entries, err := checkPackageEntries(zr.File, limits)
+	if err != nil {
+		return fmt.Errorf("unpack %s: %w", zipPath, err)
+	}
+
+	dirs := []string{dest} // every directory created, parents first
+	if err := mkdirFresh(dest); err != nil {
+		return fmt.Errorf("unpack %s: %w", zipPath, err)
+	}
+	made := map[string]bool{".": true}
+	mkdirs := func(name string) error {
+		if made[name] {
+			return nil
+		}
+		var todo []string
+		for d := name; !made[d]; d = path.Dir(d) {
+			todo = append(todo, d)
+		}
+		for i := len(todo) - 1; i >= 0; i-- {
+			p := filepath.Join(dest, filepath.FromSlash(todo[i]))
+			if err := mkdirFresh(p); err != nil {
+				return err
+			}
+			made[todo[i]] = true
+			dirs = append(dirs, p)
+		}
+		return nil
+	}
+
+	left := limits.MaxUnpackedBytes
+	for _, e := range entries {
+		if e.dir {
+			if err := mkdirs(e.name); err != nil {
+				return fmt.Errorf("unpack %s: entry %q: %w", zipPath, e.f.Name, err)
+			}
+			continue
+		}
+		if err := mkdirs(path.Dir(e.name)); err != nil {
+			return fmt.Errorf("unpack %s: entry %q: %w", zipPath, e.f.Name, err)
+		}
+		n, err := writePackageFile(e, filepath.Join(dest, filepath.FromSlash(e.name)), left, limits.MaxUnpackedBytes)
+		if err != nil {
+			return fmt.Errorf("unpack %s: entry %q: %w", zipPath, e.f.Name, err)
+		}
+		left -= n
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syncDir(dirs[i]); err != nil {
+			return fmt.Errorf("unpack %s: %w", zipPath, err)
+		}
+	}
+	return nil
+}
+
+// mkdirFresh creates dir, which must not exist, with mode DirMode whatever
+// the umask.
+func mkdirFresh(dir string) error {
+	if err := os.Mkdir(dir, DirMode); err != nil {
+		return err
+	}
+	return os.Chmod(dir, DirMode)
+}
+
+// writePackageFile writes entry e to the new file p, reading at most left+1
+// bytes, and fsyncs it. It returns the bytes written.
+func writePackageFile(e packageEntry, p string, left, limit int64) (int64, error) {
+	r, err := e.f.Open()
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = r.Close() }()
+	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, e.mode)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, io.LimitReader(r, left+1))
+	if err == nil && n > left {
+		err = fmt.Errorf("archive unpacks to more than the limit of %d bytes: %w", limit, ErrUnsafeArchive)
+	}
+	if err == nil {
+		err = out.Chmod(e.mode)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// checkPackageEntries validates every entry of the archive before anything
+// is written: names, types, duplicates, file/directory clashes, entry count
+// and declared sizes.
+func checkPackageEntries(files []*zip.File, limits hashing.ZipLimits) ([]packageEntry, error) {
+	refuse := func(f *zip.File, format string, args ...any) error {
+		return fmt.Errorf("entry %q: %s: %w", f.Name, fmt.Sprintf(format, args...), ErrUnsafeArchive)
+	}
+	seen := make(map[string]bool)    // entry name → is a directory
+	parents := make(map[string]bool) // directories implied by deeper entries
+	var declared uint64
+	maxBytes := uint64(limits.MaxUnpackedBytes)
+	entries := make([]packageEntry, 0, min(len(files), limits.MaxEntries))
+	for i, f := range files {
+		if i >= limits.MaxEntries {
+			return nil, refuse(f, "archive has more than the limit of %d entries", limits.MaxEntries)
+		}
+		name, why := canonicalEntryName(f.Name)
+		if why != "" {
+			return nil, refuse(f, "%s", why)
+		}
+		mode := f.Mode()
+		dir := mode.IsDir()
+		switch {
+		case mode&fs.ModeSymlink != 0:
+			return nil, refuse(f, "symbolic links are not allowed")
+		case mode.Type()&^fs.ModeDir != 0:
+			return nil, refuse(f, "not a regular file or directory (%v)", mode.Type())
+		case dir && f.UncompressedSize64 != 0:
+			return nil, refuse(f, "directory entry has content")
+		}
+		if _, dup := seen[name]; dup {
+			return nil, refuse(f, "duplicate entry name")
+		}
+		if !dir && parents[name] {
+			return nil, refuse(f, "file is also the parent directory of another entry")
+		}
+		for p := path.Dir(name); p != "."; p = path.Dir(p) {
+			if isDir, ok := seen[p]; ok && !isDir {
+				return nil, refuse(f, "parent %q is a file entry", p)
+			}
+			parents[p] = true
+		}
+		seen[name] = dir
+		if !dir {
+			if f.UncompressedSize64 > maxBytes-declared {
+				return nil, refuse(f, "archive unpacks to more than the limit of %d bytes", limits.MaxUnpackedBytes)
+			}
+			declared += f.UncompressedSize64
+		}
+		fileMode := FileMode
+		if mode&0o111 != 0 {
+			fileMode = 0o755
+		}
+		entries = append(entries, packageEntry{f: f, name: name, dir: dir, mode: fileMode})
+	}
+	return entries, nil
+}
+
+// canonicalEntryName returns the entry name without its trailing slash, or
+// why it is refused.
+func canonicalEntryName(raw string) (name, why string) {
+	switch {
+	case raw == "" || raw == "/":
+		return "", "empty name"
+	case strings.ContainsRune(raw, 0):
+		return "", "name contains a NUL byte"
+	case strings.Contains(raw, `\`):
+		return "", "name contains a backslash"
+	case strings.HasPrefix(raw, "/") || filepath.IsAbs(filepath.FromSlash(raw)) || filepath.VolumeName(filepath.FromSlash(raw)) != "":
+		return "", "name is absolute"
+	}
+	name = strings.TrimSuffix(raw, "/")
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return "", "name leaves the package directory"
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part == "." || part == ".." {
+			return "", "name is not canonical"
+		}
+	}
+	return name, ""
+}
