@@ -1,12 +1,25 @@
-// Package layout decides where bytes go in a static mirror tree and makes
-// sure no client ever sees half of it.
+// Package layout is the one owner of a mirror tree's files: where bytes go
+// and how they become visible, so that no client ever sees half of a tree.
 //
-// It owns the network mirror layout (host/namespace/type/index.json,
-// <version>.json and the archives), the byte-exact JSON those files hold,
-// atomic world-readable writes (temporary file, fsync, rename, fsync of the
-// directory) and the publish order: archives first, then <version>.json,
-// then index.json, so a live web root never points at a missing file.
+// It owns:
+//   - the network mirror layout (host/namespace/type/index.json,
+//     <version>.json, the archives, the kept origin files and provenance,
+//     catalog.json) and the byte-exact JSON those files hold: no other
+//     package parses them; they read a tree through Tree's typed reads;
+//   - the one publish planner (Tree.PublishAll) with its explicit merge
+//     policy (Policy: Repair for builds, Refuse for bundle import) and the
+//     publish order (FileKind): archives and origin files, then provenance,
+//     then <version>.json, then index.json, then catalog.json;
+//   - the destination seam: Reader (what verify, lock and the planner read
+//     from: a directory, a URL, a bucket) and Store (what every writer of a
+//     tree writes through), whose guarantees the Store doc states, and the
+//     first Store, DirStore (atomic world-readable writes: temporary file,
+//     fsync, rename, fsync of the directory; an exclusive lock);
+//   - the local Workspace downloads are staged in, and the filesystem
+//     layouts (packed, unpacked) made from a local network tree, each
+//     package appearing complete or not at all.
 //
-// It does not decide what to mirror or whether bytes can be trusted; callers
-// hand it archives that were already verified.
+// It does not decide what to mirror or whether bytes can be trusted:
+// callers hand it archives that were already verified, and the trust
+// decision is package mirror's.
 package layout

@@ -2,12 +2,19 @@
 //
 // It owns the build: resolving each requirement to the releases to mirror,
 // planning one package per provider, version and platform, fetching every
-// package to staging, authenticating it against the upstream SHA256SUMS and
-// its OpenPGP signature under the trust policy, and handing verified
-// releases to package layout in publish order. It reports every package's
-// outcome as events and in a final Report.
+// package once to the workspace, authenticating it against the upstream
+// SHA256SUMS and its OpenPGP signature, and handing verified releases to
+// every destination tree (package layout publishes them). It reports every
+// package's outcome as events and in a final Report.
+//
+// It owns the one trust decision, TrustPolicy.Authenticate, which the build,
+// the Locker (lock files), the Verifier (verify, bundle create and import)
+// and the registry replica all call, so a release gets the same verdict
+// from every command.
 //
 // It defines the seams it needs (Source for an origin, SignatureChecker for
-// OpenPGP) and knows nothing of HTTP, HCL, cobra or exit codes: adapters in
-// internal/ implement those seams and the CLI wires them together.
+// OpenPGP; destinations are layout's Reader and Store) and knows nothing of
+// HTTP, HCL, cobra, S3, OCI or exit codes: adapters in internal/ implement
+// those seams and the CLI wires them together. It does not know the tree's
+// files (package layout does).
 package mirror

@@ -79,7 +79,7 @@ func (b *Builder) lookupPlatform(ctx context.Context, pkg Package) *candidate {
 func (b *Builder) missingPlatform(pkg Package) {
 	reason := fmt.Sprintf("%s %s is not published for %s", pkg.Provider, pkg.Version, pkg.Platform)
 	if b.Options.Strict {
-		err := &PackageError{Package: pkg, Err: fmt.Errorf("release has no package for this platform (--strict)")}
+		err := &PackageError{Package: pkg, Err: fmt.Errorf("release has no package for this platform, and the build treats a missing platform as a failure (strict)")}
 		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "platform not published", Err: err})
 		return
 	}

@@ -85,3 +85,31 @@ func FuzzParseConstraints(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNormalizeConstraints checks that the normalized form never panics,
+// parses again and is a fixed point.
+func FuzzNormalizeConstraints(f *testing.F) {
+	for _, seed := range []string{
+		"~> 1.0", ">= 1.0, ~> 1.1, != 1.0.5", "~> 2", "1.2.0-beta1", "> 1, < 3",
+		"~> 1-beta", ">= 1.0.0+b, 1.0.0+a", "0", "=1.2", "v1", "1.*", "",
+	} {
+		f.Add(seed, "~> 1.1")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		got, err := NormalizeConstraints([]string{a, b})
+		if err != nil {
+			return
+		}
+		again, err := NormalizeConstraints([]string{got})
+		if err != nil {
+			t.Fatalf("normalized %q does not parse: %v", got, err)
+		}
+		if again != got {
+			t.Fatalf("normalizing %q gave %q", got, again)
+		}
+		swapped, err := NormalizeConstraints([]string{b, a})
+		if err != nil || swapped != got {
+			t.Fatalf("order matters: %q then %q", got, swapped)
+		}
+	})
+}

@@ -52,3 +52,20 @@ func ParseConstraints(s string) (VersionSet, error) {
 	}
 	return versions.MeetingConstraints(cs), nil
 }
+
+// MustParseConstraints is ParseConstraints for constants; it panics on an
+// invalid constraint.
+func MustParseConstraints(s string) VersionSet {
+	set, err := ParseConstraints(s)
+	if err != nil {
+		panic(err)
+	}
+	return set
+}
+
+// CheckGoVersionConstraint validates a constraint with hashicorp/go-version,
+// the first of the two parsers OpenTofu applies.
+func CheckGoVersionConstraint(s string) error {
+	_, err := goversion.NewConstraint(s)
+	return err
+}

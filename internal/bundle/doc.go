@@ -17,8 +17,10 @@
 // itself as "tfmirror verify" checks it (archives against the kept
 // SHA256SUMS, signatures against the kept keys). The bundle is unpacked
 // into a staging directory under the destination's private .tfmirror/
-// directory, then published into the destination in publish order,
-// merging with what is there.
+// directory, then published into the destination by layout's planner under
+// the Refuse policy: everything is merged and checked before the first
+// write, and any file the destination holds with other bytes refuses the
+// bundle.
 //
 // It does not decide what a mirror contains (package layout does) nor how
 // its contents are verified (package mirror does).

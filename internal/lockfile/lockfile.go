@@ -235,7 +235,7 @@ func decodeConstraints(lock *Lock, attr *hcl.Attribute) hcl.Diagnostics {
 		return diags
 	}
 	rng := attr.Expr.Range()
-	canon, err := NormalizeConstraints([]string{raw})
+	canon, err := addrs.NormalizeConstraints([]string{raw})
 	if err != nil {
 		return hcl.Diagnostics{problem(rng, "Invalid provider version constraints",
 			fmt.Sprintf("The recorded constraints for %s are not valid: %v.", lock.Provider, err))}

@@ -156,7 +156,7 @@ func computeLock(ctx context.Context, l *mirror.Locker, r Root, platforms []addr
 			errs = append(errs, err)
 			continue
 		}
-		constraints, err := lockfile.NormalizeConstraints(n.Constraints)
+		constraints, err := addrs.NormalizeConstraints(n.Constraints)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %s: %w", r.Dir, n.Provider, err))
 			continue

@@ -8,7 +8,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/apparentlymart/go-versions/versions"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -141,14 +140,14 @@ func resolve(base *url.URL, ref string) (*url.URL, error) {
 }
 
 // supportedProtocols are the plugin protocol major versions OpenTofu runs.
-var supportedProtocols = versions.MustMakeSet(versions.MeetingConstraintsStringRuby(">= 5, < 7"))
+var supportedProtocols = addrs.MustParseConstraints(">= 5, < 7")
 
 func checkProtocols(protocols []string) error {
 	if len(protocols) == 0 {
 		return nil
 	}
 	for _, raw := range protocols {
-		v, err := versions.ParseVersion(raw)
+		v, err := addrs.ParseVersion(raw) // guarded: a huge number is an error, not a panic
 		if err == nil && supportedProtocols.Has(v) {
 			return nil
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	goversion "github.com/hashicorp/go-version"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	hcljson "github.com/hashicorp/hcl/v2/json"
@@ -95,7 +94,7 @@ func checkLocalName(name string, rng hcl.Range, diags *hcl.Diagnostics) bool {
 // checkGoVersionConstraint validates a constraint with hashicorp/go-version,
 // the first of the two parsers OpenTofu applies.
 func checkGoVersionConstraint(c *constraintDecl, diags *hcl.Diagnostics) bool {
-	if _, err := goversion.NewConstraint(c.text); err != nil {
+	if err := addrs.CheckGoVersionConstraint(c.text); err != nil {
 		*diags = append(*diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid version constraint",
