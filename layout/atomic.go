@@ -1,11 +1,14 @@
 package layout
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 )
 
 // File and directory modes of everything the tree publishes: web content
@@ -75,7 +78,13 @@ func Rename(from, to string) error {
 	return syncDir(filepath.Dir(to))
 }
 
-func syncDir(dir string) error {
+// SyncDir flushes dir so that a rename in it survives a crash. Where a
+// directory cannot be synced (Windows, filesystems that refuse to) there is
+// nothing more to make durable, and it returns nil.
+func SyncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
@@ -90,10 +99,13 @@ func syncDir(dir string) error {
 	return nil
 }
 
+func syncDir(dir string) error { return SyncDir(dir) }
+
 // isUnsupportedSync reports errors some filesystems return for fsync on a
 // directory, where there is nothing more to make durable.
 func isUnsupportedSync(err error) bool {
-	return strings.Contains(err.Error(), "invalid argument") || strings.Contains(err.Error(), "not supported")
+	return errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EINVAL) ||
+		strings.Contains(err.Error(), "invalid argument") || strings.Contains(err.Error(), "not supported")
 }
 
 // MkdirAll creates dir and its missing parents with DirMode, whatever the

@@ -54,7 +54,7 @@ func (d *DirStore) ReadFile(_ context.Context, rel string, limit int64) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rel, err)

@@ -49,6 +49,33 @@ func NetworkRoot(root string, kind Kind) string {
 	return StorePath(root)
 }
 
+// Filesystem is what ExistingKind says of a packed or unpacked filesystem
+// mirror, which cannot be told apart from its store.
+const Filesystem Kind = "filesystem"
+
+// ExistingKind says what a directory already holds: Network when it has a
+// catalog.json, Filesystem when it has the store of a filesystem layout,
+// "" when neither (an empty directory, or none at all). It is the one place
+// that tells them apart.
+func ExistingKind(root string) Kind {
+	if _, err := os.Lstat(filepath.Join(root, CatalogPath)); err == nil {
+		return Network
+	}
+	if info, err := os.Lstat(StorePath(root)); err == nil && info.IsDir() {
+		return Filesystem
+	}
+	return ""
+}
+
+// NetworkTreeOf is where the network tree of an existing mirror directory
+// is: the store behind a filesystem mirror, else root itself.
+func NetworkTreeOf(root string) string {
+	if ExistingKind(root) == Filesystem {
+		return StorePath(root)
+	}
+	return root
+}
+
 // FilesystemDir is a provider's directory in a filesystem mirror, relative
 // to its root: the Unicode hostname (OpenTofu ignores punycode directories
 // there), then the namespace and type.

@@ -75,16 +75,3 @@ func (t *Tree) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version
 	}
 	return r, nil
 }
-
-// readProvenance returns a release's provenance, or an empty one.
-func (t *Tree) readProvenance(ctx context.Context, p addrs.Provider, v addrs.Version) (Provenance, bool, error) {
-	data, err := t.readDoc(ctx, ProvenancePath(p, v), MaxDocumentBytes)
-	if err != nil || data == nil {
-		return Provenance{Archives: map[string]ProvenanceArchive{}, SigningKeys: []string{}}, false, err
-	}
-	prov, err := DecodeProvenance(data)
-	if err != nil {
-		return Provenance{}, false, fmt.Errorf("existing %s: %w", ProvenancePath(p, v), err)
-	}
-	return prov, true, nil
-}

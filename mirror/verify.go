@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 
@@ -22,8 +23,12 @@ type Problem struct {
 
 // VerifyReport is the outcome of a verification.
 type VerifyReport struct {
-	Problems  []Problem
-	Warnings  []Problem
+	Problems []Problem
+	Warnings []Problem
+	// Accepted are releases the trust policy accepts with a warning (an
+	// expired key, an unsigned release where that is allowed): not a
+	// problem of the mirror, but what a stricter policy would refuse.
+	Accepted  []Problem
 	Providers int
 	Versions  int
 	Archives  int
@@ -78,12 +83,7 @@ func (v *Verifier) verifyProvider(ctx context.Context, r *VerifyReport, p addrs.
 		r.problem(indexPath, "cannot read: the catalog lists the provider, but it has no index.json")
 		return
 	}
-	keys := make([]string, 0, len(idx.Versions))
-	for k := range idx.Versions {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(idx.Versions)) {
 		ver, err := addrs.ParseVersion(key)
 		if err != nil {
 			r.problem(indexPath, "version %q: %v", key, err)
@@ -115,12 +115,7 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 	} else {
 		sums = v.verifyRecord(r, p, ver, rec)
 	}
-	plats := make([]string, 0, len(doc.Archives))
-	for plat := range doc.Archives {
-		plats = append(plats, plat)
-	}
-	slices.Sort(plats)
-	for _, plat := range plats {
+	for _, plat := range slices.Sorted(maps.Keys(doc.Archives)) {
 		r.Archives++
 		computed, ok := v.verifyArchive(ctx, r, docPath, plat, doc.Archives[plat])
 		if ok && recErr == nil {
@@ -157,7 +152,7 @@ func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Ver
 		return nil
 	}
 	for _, w := range verdict.Warnings {
-		r.warn(layout.SumsPath(p, ver), "%s", w)
+		r.Accepted = append(r.Accepted, Problem{Path: layout.SumsPath(p, ver), Message: w})
 	}
 	if rec.Provenance.KeyID != "" && verdict.Signer.KeyID != rec.Provenance.KeyID {
 		r.problem(layout.ProvenancePath(p, ver), "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, verdict.Signer.KeyID)

@@ -55,6 +55,8 @@ type CreateReport struct {
 	// Skipped are files in the site that are not part of the mirror (no
 	// document refers to them), left out of the bundle.
 	Skipped []string
+	// Warnings name releases the trust policy accepts with a warning.
+	Warnings []string
 }
 
 // ErrEmptyMirror means the site holds no provider.
@@ -74,7 +76,7 @@ type entry struct {
 // cannot change it half-way. A mirror with any problem is refused with a
 // *RefusedError and no bundle is written.
 func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
-	root := networkTree(opts.Site)
+	root := layout.NetworkTreeOf(opts.Site)
 	existing, err := layout.OpenExisting(root)
 	if err != nil {
 		return nil, err
@@ -111,7 +113,8 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	report := &CreateReport{Out: opts.Out, Providers: vr.Providers, Versions: vr.Versions, Archives: vr.Archives, LockFiles: len(opts.LockFiles)}
+	report := &CreateReport{Out: opts.Out, Providers: vr.Providers, Versions: vr.Versions, Archives: vr.Archives, LockFiles: len(opts.LockFiles),
+		Warnings: acceptedWarnings(vr)}
 	if report.Skipped, err = otherFiles(tree.Root(), c.Files); err != nil {
 		return nil, err
 	}
@@ -144,19 +147,6 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 		return nil, err
 	}
 	return report, nil
-}
-
-// networkTree is the network tree of a mirror directory: the directory
-// itself, or for a filesystem mirror (built with --layout packed or
-// unpacked) the store behind it.
-func networkTree(site string) string {
-	if _, err := os.Stat(filepath.Join(site, layout.CatalogPath)); !errors.Is(err, fs.ErrNotExist) {
-		return site
-	}
-	if info, err := os.Stat(layout.StorePath(site)); err == nil && info.IsDir() {
-		return layout.StorePath(site)
-	}
-	return site
 }
 
 // collectEntries lists the bundle's files, sorted by name.

@@ -3,6 +3,7 @@ package bundle
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -64,12 +65,7 @@ func release(ctx context.Context, staged *layout.Tree, p addrs.Provider, v addrs
 		return layout.Release{}, err
 	}
 	r := layout.Release{Provider: p, Version: v, Record: &rec}
-	plats := make([]string, 0, len(doc.Archives))
-	for plat := range doc.Archives {
-		plats = append(plats, plat)
-	}
-	slices.Sort(plats)
-	for _, name := range plats {
+	for _, name := range slices.Sorted(maps.Keys(doc.Archives)) {
 		plat, err := addrs.ParsePlatform(name)
 		if err != nil {
 			return layout.Release{}, fmt.Errorf("%s: %w", layout.VersionPath(p, v), err)

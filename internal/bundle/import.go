@@ -108,10 +108,10 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	if err != nil {
 		return nil, err
 	}
-	if info, err := os.Stat(layout.StorePath(dest)); err == nil && info.IsDir() && opts.Layout == LayoutNetwork {
+	switch existing := layout.ExistingKind(dest); {
+	case existing == layout.Filesystem && opts.Layout == LayoutNetwork:
 		return nil, fmt.Errorf("%w: %s is a filesystem mirror (built with --layout packed or unpacked), not a network mirror", ErrLayoutMismatch, opts.Out)
-	}
-	if _, err := os.Stat(filepath.Join(dest, layout.CatalogPath)); err == nil && opts.Layout != LayoutNetwork {
+	case existing == layout.Network && opts.Layout != LayoutNetwork:
 		return nil, fmt.Errorf("%w: %s is a network mirror, not a %s filesystem mirror", ErrLayoutMismatch, opts.Out, opts.Layout)
 	}
 	storeDir := layout.NetworkRoot(dest, opts.Layout)
@@ -512,7 +512,18 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 		return nil, &RefusedError{What: "bundle", Problems: problems}
 	}
 	report.Providers, report.Versions, report.Archives = vr.Providers, vr.Versions, vr.Archives
+	report.Warnings = append(report.Warnings, acceptedWarnings(vr)...)
 	return tree, nil
+}
+
+// acceptedWarnings says which releases the trust policy accepted with a
+// warning.
+func acceptedWarnings(vr *mirror.VerifyReport) []string {
+	var out []string
+	for _, a := range vr.Accepted {
+		out = append(out, a.Message)
+	}
+	return out
 }
 
 // writeExtras copies the bundle's lock-files/ and cli-config/ into dir.

@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/build"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
-	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -119,41 +117,33 @@ func changedFlags(cmd *cobra.Command, names ...string) map[string]bool {
 	return out
 }
 
-func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
+func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	manifest, err := loadManifest(opts)
 	if err != nil {
 		return err
 	}
-	roots, reqs, err := buildInputs(opts, manifest)
+	platforms, err := parsePlatforms(opts.Platforms)
 	if err != nil {
 		return err
-	}
-	opts.Net = manifest.Settings.NetworkPolicy(opts.Net, opts.netFlagsSet)
-	if err := opts.Net.Validate(); err != nil {
-		return usageError{err}
 	}
 	kind, err := layout.ParseKind(opts.Layout)
 	if err != nil {
 		return usageError{err}
 	}
-	if opts.RegistryReplica && kind != layout.Network {
-		return usageError{fmt.Errorf("--registry-replica needs --layout network: the replica's documents point at the network mirror's files")}
+	net := manifest.Settings.NetworkPolicy(opts.Net, opts.netFlagsSet)
+	if err := net.Validate(); err != nil {
+		return usageError{err}
 	}
-	outs, err := openOutputs(opts.Out, kind)
-	if err != nil {
-		return err
-	}
-	source, err := newRegistryClient(env, manifest, opts.Net)
+	source, err := newRegistryClient(env, manifest, net)
 	if err != nil {
 		return err
 	}
 	out := newPrinter(env.Stdout, opts.JSON)
-	locks.Warn(roots, out.line)
-	b := &mirror.Builder{
-		Source:  source,
-		Checker: signing.Checker{},
-		Trees:   outs.trees(),
-		Options: mirror.Options{
+	return build.Run(ctx, build.Options{
+		Manifest: manifest, Dirs: opts.Dirs, Platforms: platforms, Out: opts.Out, Layout: kind,
+		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout,
+		DryRun: opts.DryRun, RegistryReplica: opts.RegistryReplica, WriteLockFiles: opts.WriteLockFiles,
+		Builder: mirror.Options{
 			Strict:         opts.Strict,
 			Trust:          manifest.TrustPolicy(opts.RequireSignatures),
 			Parallel:       opts.Parallel,
@@ -161,60 +151,19 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) (err error) {
 			ZipLimits:      manifest.Settings.ZipLimits(),
 			VerifyExisting: opts.VerifyExisting,
 		},
-	}
-	plan, err := b.Plan(ctx, reqs)
-	if err != nil {
-		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
-	}
-	if opts.DryRun {
-		report := b.DryRun(ctx, plan)
-		out.dryRunSummary(report)
-		return report.Err()
-	}
-	work, release, err := outs.lock(ctx, opts.LockTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := release(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	b.Work = work
-	if !opts.JSON && isTerminal(env.Stderr) {
-		out.progress = startProgress(env.Stderr, plan.Packages(), b.Progress)
-	}
-	report := b.Execute(ctx, plan)
-	out.progress.finish()
-	if err := outs.materialize(ctx, work, kind, b.Options.ZipLimits); err != nil {
-		return err
-	}
-	err = report.Err()
-	if ctx.Err() != nil {
-		err = errors.Join(ctx.Err(), err)
-	}
-	out.summary(report, ExitCode(err))
-	if err != nil {
-		return fmt.Errorf("build failed:\n%w", err)
-	}
-	return afterBuild(ctx, opts, manifest, roots, outs, out)
-}
-
-// afterBuild writes what a successful build may be asked for besides the
-// mirror: the registry replica and the configurations' lock files.
-func afterBuild(ctx context.Context, opts buildOptions, m *config.Manifest, roots []locks.Root, outs outputs, out *printer) error {
-	trust := m.TrustPolicy(opts.RequireSignatures)
-	if opts.RegistryReplica {
-		for _, o := range outs {
-			if err := writeReplica(ctx, o.tree, trust, out.line); err != nil {
-				return err
+	}, build.Hooks{
+		Line:   out.line,
+		DryRun: out.dryRunSummary,
+		Started: func(packages int, progress func() mirror.Progress) {
+			if !opts.JSON && isTerminal(env.Stderr) {
+				out.progress = startProgress(env.Stderr, packages, progress)
 			}
-		}
-	}
-	if opts.WriteLockFiles {
-		return writeBuildLocks(ctx, outs[0].tree, trust, opts, m, roots, out)
-	}
-	return nil
+		},
+		Done: func(r *mirror.Report, err error) {
+			out.progress.finish()
+			out.summary(r, ExitCode(err))
+		},
+	})
 }
 
 // loadManifest reads the manifest. Without --config, a missing mirror.hcl
@@ -228,64 +177,6 @@ func loadManifest(opts buildOptions) (*config.Manifest, error) {
 		return nil, usageError{fmt.Errorf("%w (write a manifest, pass --config, or name configuration directories)", err)}
 	}
 	return m, err
-}
-
-// buildInputs gathers the requirements of the manifest and of every
-// configuration root.
-func buildInputs(opts buildOptions, m *config.Manifest) ([]locks.Root, []mirror.Requirement, error) {
-	dirs := append(slices.Clone(m.Configurations), opts.Dirs...)
-	if len(dirs) == 0 && len(m.Requirements) == 0 {
-		return nil, nil, usageError{fmt.Errorf("nothing to mirror: add provider or configuration blocks to the manifest, or name configuration directories")}
-	}
-	if opts.WriteLockFiles && len(dirs) == 0 {
-		return nil, nil, usageError{fmt.Errorf("--write-lock-files needs configurations: name their directories or add configuration blocks")}
-	}
-	reqs := slices.Clone(m.Requirements)
-	if len(dirs) == 0 {
-		return nil, reqs, nil
-	}
-	platforms, err := configPlatforms(opts, m)
-	if err != nil {
-		return nil, nil, err
-	}
-	roots, err := locks.LoadRoots(dirs)
-	if err != nil {
-		return nil, nil, err
-	}
-	more, err := locks.Requirements(roots, platforms)
-	if err != nil {
-		return nil, nil, err
-	}
-	return roots, append(reqs, more...), nil
-}
-
-func configPlatforms(opts buildOptions, m *config.Manifest) ([]addrs.Platform, error) {
-	platforms, err := parsePlatforms(opts.Platforms)
-	if err != nil {
-		return nil, err
-	}
-	if len(platforms) == 0 {
-		platforms = m.Platforms
-	}
-	if len(platforms) == 0 {
-		return nil, usageError{fmt.Errorf("no platforms for the configurations: pass --platform os_arch or set platforms in the manifest")}
-	}
-	return platforms, nil
-}
-
-// writeBuildLocks writes the lock files of the configurations just built.
-// They record the platforms the configurations were built for.
-func writeBuildLocks(ctx context.Context, tree *layout.Tree, trust mirror.TrustPolicy, opts buildOptions, m *config.Manifest, roots []locks.Root, out *printer) error {
-	platforms, err := configPlatforms(opts, m)
-	if err != nil {
-		return err
-	}
-	locker := &mirror.Locker{Mirror: tree, Checker: signing.Checker{}, Trust: trust}
-	updates, err := locks.Compute(ctx, locker, roots, platforms)
-	if err != nil {
-		return fmt.Errorf("the mirror was built, but no lock file was written:\n%w", err)
-	}
-	return locks.Write(updates, out.line)
 }
 
 // newRegistryClient wires the registry client with the manifest's host

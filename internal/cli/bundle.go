@@ -130,6 +130,9 @@ func runBundleCreate(ctx context.Context, env Env, opts bundleCreateOptions, sit
 	for _, s := range report.Skipped {
 		fmt.Fprintf(env.Stdout, "skipped  %s: not part of the mirror (no document refers to it)\n", s)
 	}
+	for _, w := range report.Warnings {
+		fmt.Fprintf(env.Stdout, "warning  %s\n", w)
+	}
 	fmt.Fprintf(env.Stdout, "bundled %d providers, %d versions, %d archives (%d files, %s) into %s%s\n",
 		report.Providers, report.Versions, report.Archives, report.Files, humanBytes(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
 	return nil
@@ -318,7 +321,7 @@ func createJSON(r *bundle.CreateReport) bundleResult {
 	}
 	return bundleResult{
 		Bundle: r.Out, Providers: r.Providers, Versions: r.Versions, Archives: r.Archives,
-		Files: &r.Files, Bytes: &r.Bytes, LockFiles: &r.LockFiles, KeyID: r.KeyID, Skipped: r.Skipped,
+		Files: &r.Files, Bytes: &r.Bytes, LockFiles: &r.LockFiles, KeyID: r.KeyID, Skipped: r.Skipped, Warnings: r.Warnings,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tfmirror/tfmirror/internal/build"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/locks"
@@ -34,6 +35,7 @@ func ExitCode(err error) int {
 		verr  *mirror.VerificationError
 		cerr  *config.Error
 		ierr  *locks.InputError
+		berr  *build.InputError
 		usage usageError
 	)
 	switch {
@@ -41,7 +43,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &verr), errors.As(err, &vfail), errors.As(err, &bfail):
 		return ExitVerification
-	case errors.As(err, &cerr), errors.As(err, &ierr), errors.As(err, &usage), isInputError(err):
+	case errors.As(err, &cerr), errors.As(err, &ierr), errors.As(err, &berr), errors.As(err, &usage), isInputError(err):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted

@@ -3,17 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tfmirror/tfmirror/internal/replica"
+	"github.com/tfmirror/tfmirror/internal/build"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
-	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // replicaOptions are the flags of "tfmirror replica".
@@ -63,7 +59,7 @@ func runReplica(ctx context.Context, env Env, opts replicaOptions, site string) 
 	if _, err := layout.OpenExisting(site); err != nil {
 		return usageError{err}
 	}
-	if _, err := os.Stat(layout.StorePath(site)); err == nil {
+	if layout.ExistingKind(site) == layout.Filesystem {
 		return usageError{fmt.Errorf("%s is a filesystem mirror (built with --layout packed or unpacked); a registry replica needs a network mirror's files", site)}
 	}
 	tree, err := layout.OpenWait(ctx, site, opts.LockTimeout)
@@ -75,27 +71,5 @@ func runReplica(ctx context.Context, env Env, opts replicaOptions, site string) 
 			err = cerr
 		}
 	}()
-	return writeReplica(ctx, tree.Tree, trust, newPrinter(env.Stdout, opts.JSON).line)
-}
-
-// writeReplica regenerates the tree's registry replica and says what it
-// holds and how clients use it.
-func writeReplica(ctx context.Context, tree *layout.Tree, trust mirror.TrustPolicy, line func(string)) error {
-	report, err := replica.Write(ctx, tree, replica.Trust{Checker: signing.Checker{}, Policy: trust})
-	if report == nil {
-		return err
-	}
-	for _, w := range report.Warnings {
-		line("warning  registry replica: " + w)
-	}
-	line(fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages",
-		filepath.Join(tree.Location(), replica.Dir), report.Providers, report.Versions, report.Packages))
-	for _, h := range report.Hosts {
-		block := replica.HostBlock(h, "https://MIRROR/")
-		line("  " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  "))
-	}
-	if err != nil {
-		return fmt.Errorf("the registry replica leaves out what no longer verifies:\n%w", err)
-	}
-	return nil
+	return build.WriteReplica(ctx, tree.Tree, signing.Checker{}, trust, newPrinter(env.Stdout, opts.JSON).line)
 }

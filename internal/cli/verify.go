@@ -70,6 +70,7 @@ func runVerify(ctx context.Context, env Env, opts verifyOptions, ref string) err
 	if err != nil {
 		return err
 	}
+	report.Warnings = append(report.Warnings, report.Accepted...)
 	var failure error
 	if len(report.Problems) > 0 {
 		failure = &VerifyFailedError{Problems: len(report.Problems)}

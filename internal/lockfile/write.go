@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
+
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // newFileMode is the mode of a lock file that did not exist before, the
@@ -54,7 +54,7 @@ func writeFileAtomic(path string, data []byte) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("write lock file %s: %w", path, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := layout.SyncDir(dir); err != nil {
 		return fmt.Errorf("write lock file %s: %w", path, err)
 	}
 	return nil
@@ -112,28 +112,4 @@ func fillTemp(f *os.File, data []byte, mode fs.FileMode) error {
 		err = cerr
 	}
 	return err
-}
-
-// syncDir flushes dir so that a rename in it survives a crash. Windows
-// cannot sync a directory, and some filesystems refuse to; there is
-// nothing more to make durable then.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	// EINVAL and ENOTSUP are what filesystems that cannot sync a
-	// directory answer; syscall.Errno matches ENOTSUP and ENOSYS to
-	// errors.ErrUnsupported.
-	if err != nil && !errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }

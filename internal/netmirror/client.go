@@ -69,14 +69,19 @@ func isClientJSON(rel string) bool {
 	return strings.HasSuffix(rel, ".json") && rel != layout.CatalogPath
 }
 
-// Stat asks for a file's size with a HEAD request.
+// Stat asks for a file's size with a HEAD request; a size the server does
+// not send is -1.
 func (c *Client) Stat(ctx context.Context, rel string) (layout.FileInfo, error) {
 	u := c.url(rel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
 	if err != nil {
 		return layout.FileInfo{}, err
 	}
-	resp, err := c.fetch.Client.Do(req)
+	client := c.fetch.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return layout.FileInfo{}, fmt.Errorf("HEAD %s: %w", u.Redacted(), err)
 	}

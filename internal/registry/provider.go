@@ -8,7 +8,6 @@ import (
 	"path"
 	"strings"
 
-
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/regproto"

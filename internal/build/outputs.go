@@ -1,4 +1,4 @@
-package cli
+package build
 
 import (
 	"context"
@@ -30,20 +30,20 @@ func openOutputs(dirs []string, kind layout.Kind) (outputs, error) {
 	seen := map[string]string{}
 	for _, dir := range dirs {
 		if scheme, _, ok := strings.Cut(dir, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
-			return nil, usageError{fmt.Errorf("--out %s: %s:// destinations are not supported yet; name a directory", dir, scheme)}
+			return nil, &InputError{fmt.Errorf("--out %s: %s:// destinations are not supported yet; name a directory", dir, scheme)}
 		}
 		store, err := layout.NewDirStore(layout.NetworkRoot(dir, kind))
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--out %s: %w", dir, err)}
+			return nil, &InputError{fmt.Errorf("--out %s: %w", dir, err)}
 		}
 		if first, dup := seen[store.Root()]; dup {
-			return nil, usageError{fmt.Errorf("--out %s and --out %s are the same directory", first, dir)}
+			return nil, &InputError{fmt.Errorf("--out %s and --out %s are the same directory", first, dir)}
 		}
 		seen[store.Root()] = dir
 		outs = append(outs, &output{dir: dir, store: store, tree: layout.NewTree(store)})
 	}
 	if len(outs) == 0 {
-		return nil, usageError{errors.New("--out names no directory")}
+		return nil, &InputError{errors.New("--out names no directory")}
 	}
 	return outs, nil
 }

@@ -1,0 +1,214 @@
+// Package build is the build use case: it gathers what to mirror (the
+// manifest's requirements and those of every configuration root), opens
+// the destinations, plans, publishes every package from one download into
+// each destination, then writes what the build was asked for besides the
+// mirror: the filesystem views, the registry replica and the lock files.
+//
+// It does not select, fetch or verify anything itself (package mirror
+// does), know the tree's files (package layout does), speak HTTP (the
+// caller hands it a mirror.Source) or print: it reports through Hooks.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/locks"
+	"github.com/tfmirror/tfmirror/internal/replica"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// InputError marks a build that cannot run as asked: nothing to mirror,
+// no platforms for the configurations, destinations that clash.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Options say what to build and where.
+type Options struct {
+	Manifest *config.Manifest
+	// Dirs are configuration roots named on the command line, besides the
+	// manifest's configuration blocks.
+	Dirs []string
+	// Platforms are the platforms of the configurations' providers; empty
+	// means the manifest's.
+	Platforms []addrs.Platform
+	Out       []string
+	Layout    layout.Kind
+	Source    mirror.Source
+	Checker   mirror.SignatureChecker
+	// Builder are the build's policies; Trust and ZipLimits come from the
+	// caller (the manifest with the command line's overrides).
+	Builder         mirror.Options
+	LockTimeout     time.Duration
+	DryRun          bool
+	RegistryReplica bool
+	WriteLockFiles  bool
+}
+
+// Hooks are how a build reports; every one may be nil.
+type Hooks struct {
+	Line    func(string)                                        // a message
+	Started func(packages int, progress func() mirror.Progress) // execution starts
+	Done    func(r *mirror.Report, err error)                   // execution ended
+	DryRun  func(r *mirror.Report)                              // the dry run's report
+}
+
+func (h Hooks) line(s string) {
+	if h.Line != nil {
+		h.Line(s)
+	}
+}
+
+// Run builds. A failure of the build itself is returned after Done.
+func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
+	in, err := readInputs(opts)
+	if err != nil {
+		return err
+	}
+	if opts.RegistryReplica && opts.Layout != layout.Network {
+		return &InputError{errors.New("--registry-replica needs --layout network: the replica's documents point at the network mirror's files")}
+	}
+	outs, err := openOutputs(opts.Out, opts.Layout)
+	if err != nil {
+		return err
+	}
+	locks.Warn(in.roots, hooks.line)
+	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Options: opts.Builder}
+	plan, err := b.Plan(ctx, in.reqs)
+	if err != nil {
+		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
+	}
+	if opts.DryRun {
+		report := b.DryRun(ctx, plan)
+		if hooks.DryRun != nil {
+			hooks.DryRun(report)
+		}
+		return report.Err()
+	}
+	work, release, err := outs.lock(ctx, opts.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, release()) }()
+	b.Work = work
+	if err := execute(ctx, b, plan, outs, opts, hooks); err != nil {
+		return err
+	}
+	return afterBuild(ctx, opts, in, outs, hooks)
+}
+
+// execute publishes the plan and the filesystem views, and reports.
+func execute(ctx context.Context, b *mirror.Builder, plan *mirror.Plan, outs outputs, opts Options, hooks Hooks) error {
+	if hooks.Started != nil {
+		hooks.Started(plan.Packages(), b.Progress)
+	}
+	report := b.Execute(ctx, plan)
+	if err := outs.materialize(ctx, b.Work, opts.Layout, opts.Builder.ZipLimits); err != nil {
+		return err
+	}
+	err := report.Err()
+	if ctx.Err() != nil {
+		err = errors.Join(ctx.Err(), err)
+	}
+	if hooks.Done != nil {
+		hooks.Done(report, err)
+	}
+	if err != nil {
+		return fmt.Errorf("build failed:\n%w", err)
+	}
+	return nil
+}
+
+// afterBuild writes what a successful build may be asked for besides the
+// mirror: the registry replica and the configurations' lock files.
+func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hooks Hooks) error {
+	if opts.RegistryReplica {
+		for _, o := range outs {
+			if err := WriteReplica(ctx, o.tree, opts.Checker, opts.Builder.Trust, hooks.line); err != nil {
+				return err
+			}
+		}
+	}
+	if !opts.WriteLockFiles {
+		return nil
+	}
+	locker := &mirror.Locker{Mirror: outs[0].tree, Checker: opts.Checker, Trust: opts.Builder.Trust}
+	updates, err := locks.Compute(ctx, locker, in.roots, in.platforms)
+	if err != nil {
+		return fmt.Errorf("the mirror was built, but no lock file was written:\n%w", err)
+	}
+	return locks.Write(updates, hooks.line)
+}
+
+// inputs are what a build mirrors.
+type inputs struct {
+	roots     []locks.Root
+	reqs      []mirror.Requirement
+	platforms []addrs.Platform // of the configurations
+}
+
+// readInputs gathers the requirements of the manifest and of every
+// configuration root.
+func readInputs(opts Options) (inputs, error) {
+	m := opts.Manifest
+	dirs := append(slices.Clone(m.Configurations), opts.Dirs...)
+	if len(dirs) == 0 && len(m.Requirements) == 0 {
+		return inputs{}, &InputError{errors.New("nothing to mirror: add provider or configuration blocks to the manifest, or name configuration directories")}
+	}
+	if opts.WriteLockFiles && len(dirs) == 0 {
+		return inputs{}, &InputError{errors.New("--write-lock-files needs configurations: name their directories or add configuration blocks")}
+	}
+	in := inputs{reqs: slices.Clone(m.Requirements)}
+	if len(dirs) == 0 {
+		return in, nil
+	}
+	in.platforms = opts.Platforms
+	if len(in.platforms) == 0 {
+		in.platforms = m.Platforms
+	}
+	if len(in.platforms) == 0 {
+		return inputs{}, &InputError{errors.New("no platforms for the configurations: pass --platform os_arch or set platforms in the manifest")}
+	}
+	roots, err := locks.LoadRoots(dirs)
+	if err != nil {
+		return inputs{}, err
+	}
+	more, err := locks.Requirements(roots, in.platforms)
+	if err != nil {
+		return inputs{}, err
+	}
+	in.roots, in.reqs = roots, append(in.reqs, more...)
+	return in, nil
+}
+
+// WriteReplica regenerates a tree's registry replica and says what it
+// holds and how clients use it.
+func WriteReplica(ctx context.Context, tree *layout.Tree, checker mirror.SignatureChecker, trust mirror.TrustPolicy, line func(string)) error {
+	report, err := replica.Write(ctx, tree, replica.Trust{Checker: checker, Policy: trust})
+	if report == nil {
+		return err
+	}
+	for _, w := range report.Warnings {
+		line("warning  registry replica: " + w)
+	}
+	line(fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages",
+		filepath.Join(tree.Location(), replica.Dir), report.Providers, report.Versions, report.Packages))
+	for _, h := range report.Hosts {
+		block := replica.HostBlock(h, "https://MIRROR/")
+		line("  " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  "))
+	}
+	if err != nil {
+		return fmt.Errorf("the registry replica leaves out what no longer verifies:\n%w", err)
+	}
+	return nil
+}
