@@ -86,6 +86,23 @@ func (w *Workspace) CreateStaged(name string) (*os.File, error) {
 	return f, nil
 }
 
+// Stage moves a complete partial download into the staging area under a
+// new name for name, so nothing else (another package with the same bytes,
+// a later run) uses it any more.
+func (w *Workspace) Stage(partial, name string) (string, error) {
+	f, err := w.CreateStaged(name)
+	if err != nil {
+		return "", err
+	}
+	staged := f.Name()
+	_ = f.Close()
+	if err := os.Rename(partial, staged); err != nil {
+		_ = os.Remove(staged)
+		return "", fmt.Errorf("stage download %s: %w", filepath.Base(partial), err)
+	}
+	return staged, nil
+}
+
 // Owns reports whether path is a staged file or a partial download of
 // this workspace.
 func (w *Workspace) Owns(path string) bool {

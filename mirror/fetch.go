@@ -134,7 +134,16 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 		return "", 0, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
 			"archive has checksum %s, but SHA256SUMS and the registry promise %s", hashing.ZH(got), hashing.ZH(a.meta.SHA256))}
 	}
-	return sink.file.Name(), sink.hash.Len(), nil
+	if !keep {
+		return sink.file.Name(), sink.hash.Len(), nil
+	}
+	// A complete partial download becomes this package's own staged
+	// file: other platforms with the same bytes must not share it.
+	staged, err := b.Work.Stage(sink.file.Name(), a.meta.Filename)
+	if err != nil {
+		return "", 0, &PackageError{Package: a.pkg, Err: err}
+	}
+	return staged, sink.hash.Len(), nil
 }
 
 // openSink opens the partial download for the archive's digest, re-hashing

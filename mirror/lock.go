@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -26,10 +26,20 @@ type LockEntry struct {
 // every requested platform's unpacked package and a zh: for every line of
 // SHA256SUMS, exactly the hashes "tofu providers lock" records from the
 // origin.
+//
+// The h1: hashes are computed from the archives themselves, after checking
+// their bytes against the signed SHA256SUMS: a provenance record is not
+// signed, so nothing it says is copied into a lock file on trust.
 type Locker struct {
 	Mirror  *layout.Tree
 	Checker SignatureChecker
 	Trust   TrustPolicy
+	// Limits bound what an archive may unpack to; zero means
+	// hashing.DefaultZipLimits.
+	Limits hashing.ZipLimits
+	// TempDir holds archives of a remote mirror while they are hashed;
+	// "" means the system's.
+	TempDir string
 }
 
 // Lock selects the version a root module would install from the mirror
@@ -48,9 +58,9 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 	if err != nil {
 		return LockEntry{}, err
 	}
-	hashes, err := platformHashes(n.Provider, v, rec.Provenance, platforms)
+	hashes, err := l.platformHashes(ctx, Package{Provider: n.Provider, Version: v}, rec.Provenance, sums, platforms)
 	if err != nil {
-		return LockEntry{}, &ResolveError{Provider: n.Provider, Input: true, Err: fmt.Errorf("%s: %w", n.Root, err)}
+		return LockEntry{}, fmt.Errorf("%s: %w", n.Root, err)
 	}
 	hashes = append(hashes, sums.ZHashes()...)
 	slices.Sort(hashes)
@@ -98,25 +108,48 @@ func (l *Locker) verify(p addrs.Provider, v addrs.Version, rec layout.Record) (h
 }
 
 // platformHashes returns the unpacked h1: of each platform, all of them
-// when platforms is empty.
-func platformHashes(p addrs.Provider, v addrs.Version, prov layout.Provenance, platforms []addrs.Platform) ([]hashing.Hash, error) {
+// when platforms is empty, each computed from an archive whose bytes the
+// signed SHA256SUMS lists. A provenance record that says otherwise was
+// tampered with.
+func (l *Locker) platformHashes(ctx context.Context, rel Package, prov layout.Provenance, sums hashing.Sums, platforms []addrs.Platform) ([]hashing.Hash, error) {
 	names := make([]string, 0, len(platforms))
 	for _, plat := range platforms {
 		names = append(names, plat.String())
 	}
 	if len(names) == 0 {
-		for name := range prov.Archives {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names = slices.Sorted(maps.Keys(prov.Archives))
 	}
 	var out []hashing.Hash
 	for _, name := range names {
-		a, ok := prov.Archives[name]
-		if !ok {
-			return nil, fmt.Errorf("%s %s: the mirror has no %s package", p, v, name)
+		h1, err := l.platformHash(ctx, rel, prov, sums, name)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, a.H1)
+		out = append(out, h1)
 	}
 	return out, nil
+}
+
+func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Provenance, sums hashing.Sums, name string) (hashing.Hash, error) {
+	a, ok := prov.Archives[name]
+	if !ok {
+		return "", &ResolveError{Provider: rel.Provider, Input: true, Err: fmt.Errorf("%s %s: the mirror has no %s package", rel.Provider, rel.Version, name)}
+	}
+	plat, err := addrs.ParsePlatform(name)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: provenance: %w", rel.Provider, rel.Version, err)
+	}
+	pkg := Package{Provider: rel.Provider, Version: rel.Version, Platform: plat}
+	digest, ok := sums[a.Filename]
+	if !ok {
+		return "", &VerificationError{Package: pkg, Problem: fmt.Sprintf("the signed SHA256SUMS has no line for %q", a.Filename)}
+	}
+	computed, err := signedArchiveSums(ctx, l.Mirror, layout.ArchivePath(rel.Provider, rel.Version, plat), digest, l.Limits, l.TempDir)
+	if err != nil {
+		return "", &VerificationError{Package: pkg, Problem: "the archive cannot be checked", Err: err}
+	}
+	if a.H1 != computed.H1Unpacked {
+		return "", &VerificationError{Package: pkg, Problem: fmt.Sprintf("the provenance record says %s, but the signed archive unpacks to %s", a.H1, computed.H1Unpacked)}
+	}
+	return computed.H1Unpacked, nil
 }
