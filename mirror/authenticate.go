@@ -17,6 +17,13 @@ type Evidence struct {
 	Keys      []string // ASCII-armored public keys
 }
 
+// Advice ends a warning about what the policy accepted, naming the policy
+// that would refuse it; the command line names the setting for it.
+const (
+	AdviceRefuseUnsigned = "the trust policy can refuse unsigned releases"
+	AdviceRefuseExpired  = "the trust policy can refuse expired keys"
+)
+
 // keptEvidence is the evidence a mirror keeps for a release.
 func keptEvidence(rec layout.Record) Evidence {
 	return Evidence{Sums: rec.Sums, Signature: rec.Signature, Keys: rec.Provenance.SigningKeys}
@@ -93,7 +100,7 @@ func (a *authentication) unsigned() error {
 	}
 	a.verdict.Unsigned, a.done = true, true
 	a.verdict.Warnings = append(a.verdict.Warnings, fmt.Sprintf(
-		"%s %s: %s publishes no signing keys for it; the signature check is skipped, as OpenTofu does (the trust policy can refuse unsigned releases)",
+		"%s %s: %s publishes no signing keys for it; the signature check is skipped, as OpenTofu does ("+AdviceRefuseUnsigned+")",
 		p, a.pkg.Version, p.Hostname.ForDisplay()))
 	return nil
 }
@@ -126,7 +133,7 @@ func (a *authentication) expiry() error {
 		return a.refuse(EvidenceSigner, fmt.Sprintf("signed by key %s, which has expired; the trust policy for %s refuses expired keys", s.KeyID, a.pkg.Provider), nil)
 	default:
 		a.verdict.Warnings = append(a.verdict.Warnings, fmt.Sprintf(
-			"%s %s: signed by expired key %s; accepted, as OpenTofu does (the trust policy can refuse expired keys)", a.pkg.Provider, a.pkg.Version, s.KeyID))
+			"%s %s: signed by expired key %s; accepted, as OpenTofu does ("+AdviceRefuseExpired+")", a.pkg.Provider, a.pkg.Version, s.KeyID))
 	}
 	return nil
 }

@@ -131,7 +131,7 @@ func runBundleCreate(ctx context.Context, env Env, opts bundleCreateOptions, sit
 		fmt.Fprintf(env.Stdout, "skipped  %s: not part of the mirror (no document refers to it)\n", s)
 	}
 	for _, w := range report.Warnings {
-		fmt.Fprintf(env.Stdout, "warning  %s\n", w)
+		fmt.Fprintf(env.Stdout, "warning  %s\n", withHints(w))
 	}
 	fmt.Fprintf(env.Stdout, "bundled %d providers, %d versions, %d archives (%d files, %s) into %s%s\n",
 		report.Providers, report.Versions, report.Archives, report.Files, humanBytes(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
@@ -266,7 +266,7 @@ func runBundleImport(ctx context.Context, env Env, opts bundleImportOptions, fil
 		return err
 	}
 	for _, w := range report.Warnings {
-		fmt.Fprintf(env.Stdout, "warning  %s\n", w)
+		fmt.Fprintf(env.Stdout, "warning  %s\n", withHints(w))
 	}
 	if report.Extras > 0 {
 		fmt.Fprintf(env.Stdout, "wrote %d lock files and CLI configuration snippets into %s\n", report.Extras, opts.Extras)

@@ -62,7 +62,7 @@ func (p *printer) event(e mirror.Event) {
 	case e.Result != nil:
 		p.progress.hold(func() { p.result(*e.Result) })
 	case e.Warning != "" && p.json:
-		p.emit(jsonEvent{Event: "warning", Message: e.Warning})
+		p.emit(jsonEvent{Event: "warning", Message: withHints(e.Warning)})
 	}
 }
 
@@ -132,7 +132,7 @@ func (p *printer) summary(r *mirror.Report, code int) {
 		Skipped: r.Count(mirror.StatusSkipped), Failed: r.Count(mirror.StatusFailed) + len(r.Errors),
 	}
 	if p.json {
-		ev := jsonEvent{Event: "summary", Counts: &c, Warnings: r.Warnings, ExitCode: &code}
+		ev := jsonEvent{Event: "summary", Counts: &c, Warnings: hinted(r.Warnings), ExitCode: &code}
 		for _, res := range r.Results {
 			ev.Packages = append(ev.Packages, jsonPackage{
 				Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
@@ -152,7 +152,7 @@ func (p *printer) summary(r *mirror.Report, code int) {
 	}
 	fmt.Fprintf(p.w, "\n%d mirrored, %d already present, %d skipped, %d failed\n", c.Mirrored, c.Present, c.Skipped, c.Failed)
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(p.w, "warnings:\n  - %s\n", strings.Join(r.Warnings, "\n  - "))
+		fmt.Fprintf(p.w, "warnings:\n  - %s\n", withHints(strings.Join(r.Warnings, "\n  - ")))
 	}
 }
 

@@ -82,7 +82,7 @@ func runVerify(ctx context.Context, env Env, opts verifyOptions, ref string) err
 		fmt.Fprintf(env.Stdout, "problem  %s: %s\n", p.Path, p.Message)
 	}
 	for _, w := range report.Warnings {
-		fmt.Fprintf(env.Stdout, "warning  %s: %s\n", w.Path, w.Message)
+		fmt.Fprintf(env.Stdout, "warning  %s: %s\n", w.Path, withHints(w.Message))
 	}
 	fmt.Fprintf(env.Stdout, "%d providers, %d versions, %d archives checked: %d problems, %d warnings\n",
 		report.Providers, report.Versions, report.Archives, len(report.Problems), len(report.Warnings))
