@@ -2,8 +2,11 @@
 //
 // It owns the two package hash schemes OpenTofu and Terraform understand
 // ("h1:", Go's dirhash over the archive's entries, and "zh:", the SHA-256 of
-// the zip file itself), the parsing of upstream SHA256SUMS documents, and a
-// writer that hashes bytes as they stream to disk.
+// the zip file itself), the rule an archive must pass before it is hashed
+// and published (limits, and CheckUnpackable: it unpacks into a directory
+// exactly as named, the rule the unpacked filesystem layout extracts by),
+// the parsing of upstream SHA256SUMS documents, and a writer that hashes
+// bytes as they stream to disk.
 //
 // h1: is computed in one pass over the archive, in dirhash's Hash1 format;
 // the tests hold it to golang.org/x/mod/sumdb/dirhash itself.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -36,16 +37,19 @@ type ArchiveSums struct {
 	H1Unpacked Hash
 }
 
-// HashArchive checks the zip at path against limits, then computes every
+// HashArchive checks the zip at path against limits and against the rule
+// every package must pass to be unpacked (CheckZip), then computes every
 // hash of it; sum is its SHA-256 digest, computed while it was downloaded.
+// An archive it refuses must not be published: the error names the entry.
 //
 // Both h1: hashes come from one pass over the archive: each entry is
 // decompressed and hashed once, then summarized twice, exactly as
-// dirhash.HashZip (every entry) and dirhash.HashDir of the unpacked files
-// (no directory entries) would; the tests hold it to both.
+// dirhash.HashZip (every entry) and dirhash.HashDir of the unpacked
+// package (its files: no directory entries) would; the tests hold it to
+// both, the second by unpacking with the unpacked filesystem layout.
 func HashArchive(path string, sum [sha256.Size]byte, limits ZipLimits) (ArchiveSums, error) {
 	zr, err := zip.OpenReader(path)
-	if err != nil {
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // CheckZip names the entry
 		return ArchiveSums{}, fmt.Errorf("open zip %s: %w", path, err)
 	}
 	defer zr.Close()
@@ -59,7 +63,10 @@ func HashArchive(path string, sum [sha256.Size]byte, limits ZipLimits) (ArchiveS
 	var all, files []string
 	for _, f := range zr.File {
 		all = append(all, f.Name)
-		if !strings.HasSuffix(f.Name, "/") {
+		// A directory by its mode, as CheckUnpackable and installers
+		// decide (a name ending in "/" always is one): it unpacks to a
+		// directory, which dirhash.HashDir does not list.
+		if !f.Mode().IsDir() {
 			files = append(files, f.Name)
 		}
 	}
@@ -67,8 +74,9 @@ func HashArchive(path string, sum [sha256.Size]byte, limits ZipLimits) (ArchiveS
 }
 
 // hashEntries decompresses every entry once and returns the SHA-256 of
-// each name's content; like dirhash.HashZip, a name that appears twice
-// stands for its last entry.
+// each name's content. Names are unique (CheckZip refused duplicates); like
+// dirhash.HashZip, a name that appeared twice would stand for its last
+// entry.
 func hashEntries(files []*zip.File) (map[string][sha256.Size]byte, error) {
 	last := make(map[string]*zip.File, len(files))
 	for _, f := range files {

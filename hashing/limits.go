@@ -3,8 +3,6 @@ package hashing
 import (
 	"archive/zip"
 	"fmt"
-	"path"
-	"strings"
 )
 
 // ZipLimits bound the work of reading an archive, so a zip bomb fails
@@ -18,31 +16,28 @@ type ZipLimits struct {
 // largest (hashicorp/aws) unpacks to under 1 GB in a handful of files.
 var DefaultZipLimits = ZipLimits{MaxEntries: 10_000, MaxUnpackedBytes: 4 << 30}
 
-// CheckZip refuses an archive that exceeds limits or whose entry names
-// would escape the directory it unpacks to. It reads only the central
-// directory; archive/zip then refuses any entry that inflates past its
-// declared size, so the declared sizes checked here bound the real work.
+// CheckZip refuses an archive that exceeds limits or that cannot be
+// unpacked into a package directory exactly as named (CheckUnpackable: an
+// escaping or non-canonical name, a duplicate, a file that is also a
+// directory, a symbolic link, ...); the error names the entry. It reads
+// only the central directory; archive/zip then refuses any entry that
+// inflates past its declared size, so the declared sizes checked here bound
+// the real work.
 func CheckZip(zr *zip.Reader, limits ZipLimits) error {
 	if len(zr.File) > limits.MaxEntries {
 		return fmt.Errorf("archive has %d entries, more than the limit of %d", len(zr.File), limits.MaxEntries)
 	}
-	var total uint64
+	if _, err := CheckUnpackable(zr.File); err != nil {
+		return fmt.Errorf("archive cannot be unpacked as a package directory: %w", err)
+	}
+	// Compared as what is left, so that a huge declared size cannot wrap
+	// the sum around.
+	left := uint64(max(limits.MaxUnpackedBytes, 0))
 	for _, f := range zr.File {
-		if err := checkEntryName(f.Name); err != nil {
-			return err
-		}
-		total += f.UncompressedSize64
-		if total > uint64(limits.MaxUnpackedBytes) {
+		if f.UncompressedSize64 > left {
 			return fmt.Errorf("archive unpacks to more than the limit of %d bytes", limits.MaxUnpackedBytes)
 		}
-	}
-	return nil
-}
-
-func checkEntryName(name string) error {
-	clean := path.Clean(strings.ReplaceAll(name, "\\", "/"))
-	if name == "" || strings.HasPrefix(clean, "/") || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(name, "\x00") {
-		return fmt.Errorf("archive entry %q would unpack outside the package directory", name)
+		left -= f.UncompressedSize64
 	}
 	return nil
 }

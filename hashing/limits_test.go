@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"crypto/sha256"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,10 +58,22 @@ func TestHashArchiveLimits(t *testing.T) {
 		{"unpacks too large", func(t *testing.T, zw *zip.Writer) {
 			addFile(t, zw, "zeros", 2<<20) // 2 MiB of zeros: a few KB compressed
 		}, "unpacks to more than the limit"},
-		{"parent directory", func(t *testing.T, zw *zip.Writer) { addFile(t, zw, "../evil", 1) }, "outside the package directory"},
-		{"nested parent", func(t *testing.T, zw *zip.Writer) { addFile(t, zw, "a/../../evil", 1) }, "outside the package directory"},
-		{"absolute", func(t *testing.T, zw *zip.Writer) { addFile(t, zw, "/etc/passwd", 1) }, "outside the package directory"},
-		{"backslashes", func(t *testing.T, zw *zip.Writer) { addFile(t, zw, "..\\evil", 1) }, "outside the package directory"},
+		// A declared size so large that a running sum would wrap around to
+		// below the limit.
+		{"sizes that wrap around", func(t *testing.T, zw *zip.Writer) {
+			addFile(t, zw, "one", 1)
+			w, err := zw.CreateRaw(&zip.FileHeader{Name: "huge", Method: zip.Store, CRC32: crc32.ChecksumIEEE([]byte("x")), CompressedSize64: 1, UncompressedSize64: math.MaxUint64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}, "unpacks to more than the limit"},
+		{"parent directory", func(t *testing.T, zw *zip.Writer) { addFile(t, zw, "../evil", 1) }, `entry "../evil": name leaves the package directory`},
+		{"nested parent", func(t *testing.T, zw *zip.Writer) { addFile(t, zw, "a/../../evil", 1) }, `entry "a/../../evil": name leaves the package directory`},
+		{"absolute", func(t *testing.T, zw *zip.Writer) { addFile(t, zw, "/etc/passwd", 1) }, `entry "/etc/passwd": name is absolute`},
+		{"backslashes", func(t *testing.T, zw *zip.Writer) { addFile(t, zw, "..\\evil", 1) }, `name contains a backslash`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"fmt"
 	"io"
-	"strings"
 
 	"golang.org/x/mod/sumdb/dirhash"
 )
@@ -35,7 +34,7 @@ func H1Unpacked(path string) (Hash, error) {
 	var files []string
 	byName := make(map[string]*zip.File)
 	for _, f := range zr.File {
-		if strings.HasSuffix(f.Name, "/") {
+		if f.FileInfo().IsDir() { // as installers decide: by mode, a trailing "/" included
 			continue
 		}
 		files = append(files, f.Name)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -318,84 +317,33 @@ func writePackageFile(e packageEntry, p string, left, limit int64) (int64, error
 }
 
 // checkPackageEntries validates every entry of the archive before anything
-// is written: names, types, duplicates, file/directory clashes, entry count
-// and declared sizes.
+// is written: entry count, then hashing.CheckUnpackable (names, types,
+// duplicates, file/directory clashes: the rule HashArchive applied before
+// the archive was published), then declared sizes.
 func checkPackageEntries(files []*zip.File, limits hashing.ZipLimits) ([]packageEntry, error) {
-	refuse := func(f *zip.File, format string, args ...any) error {
-		return fmt.Errorf("entry %q: %s: %w", f.Name, fmt.Sprintf(format, args...), ErrUnsafeArchive)
+	if len(files) > limits.MaxEntries {
+		return nil, fmt.Errorf("entry %q: archive has more than the limit of %d entries: %w", files[limits.MaxEntries].Name, limits.MaxEntries, ErrUnsafeArchive)
 	}
-	seen := make(map[string]bool)    // entry name → is a directory
-	parents := make(map[string]bool) // directories implied by deeper entries
+	checked, err := hashing.CheckUnpackable(files)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrUnsafeArchive)
+	}
 	var declared uint64
 	maxBytes := uint64(limits.MaxUnpackedBytes)
-	entries := make([]packageEntry, 0, min(len(files), limits.MaxEntries))
+	entries := make([]packageEntry, 0, len(files))
 	for i, f := range files {
-		if i >= limits.MaxEntries {
-			return nil, refuse(f, "archive has more than the limit of %d entries", limits.MaxEntries)
-		}
-		name, why := canonicalEntryName(f.Name)
-		if why != "" {
-			return nil, refuse(f, "%s", why)
-		}
-		mode := f.Mode()
-		dir := mode.IsDir()
-		switch {
-		case mode&fs.ModeSymlink != 0:
-			return nil, refuse(f, "symbolic links are not allowed")
-		case mode.Type()&^fs.ModeDir != 0:
-			return nil, refuse(f, "not a regular file or directory (%v)", mode.Type())
-		case dir && f.UncompressedSize64 != 0:
-			return nil, refuse(f, "directory entry has content")
-		}
-		if _, dup := seen[name]; dup {
-			return nil, refuse(f, "duplicate entry name")
-		}
-		if !dir && parents[name] {
-			return nil, refuse(f, "file is also the parent directory of another entry")
-		}
-		for p := path.Dir(name); p != "."; p = path.Dir(p) {
-			if isDir, ok := seen[p]; ok && !isDir {
-				return nil, refuse(f, "parent %q is a file entry", p)
-			}
-			parents[p] = true
-		}
-		seen[name] = dir
-		if !dir {
+		e := checked[i]
+		if !e.Dir {
 			if f.UncompressedSize64 > maxBytes-declared {
-				return nil, refuse(f, "archive unpacks to more than the limit of %d bytes", limits.MaxUnpackedBytes)
+				return nil, fmt.Errorf("entry %q: archive unpacks to more than the limit of %d bytes: %w", f.Name, limits.MaxUnpackedBytes, ErrUnsafeArchive)
 			}
 			declared += f.UncompressedSize64
 		}
 		fileMode := FileMode
-		if mode&0o111 != 0 {
+		if f.Mode()&0o111 != 0 {
 			fileMode = 0o755
 		}
-		entries = append(entries, packageEntry{f: f, name: name, dir: dir, mode: fileMode})
+		entries = append(entries, packageEntry{f: f, name: e.Name, dir: e.Dir, mode: fileMode})
 	}
 	return entries, nil
-}
-
-// canonicalEntryName returns the entry name without its trailing slash, or
-// why it is refused.
-func canonicalEntryName(raw string) (name, why string) {
-	switch {
-	case raw == "" || raw == "/":
-		return "", "empty name"
-	case strings.ContainsRune(raw, 0):
-		return "", "name contains a NUL byte"
-	case strings.Contains(raw, `\`):
-		return "", "name contains a backslash"
-	case strings.HasPrefix(raw, "/") || filepath.IsAbs(filepath.FromSlash(raw)) || filepath.VolumeName(filepath.FromSlash(raw)) != "":
-		return "", "name is absolute"
-	}
-	name = strings.TrimSuffix(raw, "/")
-	if !filepath.IsLocal(filepath.FromSlash(name)) {
-		return "", "name leaves the package directory"
-	}
-	for _, part := range strings.Split(name, "/") {
-		if part == "" || part == "." || part == ".." {
-			return "", "name is not canonical"
-		}
-	}
-	return name, ""
 }

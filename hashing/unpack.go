@@ -1,0 +1,109 @@
+package hashing
+
+import (
+	"archive/zip"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// UnpackEntry is one archive entry as it unpacks into a package directory.
+type UnpackEntry struct {
+	Name string // canonical slash-separated path, without a trailing slash
+	Dir  bool   // a directory (the entry's mode says so), not a regular file
+}
+
+// EntryError is why one archive entry cannot be unpacked.
+type EntryError struct {
+	Entry  string // the entry's name as the archive spells it
+	Reason string
+}
+
+func (e *EntryError) Error() string {
+	return fmt.Sprintf("entry %q: %s", e.Entry, e.Reason)
+}
+
+// CheckUnpackable is the rule every provider archive must pass to be
+// unpacked into an empty directory exactly as named: the one HashArchive
+// applies before an archive is published and the unpacked filesystem layout
+// applies before it extracts, so that a package that hashes can always be
+// laid out, and the unpacked directory hashes (dirhash.HashDir) to the
+// H1Unpacked HashArchive recorded.
+//
+// It refuses, reading only the central directory, an entry whose name is
+// empty, contains a NUL or a backslash, is absolute, is not local
+// (filepath.IsLocal) or is not canonical ("a/./b", "a/../b", "a//b"); a
+// symbolic link or anything else neither a regular file nor a directory; a
+// directory entry with content; a name that appears twice ("a" and "a/"
+// count as the same); and a file that is also the parent of another entry
+// ("a" and "a/b", in either order). An entry is a directory if its mode
+// says so (a name ending in "/" always does).
+//
+// On success it returns one UnpackEntry per file, in order. A refusal is an
+// *EntryError naming the first entry refused.
+func CheckUnpackable(files []*zip.File) ([]UnpackEntry, error) {
+	seen := make(map[string]bool)    // entry name → is a directory
+	parents := make(map[string]bool) // directories implied by deeper entries
+	out := make([]UnpackEntry, 0, len(files))
+	for _, f := range files {
+		refuse := func(format string, args ...any) error {
+			return &EntryError{Entry: f.Name, Reason: fmt.Sprintf(format, args...)}
+		}
+		name, why := canonicalEntryName(f.Name)
+		if why != "" {
+			return nil, refuse("%s", why)
+		}
+		mode := f.Mode()
+		dir := mode.IsDir()
+		switch {
+		case mode&fs.ModeSymlink != 0:
+			return nil, refuse("symbolic links are not allowed")
+		case mode.Type()&^fs.ModeDir != 0:
+			return nil, refuse("not a regular file or directory (%v)", mode.Type())
+		case dir && f.UncompressedSize64 != 0:
+			return nil, refuse("directory entry has content")
+		}
+		if _, dup := seen[name]; dup {
+			return nil, refuse("duplicate entry name")
+		}
+		if !dir && parents[name] {
+			return nil, refuse("file is also the parent directory of another entry")
+		}
+		for p := path.Dir(name); p != "."; p = path.Dir(p) {
+			if isDir, ok := seen[p]; ok && !isDir {
+				return nil, refuse("parent %q is a file entry", p)
+			}
+			parents[p] = true
+		}
+		seen[name] = dir
+		out = append(out, UnpackEntry{Name: name, Dir: dir})
+	}
+	return out, nil
+}
+
+// canonicalEntryName returns the entry name without its trailing slash, or
+// why it is refused.
+func canonicalEntryName(raw string) (name, why string) {
+	switch {
+	case raw == "" || raw == "/":
+		return "", "empty name"
+	case strings.ContainsRune(raw, 0):
+		return "", "name contains a NUL byte"
+	case strings.Contains(raw, `\`):
+		return "", "name contains a backslash"
+	case strings.HasPrefix(raw, "/") || filepath.IsAbs(filepath.FromSlash(raw)) || filepath.VolumeName(filepath.FromSlash(raw)) != "":
+		return "", "name is absolute"
+	}
+	name = strings.TrimSuffix(raw, "/")
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return "", "name leaves the package directory"
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part == "." || part == ".." {
+			return "", "name is not canonical"
+		}
+	}
+	return name, ""
+}
