@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -117,7 +119,7 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 	}
 	for _, plat := range slices.Sorted(maps.Keys(doc.Archives)) {
 		r.Archives++
-		computed, ok := v.verifyArchive(ctx, r, docPath, plat, doc.Archives[plat])
+		computed, ok := v.verifyArchive(ctx, r, p, ver, plat, doc.Archives[plat])
 		if ok && recErr == nil {
 			v.checkProvenance(r, docPath, plat, rec.Provenance, sums, computed)
 		}
@@ -161,10 +163,10 @@ func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Ver
 }
 
 // verifyArchive fetches one listed archive and checks its listed hashes.
-func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, docPath, plat string, entry layout.ArchiveEntry) (hashing.ArchiveSums, bool) {
-	rel, ok := layout.ArchiveRel(docPath, entry.URL)
+func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, p addrs.Provider, ver addrs.Version, plat string, entry layout.ArchiveEntry) (hashing.ArchiveSums, bool) {
+	docPath := layout.VersionPath(p, ver)
+	rel, ok := archiveRel(r, p, ver, plat, entry.URL)
 	if !ok {
-		r.warn(docPath, "%s: url %q is not in this mirror; not checked", plat, entry.URL)
 		return hashing.ArchiveSums{}, false
 	}
 	computed, err := v.hashFile(ctx, rel)
@@ -182,6 +184,42 @@ func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, docPath, 
 		}
 	}
 	return computed, true
+}
+
+// archiveRel returns where in the mirror a release's archive is, from
+// the url its version document lists. Clients resolve a relative url
+// against the version document, so the only one that names this
+// release's archive is its own name, layout.ArchiveName: any other
+// relative url names a file outside the release or another package's
+// archive, which is a problem. An absolute url (a scheme, or a leading
+// "/") is outside this mirror, as other tools may write: a warning, not
+// checked.
+func archiveRel(r *VerifyReport, p addrs.Provider, ver addrs.Version, plat, rawURL string) (string, bool) {
+	docPath := layout.VersionPath(p, ver)
+	if isAbsoluteURL(rawURL) {
+		r.warn(docPath, "%s: url %q is not in this mirror; not checked", plat, rawURL)
+		return "", false
+	}
+	platform, err := addrs.ParsePlatform(plat)
+	if err != nil {
+		r.problem(docPath, "archive %q: %v", plat, err)
+		return "", false
+	}
+	if own := layout.ArchiveName(p, ver, platform); rawURL != own {
+		r.problem(docPath, "%s: url %q is not this release's own archive %q: relative to this document it names a file outside the release or another package's archive", plat, rawURL, own)
+		return "", false
+	}
+	return layout.ArchivePath(p, ver, platform), true
+}
+
+// isAbsoluteURL reports a url with a scheme or a leading "/": one that
+// does not resolve against the version document's directory.
+func isAbsoluteURL(rawURL string) bool {
+	if strings.HasPrefix(rawURL, "/") {
+		return true
+	}
+	u, err := url.Parse(rawURL)
+	return err == nil && u.Scheme != ""
 }
 
 // hashFile hashes a listed file: in place when the reader gives a file on

@@ -104,7 +104,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 		return nil, err
 	}
 	if problems := append(slices.Clone(vr.Problems), vr.Warnings...); len(problems) > 0 {
-		return nil, &RefusedError{What: "mirror", Problems: problems}
+		return nil, refusedAll("mirror", problems)
 	}
 	if vr.Providers == 0 {
 		return nil, ErrEmptyMirror
@@ -115,8 +115,12 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	}
 	report := &CreateReport{Out: opts.Out, Providers: vr.Providers, Versions: vr.Versions, Archives: vr.Archives, LockFiles: len(opts.LockFiles),
 		Warnings: acceptedWarnings(vr)}
-	if report.Skipped, err = otherFiles(tree.Root(), c.Files); err != nil {
+	if report.Skipped, err = siteFiles(tree.Root(), c.Files); err != nil {
 		return nil, err
+	}
+	read := func(rel string) ([]byte, error) { return readLimited(tree.Path(rel), layout.MaxDocumentBytes) }
+	if problems := documentProblems(c.Files, "", read); len(problems) > 0 {
+		return nil, refusedAll("mirror", problems)
 	}
 
 	entries, err := collectEntries(tree, c, opts.LockFiles)
@@ -160,7 +164,11 @@ func collectEntries(tree *layout.Dir, c content, lockFiles []LockFile) ([]entry,
 		if err := checkName(name); err != nil {
 			return nil, fmt.Errorf("lock file %s: %w", lf.Path, err)
 		}
-		entries = append(entries, entry{name: name, src: lf.Path})
+		data, err := readLockFile(lf.Path)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, entry{name: name, src: lf.Path, data: data})
 	}
 	for name, data := range cliConfigSnippets(c.Providers) {
 		entries = append(entries, entry{name: CLIConfigDir + "/" + name, data: data})
@@ -182,11 +190,27 @@ func collectEntries(tree *layout.Dir, c content, lockFiles []LockFile) ([]entry,
 	return entries, nil
 }
 
+// open opens the entry's content: what was read into memory, or the file
+// on disk, which must still be a regular file.
 func (e entry) open() (io.ReadCloser, error) {
-	if e.src == "" {
+	if e.data != nil || e.src == "" {
 		return io.NopCloser(bytes.NewReader(e.data)), nil
 	}
-	return os.Open(e.src)
+	return openRegular(e.src)
+}
+
+// readLockFile reads a lock file to bundle: a regular file (a link is not
+// followed) of at most maxExtraBytes that OpenTofu reads as a lock file.
+// What is packed is the bytes read and checked here.
+func readLockFile(file string) ([]byte, error) {
+	data, err := readLimited(file, maxExtraBytes)
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	if err := parseLockFile(data, file); err != nil {
+		return nil, fmt.Errorf("lock file %s: %w", file, err)
+	}
+	return data, nil
 }
 
 func hashEntry(e entry) (File, error) {
@@ -203,15 +227,42 @@ func hashEntry(e entry) (File, error) {
 	return File{Path: e.name, SHA256: hex.EncodeToString(sum[:]), Size: w.Len()}, nil
 }
 
-// otherFiles lists the files under root that are not in files (nor in the
-// private directory).
-func otherFiles(root string, files []string) ([]string, error) {
+// siteFiles returns the files under root that are not in files (nor in
+// the private directory), and makes sure every one of files is a regular
+// file found without following a link: a link (or a file under a linked
+// directory) is not packed. root itself may be a link.
+func siteFiles(root string, files []string) ([]string, error) {
+	found, err := walkSite(root)
+	if err != nil {
+		return nil, err
+	}
 	in := make(map[string]bool, len(files))
 	for _, f := range files {
+		if regular, ok := found[f]; !ok || !regular {
+			return nil, fmt.Errorf("mirror file %s: not a regular file of %s (a symbolic link, or under one): not followed", f, root)
+		}
 		in[f] = true
 	}
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	for f := range found {
+		if !in[f] {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// walkSite lists what is under root, outside the private directory,
+// without following links: every path that is not a directory, and
+// whether it is a regular file.
+func walkSite(root string) (map[string]bool, error) {
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]bool{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -220,18 +271,15 @@ func otherFiles(root string, files []string) ([]string, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == layout.PrivateDirName {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !in[rel] {
-			out = append(out, rel)
+		switch {
+		case d.IsDir() && rel == layout.PrivateDirName:
+			return filepath.SkipDir
+		case !d.IsDir():
+			found[rel] = d.Type().IsRegular()
 		}
 		return nil
 	})
-	return out, err
+	return found, err
 }
 
 // writeBundle writes the bundle to a temporary file next to out and

@@ -11,11 +11,20 @@
 // are deterministic: the same tree gives the same bytes (apart from the
 // signature, which records when it was made).
 //
+// Create packs only regular files, follows no symbolic link in the mirror
+// or to a lock file, and packs a lock file only if it parses as one.
+//
 // Import refuses a bundle unless every check passes before anything becomes
 // visible: entry names and types, the manifest (and its signature, when
-// trusted keys are given), every file's size and SHA-256, and the mirror
-// itself as "tfmirror verify" checks it (archives against the kept
-// SHA256SUMS, signatures against the kept keys). The bundle is unpacked
+// trusted keys are given), every file's size and SHA-256, every JSON
+// document in the canonical form tfmirror writes, every lock file parsing
+// as one, and the mirror itself as "tfmirror verify" checks it (archives
+// against the kept SHA256SUMS, signatures against the kept keys, every
+// archive url the release's own archive). A bundle cannot amplify: the
+// manifest's size and entry count are capped (Limits), each document's
+// size too, and decompression stops at what the manifest declares (and at
+// a ratio to the compressed size), so a compression bomb is refused early.
+// The bundle is unpacked
 // into a staging directory under the destination's private .tfmirror/
 // directory, then published into the destination by layout's planner under
 // the Refuse policy: everything is merged and checked before the first

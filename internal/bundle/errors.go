@@ -11,9 +11,36 @@ import (
 // failed verification (no bundle was written). Problem paths are entry
 // names of the bundle (mirror/..., manifest.json) or, on create, paths
 // relative to the mirror.
+//
+// Problems holds at most maxShownProblems of them; when there were more,
+// a last entry says how many more, and Omitted counts them.
 type RefusedError struct {
 	What     string // "bundle" or "mirror"
 	Problems []mirror.Problem
+	Omitted  int
+}
+
+// maxShownProblems is how many problems a RefusedError lists: a hostile
+// bundle can have one for each of its files.
+const maxShownProblems = 20
+
+// refusedAll refuses what with every problem found, summarising past
+// maxShownProblems.
+func refusedAll(what string, problems []mirror.Problem) *RefusedError {
+	e := &RefusedError{What: what, Problems: problems}
+	if n := len(problems) - maxShownProblems; n > 0 {
+		e.Problems = append(problems[:maxShownProblems:maxShownProblems], mirror.Problem{Path: "...", Message: fmt.Sprintf("and %d more problems, not listed", n)})
+		e.Omitted = n
+	}
+	return e
+}
+
+// count is how many problems there were in all.
+func (e *RefusedError) count() int {
+	if e.Omitted > 0 {
+		return len(e.Problems) - 1 + e.Omitted
+	}
+	return len(e.Problems)
 }
 
 func (e *RefusedError) Error() string {
@@ -21,13 +48,13 @@ func (e *RefusedError) Error() string {
 	if e.What == "mirror" {
 		msg = "the mirror cannot be bundled (import would refuse it), no bundle was written"
 	}
-	switch len(e.Problems) {
+	switch n := e.count(); n {
 	case 0:
 		return msg
 	case 1:
 		return fmt.Sprintf("%s: %s", msg, problemString(e.Problems[0]))
 	default:
-		return fmt.Sprintf("%s: %s (and %d more problems)", msg, problemString(e.Problems[0]), len(e.Problems)-1)
+		return fmt.Sprintf("%s: %s (and %d more problems)", msg, problemString(e.Problems[0]), n-1)
 	}
 }
 

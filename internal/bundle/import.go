@@ -96,9 +96,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	if !slices.Contains(Layouts, opts.Layout) {
 		return nil, fmt.Errorf("unknown layout %q: use network, packed or unpacked", opts.Layout)
 	}
-	if opts.Limits == (Limits{}) {
-		opts.Limits = DefaultLimits
-	}
+	opts.Limits = opts.Limits.orDefault()
 	in, err := os.Open(opts.Bundle)
 	if err != nil {
 		return nil, err
@@ -133,6 +131,11 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	stagedTree, err := checkStaged(ctx, s, opts, report)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Extras != "" {
+		if err := checkExtras(s, opts.Extras); err != nil {
+			return nil, err
+		}
 	}
 
 	tree, err := layout.OpenWait(ctx, storeDir, opts.LockTimeout)
@@ -226,29 +229,23 @@ type staged struct {
 func (s *staged) path(name string) string { return filepath.Join(s.root, filepath.FromSlash(name)) }
 
 // unpack streams the bundle into staging, checking every entry against
-// the manifest as it goes.
+// the manifest as it goes. What it decompresses is bounded by what the
+// manifest declares, so a compression bomb is refused early.
 func unpack(ctx context.Context, in io.Reader, staging string, opts ImportOptions, report *ImportReport) (*staged, error) {
-	gz, err := gzip.NewReader(bufio.NewReaderSize(in, 1<<20))
+	compressed := &counter{r: bufio.NewReaderSize(in, 1<<20)}
+	gz, err := gzip.NewReader(compressed)
 	if err != nil {
 		return nil, refused("", "not a gzip-compressed bundle: %v", err)
 	}
-	tr := tar.NewReader(gz)
-	hdr, err := next(tr)
-	if err != nil {
-		return nil, refused("", "not a tar archive: %v", err)
-	}
-	if hdr.Name != ManifestName || hdr.Typeflag != tar.TypeReg {
-		return nil, refused(hdr.Name, "the first entry must be the file %s", ManifestName)
-	}
-	data, err := readSmall(tr, hdr, maxManifestBytes)
+	stream := &inflation{r: gz, compressed: compressed, limit: manifestBound()}
+	tr := tar.NewReader(stream)
+	data, m, err := readManifest(tr, opts.Limits)
 	if err != nil {
 		return nil, err
 	}
-	m, err := decodeManifest(data, opts.Limits)
-	if err != nil {
-		return nil, refused(ManifestName, "%v", err)
-	}
-	hdr, err = next(tr)
+	u := newUnpacker(&staged{root: staging, manifest: m})
+	stream.declare(declaredRest(m, u.dirs))
+	hdr, err := next(tr)
 	var sig []byte
 	if err == nil && hdr.Name == SignatureName && hdr.Typeflag == tar.TypeReg {
 		if sig, err = readSmall(tr, hdr, maxSignatureBytes); err != nil {
@@ -259,44 +256,44 @@ func unpack(ctx context.Context, in io.Reader, staging string, opts ImportOption
 	if err := checkSignature(data, sig, opts.TrustKeys, report); err != nil {
 		return nil, err
 	}
-
-	s := &staged{root: staging, manifest: m}
-	u := unpacker{s: s, listed: map[string]File{}, dirs: map[string]bool{}, seen: map[string]bool{}, limits: opts.Limits}
-	for _, f := range m.Files {
-		u.listed[f.Path] = f
-		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
-			u.dirs[d] = true
-		}
-	}
-	for entries := 0; ; hdr, err = next(tr) {
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, refused("", "damaged: %v", err)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if entries++; entries > opts.Limits.MaxEntries {
-			return nil, refused("", "more than %d entries", opts.Limits.MaxEntries)
-		}
-		if err := u.entry(tr, hdr); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkTrailer(gz); err != nil {
+	if err := u.entries(ctx, tr, hdr, err); err != nil {
 		return nil, err
 	}
-	for _, f := range m.Files {
-		if !u.seen[f.Path] {
-			u.problems = append(u.problems, mirror.Problem{Path: f.Path, Message: "listed in the manifest, but not in the bundle"})
-		}
+	if err := checkTrailer(stream); err != nil {
+		return nil, err
 	}
-	if len(u.problems) > 0 {
-		return nil, &RefusedError{What: "bundle", Problems: u.problems}
+	return u.s, u.finish()
+}
+
+// readManifest reads and decodes the first entry, manifest.json.
+func readManifest(tr *tar.Reader, limits Limits) ([]byte, Manifest, error) {
+	hdr, err := next(tr)
+	if isInflation(err) {
+		return nil, Manifest{}, damaged("", err)
 	}
-	return s, nil
+	if err != nil {
+		return nil, Manifest{}, refused("", "not a tar archive: %v", err)
+	}
+	if hdr.Name != ManifestName || hdr.Typeflag != tar.TypeReg {
+		return nil, Manifest{}, refused(hdr.Name, "the first entry must be the file %s", ManifestName)
+	}
+	data, err := readSmall(tr, hdr, maxManifestBytes)
+	if err != nil {
+		return nil, Manifest{}, err
+	}
+	m, err := decodeManifest(data, limits)
+	if err != nil {
+		return nil, Manifest{}, refused(ManifestName, "%v", err)
+	}
+	return data, m, nil
+}
+
+// damaged refuses a bundle whose stream failed at entry name.
+func damaged(name string, err error) error {
+	if isInflation(err) {
+		return refused("", "%v", err)
+	}
+	return refused(name, "damaged: %v", err)
 }
 
 // next returns the next entry. Names the tar package calls insecure are
@@ -310,12 +307,12 @@ func next(tr *tar.Reader) (*tar.Header, error) {
 }
 
 func readSmall(tr *tar.Reader, hdr *tar.Header, limit int64) ([]byte, error) {
-	if hdr.Size > limit {
+	if hdr.Size < 0 || hdr.Size > limit {
 		return nil, refused(hdr.Name, "larger than the limit of %d bytes", limit)
 	}
-	data, err := io.ReadAll(tr)
-	if err != nil {
-		return nil, refused(hdr.Name, "damaged: %v", err)
+	data := make([]byte, hdr.Size)
+	if _, err := io.ReadFull(tr, data); err != nil {
+		return nil, damaged(hdr.Name, err)
 	}
 	return data, nil
 }
@@ -359,7 +356,7 @@ func checkTrailer(gz io.Reader) error {
 			return nil
 		}
 		if err != nil {
-			return refused("", "damaged: %v", err)
+			return damaged("", err)
 		}
 	}
 }
@@ -369,32 +366,69 @@ type unpacker struct {
 	listed   map[string]File
 	dirs     map[string]bool // every parent directory of a listed file
 	seen     map[string]bool
-	limits   Limits
 	problems []mirror.Problem // content mismatches, collected
+}
+
+func newUnpacker(s *staged) *unpacker {
+	u := &unpacker{s: s, listed: map[string]File{}, dirs: map[string]bool{}, seen: map[string]bool{}}
+	for _, f := range s.manifest.Files {
+		u.listed[f.Path] = f
+		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
+			u.dirs[d] = true
+		}
+	}
+	return u
+}
+
+// entries unpacks the entries after the manifest and its signature, from
+// hdr (and err, from reading it) on. Each entry must be a listed file or
+// a parent directory of one, once, so there are no more entries than the
+// manifest's limits allow.
+func (u *unpacker) entries(ctx context.Context, tr *tar.Reader, hdr *tar.Header, err error) error {
+	for ; ; hdr, err = next(tr) {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return damaged("", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := u.entry(tr, hdr); err != nil {
+			return err
+		}
+	}
+}
+
+// finish refuses the bundle if a file did not match or was missing.
+func (u *unpacker) finish() error {
+	for _, f := range u.s.manifest.Files {
+		if !u.seen[f.Path] {
+			u.problems = append(u.problems, mirror.Problem{Path: f.Path, Message: "listed in the manifest, but not in the bundle"})
+		}
+	}
+	if len(u.problems) > 0 {
+		return refusedAll("bundle", u.problems)
+	}
+	return nil
 }
 
 // entry checks one tar entry and unpacks it. Structural problems refuse
 // the bundle at once; a file whose content does not match is recorded and
 // unpacking goes on, so every such file is reported.
 func (u *unpacker) entry(tr *tar.Reader, hdr *tar.Header) error {
-	name := hdr.Name
-	if hdr.Typeflag == tar.TypeDir {
-		name = strings.TrimSuffix(name, "/")
+	name, err := u.check(hdr)
+	if err != nil {
+		return err
 	}
-	if err := checkName(name); err != nil {
-		return refused(strconv.Quote(hdr.Name), "%v", err)
-	}
-	if name == ManifestName || name == SignatureName {
-		return refused(name, "appears again after the start of the bundle")
-	}
-	if u.seen[name] {
-		return refused(name, "appears twice in the bundle")
-	}
-	u.seen[name] = true
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		if !u.dirs[name] {
 			return refused(name, "a directory that holds no file listed in the manifest")
+		}
+		if hdr.Size != 0 {
+			return refused(name, "a directory entry with %d bytes of content", hdr.Size)
 		}
 		if err := os.MkdirAll(u.s.path(name), 0o755); err != nil {
 			return refused(name, "cannot be unpacked: %v", err)
@@ -414,6 +448,31 @@ func (u *unpacker) entry(tr *tar.Reader, hdr *tar.Header) error {
 	}
 }
 
+// check checks an entry's name, that it appears once, and that it is no
+// sparse file (whose holes would unpack to more than the bundle holds).
+func (u *unpacker) check(hdr *tar.Header) (string, error) {
+	name := hdr.Name
+	if hdr.Typeflag == tar.TypeDir {
+		name = strings.TrimSuffix(name, "/")
+	}
+	if err := checkName(name); err != nil {
+		return "", refused(strconv.Quote(hdr.Name), "%v", err)
+	}
+	if name == ManifestName || name == SignatureName {
+		return "", refused(name, "appears again after the start of the bundle")
+	}
+	if u.seen[name] {
+		return "", refused(name, "appears twice in the bundle")
+	}
+	u.seen[name] = true
+	for key := range hdr.PAXRecords {
+		if strings.HasPrefix(key, "GNU.sparse.") {
+			return "", refused(name, "is a sparse file; only regular files and directories are allowed")
+		}
+	}
+	return name, nil
+}
+
 func (u *unpacker) file(tr *tar.Reader, f File) error {
 	dst := u.s.path(f.Path)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -430,8 +489,8 @@ func (u *unpacker) file(tr *tar.Reader, f File) error {
 	_, err = io.Copy(io.MultiWriter(out, w), tr)
 	if err != nil {
 		_ = out.Close()
-		if errors.Is(err, io.ErrUnexpectedEOF) || isFormatError(err) {
-			return refused(f.Path, "damaged: %v", err)
+		if errors.Is(err, io.ErrUnexpectedEOF) || isFormatError(err) || isInflation(err) {
+			return damaged(f.Path, err)
 		}
 		return fmt.Errorf("unpack %s: %w", f.Path, err)
 	}
@@ -466,12 +525,17 @@ func typeName(t byte) string {
 	return fmt.Sprintf("entry of type %q", t)
 }
 
-// checkStaged verifies the unpacked mirror as "tfmirror verify" does, under
-// the trust policy, and makes sure it holds nothing else.
+// checkStaged checks that every document of the unpacked mirror is
+// canonical and every lock file parses, verifies the mirror as "tfmirror
+// verify" does, under the trust policy, and makes sure it holds nothing
+// else.
 func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *ImportReport) (*layout.Tree, error) {
 	hasMirror := slices.ContainsFunc(s.manifest.Files, func(f File) bool { return strings.HasPrefix(f.Path, MirrorDir+"/") })
 	if !hasMirror {
 		return nil, refused(MirrorDir, "the bundle holds no mirror")
+	}
+	if problems := stagedProblems(s); len(problems) > 0 {
+		return nil, refusedAll("bundle", problems)
 	}
 	tree, err := layout.OpenExisting(s.path(MirrorDir))
 	if err != nil {
@@ -490,7 +554,7 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 		problems = append(problems, mirror.Problem{Path: MirrorDir + "/" + p.Path, Message: p.Message})
 	}
 	if len(problems) > 0 {
-		return nil, &RefusedError{What: "bundle", Problems: problems}
+		return nil, refusedAll("bundle", problems)
 	}
 	if vr.Providers == 0 {
 		return nil, refused(MirrorDir, "the bundle's mirror holds no provider")
@@ -509,7 +573,7 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 		}
 	}
 	if len(problems) > 0 {
-		return nil, &RefusedError{What: "bundle", Problems: problems}
+		return nil, refusedAll("bundle", problems)
 	}
 	report.Providers, report.Versions, report.Archives = vr.Providers, vr.Versions, vr.Archives
 	report.Warnings = append(report.Warnings, acceptedWarnings(vr)...)
@@ -524,22 +588,4 @@ func acceptedWarnings(vr *mirror.VerifyReport) []string {
 		out = append(out, a.Message)
 	}
 	return out
-}
-
-// writeExtras copies the bundle's lock-files/ and cli-config/ into dir.
-func writeExtras(s *staged, dir string, report *ImportReport) error {
-	for _, f := range s.manifest.Files {
-		if strings.HasPrefix(f.Path, MirrorDir+"/") {
-			continue
-		}
-		data, err := os.ReadFile(s.path(f.Path))
-		if err != nil {
-			return err
-		}
-		if err := layout.WriteFile(filepath.Join(dir, filepath.FromSlash(f.Path)), data); err != nil {
-			return err
-		}
-		report.Extras++
-	}
-	return nil
 }

@@ -25,7 +25,7 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 		for _, c := range conflict.Conflicts {
 			problems = append(problems, mirror.Problem{Path: c.Path, Message: c.Message})
 		}
-		return &RefusedError{What: "bundle", Problems: problems}
+		return refusedAll("bundle", problems)
 	}
 	report.Written, report.Unchanged = pr.Written, pr.Unchanged
 	return err

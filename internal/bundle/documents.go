@@ -1,0 +1,167 @@
+package bundle
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/lockfile"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// errNotCanonical means a JSON document is not byte for byte what
+// tfmirror writes for what it holds.
+var errNotCanonical = errors.New("not in the canonical form tfmirror writes (padded, reordered, duplicated or edited JSON)")
+
+// checkCanonical decodes the mirror document at rel (slash-separated,
+// relative to the mirror) as its kind and requires data to be exactly
+// layout.Encode of the result. So a bundle carries no byte a document's
+// meaning does not fix: no padding, no duplicate or case-variant keys that
+// another JSON reader could take differently from the one that verified
+// it.
+func checkCanonical(rel string, data []byte) error {
+	v, err := decodeDocument(rel, data)
+	if err != nil {
+		return err
+	}
+	enc, err := layout.Encode(v)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(enc, data) {
+		return errNotCanonical
+	}
+	return nil
+}
+
+// decodeDocument decodes a mirror document by its name: catalog.json,
+// index.json, a provenance record or a <version>.json.
+func decodeDocument(rel string, data []byte) (any, error) {
+	switch {
+	case rel == layout.CatalogPath:
+		return layout.DecodeCatalog(data)
+	case path.Base(rel) == "index.json":
+		return layout.DecodeIndex(data)
+	case strings.HasSuffix(rel, "_provenance.json"):
+		return layout.DecodeProvenance(data)
+	}
+	return layout.DecodeVersion(data)
+}
+
+// documentProblems checks every JSON document among files (paths relative
+// to the mirror) with checkCanonical, reading each with read; problems
+// are reported at prefix+path.
+func documentProblems(files []string, prefix string, read func(rel string) ([]byte, error)) []mirror.Problem {
+	var problems []mirror.Problem
+	for _, rel := range files {
+		if !strings.HasSuffix(rel, ".json") {
+			continue
+		}
+		data, err := read(rel)
+		if err == nil {
+			err = checkCanonical(rel, data)
+		}
+		if err != nil {
+			problems = append(problems, mirror.Problem{Path: prefix + rel, Message: err.Error()})
+		}
+	}
+	return problems
+}
+
+// stagedProblems checks what a staged bundle holds besides what verify
+// checks: every mirror document is canonical and every lock file parses.
+func stagedProblems(s *staged) []mirror.Problem {
+	var docs []string
+	var problems []mirror.Problem
+	for _, f := range s.manifest.Files {
+		if rel, ok := strings.CutPrefix(f.Path, MirrorDir+"/"); ok {
+			docs = append(docs, rel)
+		} else if strings.HasPrefix(f.Path, LockFilesDir+"/") {
+			if err := checkLockFile(s.path(f.Path), f.Path); err != nil {
+				problems = append(problems, mirror.Problem{Path: f.Path, Message: strings.ReplaceAll(err.Error(), "\n", "; ")})
+			}
+		}
+	}
+	read := func(rel string) ([]byte, error) {
+		return readLimited(s.path(MirrorDir+"/"+rel), layout.MaxDocumentBytes)
+	}
+	return append(documentProblems(docs, MirrorDir+"/", read), problems...)
+}
+
+func checkLockFile(file, name string) error {
+	data, err := readLimited(file, maxExtraBytes)
+	if err != nil {
+		return err
+	}
+	return parseLockFile(data, name)
+}
+
+// parseLockFile refuses what OpenTofu would not read as a lock file.
+func parseLockFile(data []byte, name string) error {
+	if _, err := lockfile.Parse(data, name); err != nil {
+		return fmt.Errorf("not a lock file: %w", err)
+	}
+	return nil
+}
+
+// openRegular opens file, which must be a regular file itself, not a
+// symbolic link to one: a link is not followed.
+func openRegular(file string) (*os.File, error) {
+	before, err := os.Lstat(file)
+	if err != nil {
+		return nil, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is a %s, not a regular file: not followed", file, describeMode(before.Mode()))
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s was replaced while it was opened: not followed", file)
+	}
+	return f, nil
+}
+
+// readLimited reads a regular file of at most limit bytes (io.ReadAll
+// never returns a nil slice).
+func readLimited(file string, limit int64) ([]byte, error) {
+	f, err := openRegular(file)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", file, limit)
+	}
+	return data, nil
+}
+
+// describeMode names a file type in messages.
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "regular file"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
