@@ -1,0 +1,25 @@
+// Package s3store is the S3 adapter of layout's destination seam: a
+// layout.Store, and so a layout.Reader, over a bucket and prefix of Amazon
+// S3 or an S3-compatible object store (MinIO, Ceph, versitygw, R2, ...),
+// named by a URI s3://BUCKET/PREFIX/.
+//
+// It owns:
+//   - the s3:// URI and the mapping of a tree's relative paths to object
+//     keys under the prefix;
+//   - the client's configuration, derived from the environment the CLI
+//     passes in Config.Environ (credentials, region, endpoint, CA bundle,
+//     checksums, retries; see Config);
+//   - how an object is written: one PutObject, or a multipart upload
+//     streamed from the file with bounded concurrency and memory, each
+//     with the Content-Type clients need, a Cache-Control policy and the
+//     content's SHA-256 in the object's metadata (so Stat answers it
+//     without a download);
+//   - the store's write lock: a lease-based lock object under
+//     layout.PrivateDirName written with conditional requests.
+//
+// It does not know which files a mirror tree holds, what they mean, or in
+// which order they must become visible: package layout decides that
+// (Tree.PublishAll issues Puts one after another in publish order), and
+// this package only makes each Put atomic and durable, as the
+// layout.Store contract requires.
+package s3store

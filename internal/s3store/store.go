@@ -1,0 +1,503 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"net/http"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithymw "github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// Store is a mirror tree under a prefix of an S3 bucket.
+//
+// Every Put is one PutObject, or one multipart upload completed with
+// CompleteMultipartUpload, and S3 makes an object visible atomically when
+// either request succeeds: a reader sees the old object or the new one,
+// never a part of one, and a failed or interrupted upload leaves the old
+// object. The request returns once S3 has stored the object durably, so a
+// Put issued after another becomes visible after it, as the layout.Store
+// contract requires; Puts are never batched or reordered. An interrupted
+// multipart upload leaves invisible parts behind, which the next Lock
+// aborts.
+//
+// A Store is safe for concurrent use.
+type Store struct {
+	client   *s3.Client
+	bucket   string
+	prefix   string // "" or "dir/.../" (no leading slash, a trailing one)
+	endpoint string // for messages: the custom endpoint, "" for AWS
+
+	immutableCC string
+	documentCC  string
+	lease       time.Duration
+
+	mu   sync.Mutex
+	held *heldLock // the write lock while this instance holds it
+}
+
+var _ layout.Store = (*Store)(nil)
+
+// New returns the store of uri, s3://BUCKET/ or s3://BUCKET/PREFIX/,
+// configured from cfg (see Config). The bucket must exist: New checks it
+// with HeadBucket and never creates it; a missing bucket is an error
+// wrapping ErrNoSuchBucket. Nothing is written until Lock.
+func New(ctx context.Context, uri string, cfg Config) (*Store, error) {
+	bucket, prefix, err := ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := loadConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, prefix, err)
+	}
+	s := &Store{
+		client:      s3.NewFromConfig(cc.aws, cc.s3Opts...),
+		bucket:      bucket,
+		prefix:      prefix,
+		immutableCC: cacheControl(cfg.ImmutableCacheControl, DefaultImmutableCacheControl),
+		documentCC:  cacheControl(cfg.DocumentCacheControl, DefaultDocumentCacheControl),
+		lease:       cfg.LockLease,
+	}
+	if s.lease <= 0 {
+		s.lease = DefaultLockLease
+	}
+	if ep := s.client.Options().BaseEndpoint; ep != nil {
+		s.endpoint = *ep
+	}
+	if err := s.checkBucket(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func cacheControl(v, def string) string {
+	switch v {
+	case "":
+		return def
+	case NoCacheControl:
+		return ""
+	}
+	return v
+}
+
+// ParseURI splits s3://BUCKET/PREFIX into the bucket and the prefix,
+// normalized to no leading slash and, unless empty, a trailing slash.
+func ParseURI(uri string) (bucket, prefix string, err error) {
+	rest, ok := strings.CutPrefix(uri, "s3://")
+	if !ok {
+		return "", "", fmt.Errorf("%q is not an S3 URI: want s3://BUCKET/ or s3://BUCKET/PREFIX/", uri)
+	}
+	bucket, prefix, _ = strings.Cut(rest, "/")
+	if strings.ContainsAny(bucket, "@:") {
+		// Never repeat it: it may hold a credential.
+		return "", "", errors.New("an S3 URI names a bucket, without credentials, user or port (s3://BUCKET/PREFIX/); credentials come from the environment")
+	}
+	if err := checkBucketName(bucket); err != nil {
+		return "", "", fmt.Errorf("S3 URI %q: %w", uri, err)
+	}
+	if strings.ContainsAny(prefix, "?#\\\x00") {
+		return "", "", fmt.Errorf("S3 URI %q: the prefix must not contain '?', '#', '\\' or NUL", uri)
+	}
+	prefix = strings.Trim(prefix, "/")
+	if prefix == "" {
+		return bucket, "", nil
+	}
+	for _, part := range strings.Split(prefix, "/") {
+		switch part {
+		case "", ".", "..":
+			return "", "", fmt.Errorf("S3 URI %q: the prefix must not contain an empty, '.' or '..' component", uri)
+		case layout.PrivateDirName:
+			return "", "", fmt.Errorf("S3 URI %q: the prefix must not be inside tfmirror's private %s", uri, layout.PrivateDirName)
+		}
+	}
+	return bucket, prefix + "/", nil
+}
+
+// checkBucketName accepts the names S3 and S3-compatible stores allow:
+// 3 to 63 letters, digits, dots, hyphens and underscores (the last two and
+// capitals only in legacy or non-AWS buckets), starting and ending with a
+// letter or digit.
+func checkBucketName(b string) error {
+	if b == "" {
+		return errors.New("no bucket: want s3://BUCKET/ or s3://BUCKET/PREFIX/")
+	}
+	if len(b) < 3 || len(b) > 63 {
+		return fmt.Errorf("bucket name %q: must be 3 to 63 characters long", b)
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	for i := range len(b) {
+		if c := b[i]; !alnum(c) && c != '.' && c != '-' && c != '_' {
+			return fmt.Errorf("bucket name %q: letters, digits, '.', '-' and '_' only", b)
+		}
+	}
+	if !alnum(b[0]) || !alnum(b[len(b)-1]) {
+		return fmt.Errorf("bucket name %q: must start and end with a letter or digit", b)
+	}
+	return nil
+}
+
+// Location is s3://BUCKET/PREFIX/: no endpoint, no credential.
+func (s *Store) Location() string { return "s3://" + s.bucket + "/" + s.prefix }
+
+// Bucket is the store's bucket.
+func (s *Store) Bucket() string { return s.bucket }
+
+// Prefix is the store's key prefix, "" or ending in a slash.
+func (s *Store) Prefix() string { return s.prefix }
+
+// url names an object in messages.
+func (s *Store) url(key string) string { return "s3://" + s.bucket + "/" + key }
+
+// fail wraps an SDK error with the object it concerns.
+func (s *Store) fail(key string, err error) error {
+	return fmt.Errorf("%s: %w", s.url(key), err)
+}
+
+// where names the endpoint in messages about reaching it.
+func (s *Store) where() string {
+	if s.endpoint != "" {
+		return "the S3 endpoint " + s.endpoint
+	}
+	return "the AWS S3 endpoint of region " + s.client.Options().Region
+}
+
+// checkBucket makes sure the bucket exists and the credentials are
+// accepted, with an error that says which of the usual problems it is.
+func (s *Store) checkBucket(ctx context.Context) error {
+	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(s.bucket)})
+	if err == nil {
+		return nil
+	}
+	loc := s.Location()
+	status := statusCode(err)
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: %w", loc, err)
+	case status == 0:
+		return fmt.Errorf("%s: cannot reach %s: %w", loc, s.where(), err)
+	case status == http.StatusMovedPermanently:
+		if region := responseHeader(err, "X-Amz-Bucket-Region"); region != "" {
+			return fmt.Errorf("%s: bucket %s is in region %s, not %s: set AWS_REGION=%s",
+				loc, s.bucket, region, s.client.Options().Region, region)
+		}
+	}
+	// A HEAD answer has no body to say what went wrong (and some stores
+	// answer an unknown access key with 404): ask again with a request
+	// whose answer has one.
+	_, lerr := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
+		Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix), MaxKeys: aws.Int32(1),
+	})
+	if lerr == nil {
+		return nil
+	}
+	if statusCode(lerr) != 0 {
+		err, status = lerr, statusCode(lerr)
+	}
+	switch code := errorCode(err); {
+	case code == "NoSuchBucket", status == http.StatusNotFound && (code == "" || code == "NotFound"):
+		return fmt.Errorf("%s: bucket %s at %s: %w", loc, s.bucket, s.where(), ErrNoSuchBucket)
+	case credentialCodes[code]:
+		return fmt.Errorf("%s: %s refused the credentials for bucket %s: %w", loc, s.where(), s.bucket, err)
+	case isRefused(err):
+		return fmt.Errorf("%s: access to bucket %s was refused (no s3:ListBucket permission?): %w", loc, s.bucket, err)
+	}
+	return fmt.Errorf("%s: bucket %s: %w", loc, s.bucket, err)
+}
+
+// credentialCodes are the error codes of credentials the store does not
+// accept.
+var credentialCodes = map[string]bool{
+	"InvalidAccessKeyId":    true,
+	"SignatureDoesNotMatch": true,
+	"InvalidToken":          true,
+	"ExpiredToken":          true,
+	"TokenRefreshRequired":  true,
+	"XAdminUserNotFound":    true, // versitygw's answer for an unknown key
+}
+
+// responseHeader is a header of a failed request's answer.
+func responseHeader(err error, name string) string {
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) && re.Response != nil {
+		return re.Response.Header.Get(name)
+	}
+	return ""
+}
+
+// key is the object key of a valid relative path.
+func (s *Store) key(rel string) (string, error) {
+	if rel == "" || rel == "." || strings.HasPrefix(rel, "/") || path.Clean(rel) != rel ||
+		rel == ".." || strings.HasPrefix(rel, "../") || strings.ContainsAny(rel, "\\\x00") {
+		return "", fmt.Errorf("%s: invalid path %q in the tree", s.Location(), rel)
+	}
+	return s.prefix + rel, nil
+}
+
+// writeKey is key for a Put or Delete, which never touch the private
+// directory.
+func (s *Store) writeKey(rel string) (string, error) {
+	if rel == layout.PrivateDirName || strings.HasPrefix(rel, layout.PrivateDirName+"/") {
+		return "", fmt.Errorf("%s: %s is tfmirror's private directory, not part of the tree", s.Location(), rel)
+	}
+	return s.key(rel)
+}
+
+// ReadFile returns a whole object, refusing one larger than limit bytes
+// without reading past the limit.
+func (s *Store) ReadFile(ctx context.Context, rel string, limit int64) ([]byte, error) {
+	key, err := s.key(rel)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, s.readError(key, err)
+	}
+	defer out.Body.Close()
+	limit = max(limit, 0)
+	if n := aws.ToInt64(out.ContentLength); n > limit {
+		return nil, fmt.Errorf("read %s: %d bytes, larger than the limit of %d bytes", s.url(key), n, limit)
+	}
+	n := limit
+	if n < math.MaxInt64 {
+		n++
+	}
+	data, err := io.ReadAll(io.LimitReader(out.Body, n))
+	if err != nil {
+		return nil, s.fail(key, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("read %s: larger than the limit of %d bytes", s.url(key), limit)
+	}
+	return data, nil
+}
+
+// readError wraps a failed GET or HEAD; a missing object wraps
+// fs.ErrNotExist.
+func (s *Store) readError(key string, err error) error {
+	if isNotFound(err) {
+		return fmt.Errorf("%s: %w", s.url(key), fs.ErrNotExist)
+	}
+	return s.fail(key, err)
+}
+
+// Open streams an object.
+func (s *Store) Open(ctx context.Context, rel string) (io.ReadCloser, error) {
+	key, err := s.key(rel)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, s.readError(key, err)
+	}
+	return out.Body, nil
+}
+
+// metaSHA256 is the user metadata key (x-amz-meta-sha256) holding the
+// hex SHA-256 of an object's content, written by Put.
+const metaSHA256 = "sha256"
+
+// Stat describes an object with HeadObject: its size, and its SHA-256
+// when its metadata holds one, so that comparing an archive never needs
+// a download.
+func (s *Store) Stat(ctx context.Context, rel string) (layout.FileInfo, error) {
+	key, err := s.key(rel)
+	if err != nil {
+		return layout.FileInfo{}, err
+	}
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil {
+		return layout.FileInfo{}, s.readError(key, err)
+	}
+	info := layout.FileInfo{Size: aws.ToInt64(out.ContentLength)}
+	if sum, err := hex.DecodeString(out.Metadata[metaSHA256]); err == nil && len(sum) == sha256.Size {
+		info.SHA256 = [sha256.Size]byte(sum)
+	}
+	return info, nil
+}
+
+// contentType is what clients need to see for a file of the tree:
+// OpenTofu refuses JSON documents served as anything but
+// application/json.
+func contentType(rel string) string {
+	switch name := path.Base(rel); {
+	case strings.HasSuffix(name, ".json"):
+		return "application/json"
+	case strings.HasSuffix(name, ".zip"):
+		return "application/zip"
+	case strings.HasSuffix(name, "SHA256SUMS"):
+		return "text/plain; charset=utf-8"
+	case strings.HasSuffix(name, ".sig"):
+		return "application/pgp-signature"
+	}
+	return "application/octet-stream"
+}
+
+// cacheControlOf is the Cache-Control of a file of the tree: immutable
+// for archives, checksums and signatures, short for documents, none for
+// anything else.
+func (s *Store) cacheControlOf(rel string) string {
+	switch name := path.Base(rel); {
+	case strings.HasSuffix(name, ".zip"), strings.HasSuffix(name, "SHA256SUMS"), strings.HasSuffix(name, ".sig"):
+		return s.immutableCC
+	case strings.HasSuffix(name, ".json"):
+		return s.documentCC
+	}
+	return ""
+}
+
+// object is what a Put writes besides the content.
+type object struct {
+	key          string
+	contentType  string
+	cacheControl string
+	sha256       string // hex
+}
+
+func (o object) metadata() map[string]string { return map[string]string{metaSHA256: o.sha256} }
+
+// Put makes rel hold c: Data, or the local file File (which is read,
+// never changed or removed, Move or not), with the Content-Type and
+// Cache-Control of its name and its SHA-256 in the metadata. It needs the
+// lock.
+func (s *Store) Put(ctx context.Context, rel string, c layout.Content) error {
+	if err := s.checkLocked(); err != nil {
+		return err
+	}
+	key, err := s.writeKey(rel)
+	if err != nil {
+		return err
+	}
+	obj := object{key: key, contentType: contentType(rel), cacheControl: s.cacheControlOf(rel)}
+	if c.Data != nil || c.File == "" {
+		sum := sha256.Sum256(c.Data)
+		obj.sha256 = hex.EncodeToString(sum[:])
+		return s.putObject(ctx, obj, bytes.NewReader(c.Data), int64(len(c.Data)))
+	}
+	f, err := os.Open(c.File)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", s.url(key), err)
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", s.url(key), err)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("upload %s from %s: %w", s.url(key), c.File, layout.ErrNotRegular)
+	}
+	size := info.Size()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		return fmt.Errorf("upload %s: read %s: %w", s.url(key), c.File, err)
+	}
+	obj.sha256 = hex.EncodeToString(h.Sum(nil))
+	if size >= multipartThreshold {
+		return s.putMultipart(ctx, obj, f, size)
+	}
+	// A section reader is seekable, which the SDK needs to sign the body
+	// over plain http://, and reads nothing past size.
+	return s.putObject(ctx, obj, io.NewSectionReader(f, 0, size), size)
+}
+
+// putObject writes an object with one request.
+func (s *Store) putObject(ctx context.Context, obj object, body io.ReadSeeker, size int64) error {
+	in := &s3.PutObjectInput{
+		Bucket:        aws.String(s.bucket),
+		Key:           aws.String(obj.key),
+		Body:          body,
+		ContentLength: aws.Int64(size),
+		ContentType:   aws.String(obj.contentType),
+		Metadata:      obj.metadata(),
+	}
+	if obj.cacheControl != "" {
+		in.CacheControl = aws.String(obj.cacheControl)
+	}
+	if _, err := s.client.PutObject(ctx, in); err != nil {
+		return s.fail(obj.key, err)
+	}
+	return nil
+}
+
+// Delete removes an object; a missing one is not an error. It needs the
+// lock.
+func (s *Store) Delete(ctx context.Context, rel string) error {
+	if err := s.checkLocked(); err != nil {
+		return err
+	}
+	key, err := s.writeKey(rel)
+	if err != nil {
+		return err
+	}
+	_, err = s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil && !isNotFound(err) {
+		return s.fail(key, err)
+	}
+	return nil
+}
+
+// List returns every object below the directory dir ("" for the whole
+// tree), sorted, relative to the tree's root, leaving out the private
+// directory and "directory marker" keys ending in a slash.
+func (s *Store) List(ctx context.Context, dir string) ([]string, error) {
+	prefix := s.prefix
+	if dir = strings.TrimSuffix(dir, "/"); dir != "" {
+		key, err := s.key(dir)
+		if err != nil {
+			return nil, err
+		}
+		prefix = key + "/"
+	}
+	var out []string
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(s.bucket),
+		Prefix: aws.String(prefix),
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", s.url(prefix), err)
+		}
+		for _, o := range page.Contents {
+			rel, ok := strings.CutPrefix(aws.ToString(o.Key), s.prefix)
+			if !ok || rel == "" || strings.HasSuffix(rel, "/") ||
+				rel == layout.PrivateDirName || strings.HasPrefix(rel, layout.PrivateDirName+"/") {
+				continue
+			}
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// serverTime is the Date of a request's answer, the store's clock; ok is
+// false when the answer had none.
+func serverTime(md smithymw.Metadata) (t time.Time, ok bool) {
+	raw, _ := awsmw.GetRawResponse(md).(*smithyhttp.Response)
+	if raw == nil {
+		return time.Time{}, false
+	}
+	t, err := http.ParseTime(raw.Header.Get("Date"))
+	return t, err == nil
+}
