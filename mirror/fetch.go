@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,7 +98,9 @@ func (b *Builder) localCopy(pkg Package, want [sha256.Size]byte) (string, int64,
 // download fetches the archive, hashing it on the way, and refuses it
 // unless its digest is the one SHA256SUMS and the registry gave. It
 // resumes a partial download an interrupted run left behind; a failed
-// transfer stays there for the next run, a wrong digest does not.
+// transfer stays there for the next run, a wrong digest or a body longer
+// than the registry announced (or the source allows) does not, and
+// nothing past that length is written.
 func (b *Builder) download(ctx context.Context, a authenticated) (string, int64, error) {
 	release, err := slot(ctx, b.downloads)
 	if err != nil {
@@ -109,6 +112,7 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 		return "", 0, &PackageError{Package: a.pkg, Err: err}
 	}
 	defer sink.done()
+	sink.limit = a.meta.Size
 	b.started(a.pkg)
 	resumed := sink.Written() > 0
 	err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
@@ -124,10 +128,10 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 		_ = sink.file.Close()
 	}
 	if err != nil {
-		if !keep {
+		if !keep || errors.Is(err, ErrTooLarge) {
 			_ = os.Remove(sink.file.Name())
 		}
-		return "", 0, &PackageError{Package: a.pkg, Err: fmt.Errorf("download %s: %w", a.meta.DownloadURL.Redacted(), err)}
+		return "", 0, &PackageError{Package: a.pkg, Err: downloadError(a.meta, err)}
 	}
 	if got := sink.hash.Sum(); got != a.meta.SHA256 {
 		_ = os.Remove(sink.file.Name())
@@ -144,6 +148,15 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 		return "", 0, &PackageError{Package: a.pkg, Err: err}
 	}
 	return staged, sink.hash.Len(), nil
+}
+
+// downloadError is a failed download of the package meta describes. The
+// source's error names the URL as it may be shown, so this does not.
+func downloadError(meta PackageMeta, err error) error {
+	if errors.Is(err, ErrTooLarge) && meta.Size > 0 {
+		return fmt.Errorf("download %s (the registry announced %d bytes): %w", meta.Filename, meta.Size, err)
+	}
+	return fmt.Errorf("download %s: %w", meta.Filename, err)
 }
 
 // openSink opens the partial download for the archive's digest, re-hashing
@@ -186,14 +199,19 @@ func (f *fetched) describe(a authenticated, path, staged string) {
 
 // stagingSink writes a download to a staging or partial file and hashes
 // it on the way. It can resume: Written is what the file already holds.
+// With a limit, it refuses to grow past it.
 type stagingSink struct {
 	file    *os.File
 	hash    *hashing.Writer
 	counter *atomic.Int64 // the build's downloaded bytes
 	done    func()        // ends this run's use of the file
+	limit   int64         // the size the origin announced; 0: none
 }
 
 func (s *stagingSink) Write(p []byte) (int, error) {
+	if s.limit > 0 && s.hash.Len()+int64(len(p)) > s.limit {
+		return 0, fmt.Errorf("%w: the archive is longer than the %d bytes the registry announced", ErrTooLarge, s.limit)
+	}
 	n, err := s.file.Write(p)
 	_, _ = s.hash.Write(p[:n])
 	s.counter.Add(int64(n))
@@ -202,6 +220,10 @@ func (s *stagingSink) Write(p []byte) (int, error) {
 
 // Written is how many bytes of the archive the file holds.
 func (s *stagingSink) Written() int64 { return s.hash.Len() }
+
+// Limit is the most the file takes, so a source can refuse a longer body
+// before it arrives; 0 means no limit of the sink's own.
+func (s *stagingSink) Limit() int64 { return s.limit }
 
 // Reset empties the file and restarts the hash.
 func (s *stagingSink) Reset() error {

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -30,6 +33,7 @@ func (b *Builder) buildRelease(ctx context.Context, r release) {
 	if len(cands) == 0 {
 		return
 	}
+	b.warnPlainHTTP(r, cands)
 	checked := b.authenticateAll(ctx, cands)
 	archives := b.fetchAll(ctx, checked)
 	b.publish(ctx, r, archives)
@@ -74,6 +78,28 @@ func (b *Builder) lookupPlatform(ctx context.Context, pkg Package) *candidate {
 		return &candidate{pkg: pkg, meta: meta}
 	}
 	return nil
+}
+
+// warnPlainHTTP warns, once for the release, when the registry sends its
+// archives or checksums over plain http: the bytes are still checked
+// against the checksums, but anyone on the way sees what is fetched. Only
+// the origins are shown: the URLs themselves may be presigned.
+func (b *Builder) warnPlainHTTP(r release, cands []candidate) {
+	fields, origins := map[string]bool{}, map[string]bool{}
+	for _, c := range cands {
+		for name, u := range map[string]*url.URL{
+			"download_url": c.meta.DownloadURL, "shasums_url": c.meta.SumsURL, "shasums_signature_url": c.meta.SignatureURL,
+		} {
+			if u != nil && u.Scheme == "http" {
+				fields[name], origins["http://"+u.Host] = true, true
+			}
+		}
+	}
+	if len(fields) == 0 {
+		return
+	}
+	b.warn("%s %s: the registry serves %s over plain http (%s); the bytes are still checked against the release's checksums, but anyone on the network path sees what is fetched",
+		r.req.Provider, r.version, strings.Join(slices.Sorted(maps.Keys(fields)), ", "), strings.Join(slices.Sorted(maps.Keys(origins)), ", "))
 }
 
 func (b *Builder) missingPlatform(pkg Package) {

@@ -21,7 +21,11 @@ type Source interface {
 	PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error)
 	// Fetch copies the body at u to sink. A source that retries a failed
 	// transfer calls sink.Reset first, so nothing of a broken attempt is
-	// ever kept, let alone hashed.
+	// ever kept, let alone hashed. A body longer than the source allows,
+	// or than a sink with a Limit() int64 method takes, is refused with an
+	// error wrapping ErrTooLarge, and nothing past the limit is written.
+	// Its errors name u as it may be shown (without credentials or the
+	// signatures of presigned URLs), so callers do not print u themselves.
 	Fetch(ctx context.Context, u *url.URL, sink Sink) error
 }
 
@@ -38,7 +42,13 @@ var ErrProviderUnknown = errors.New("the registry does not know this provider")
 // ErrPlatformUnavailable means a release does not include a platform.
 var ErrPlatformUnavailable = errors.New("release has no package for this platform")
 
-// PackageMeta is what an origin says about one package.
+// ErrTooLarge means a download was longer than allowed: than the size the
+// origin announced for it, or than the source's maximum. What arrived of
+// it is worthless and is not kept for a later run.
+var ErrTooLarge = errors.New("download is larger than allowed")
+
+// PackageMeta is what an origin says about one package. Its URLs may be
+// presigned: never print them; errors of Source.Fetch name them safely.
 type PackageMeta struct {
 	Filename     string // the name SHA256SUMS lists the archive under
 	DownloadURL  *url.URL
@@ -46,6 +56,10 @@ type PackageMeta struct {
 	SignatureURL *url.URL // its binary detached OpenPGP signature
 	SHA256       [sha256.Size]byte
 	SigningKeys  []string // ASCII-armored public keys allowed to sign SHA256SUMS
+	// Size is the archive's length in bytes as the origin announced it
+	// (OpenTofu 1.12's "packages" field), 0 when it did not. A download
+	// that grows past it is refused as it arrives.
+	Size int64
 }
 
 // SignatureChecker verifies a detached OpenPGP signature over a document

@@ -74,7 +74,7 @@ be served while it is being built.`,
 				return usageError{fmt.Errorf("network flags: %w", err)}
 			}
 			opts.configSet = cmd.Flags().Changed("config")
-			opts.netFlagsSet = changedFlags(cmd, config.FlagRetries, config.FlagConnectTimeout, config.FlagHeaderTimeout, config.FlagStallTimeout)
+			opts.netFlagsSet = changedFlags(cmd, config.NetworkFlags...)
 			opts.Dirs = dirs
 			return runBuild(cmd.Context(), env, opts)
 		},
@@ -97,15 +97,19 @@ be served while it is being built.`,
 	return cmd
 }
 
-// addNetworkFlags adds the flags that fill p, with p's values as defaults.
-// cmd.Flags().Changed tells which were given, for settings that the
-// manifest may also make.
+// addNetworkFlags adds the flags that fill p, with p's values as defaults:
+// retries, timeouts, and the transfer limits (--speed-limit, --speed-time,
+// --max-archive-bytes). cmd.Flags().Changed tells which were given, for
+// settings that the manifest may also make (config.NetworkFlags).
 func addNetworkFlags(cmd *cobra.Command, p *httpx.Policy) {
 	f := cmd.Flags()
 	f.IntVar(&p.Retries, config.FlagRetries, p.Retries, "how many times to retry a request that failed in a way that may go away (connection error, timeout, stalled or short download, 429 or 5xx), with exponential backoff")
 	f.DurationVar(&p.ConnectTimeout, config.FlagConnectTimeout, p.ConnectTimeout, "time allowed to connect, and to complete the TLS handshake (0: no limit)")
 	f.DurationVar(&p.HeaderTimeout, config.FlagHeaderTimeout, p.HeaderTimeout, "time allowed for a response's headers to arrive after the request is sent (0: no limit)")
 	f.DurationVar(&p.StallTimeout, config.FlagStallTimeout, p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
+	f.Int64Var(&p.SpeedLimit, config.FlagSpeedLimit, p.SpeedLimit, "a download that brings fewer than this many `bytes` a second, on average over --speed-time, is abandoned and retried (0: no limit)")
+	f.DurationVar(&p.SpeedTime, config.FlagSpeedTime, p.SpeedTime, "the window over which --speed-limit is measured (0: no limit)")
+	f.Int64Var(&p.MaxBodyBytes, config.FlagMaxArchiveBytes, p.MaxBodyBytes, "refuse a download longer than this many `bytes`, and stop reading it there (0: no limit)")
 }
 
 // changedFlags reports which of the named flags were given.
@@ -130,7 +134,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	net := manifest.Settings.NetworkPolicy(opts.Net, opts.netFlagsSet)
+	net := manifest.Settings.RequestPolicy(opts.Net, opts.netFlagsSet)
 	if err := net.Validate(); err != nil {
 		return usageError{err}
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
+
+	"github.com/tfmirror/tfmirror/internal/httpx"
 )
 
 // Settings are the manifest's settings block. Nil fields are not set;
@@ -17,12 +19,62 @@ type Settings struct {
 	StallTimeout      *time.Duration
 	MaxArchiveEntries *int
 	MaxUnpackedBytes  *int64
+	// SpeedLimit (bytes a second) and SpeedTime: a transfer slower than
+	// that over SpeedTime is abandoned and retried (httpx.Policy).
+	SpeedLimit *int64
+	SpeedTime  *time.Duration
+	// MaxArchiveBytes caps every download (httpx.Policy.MaxBodyBytes).
+	MaxArchiveBytes *int64
+}
+
+// Flag names of the transfer limits. With the Flag* names of policy.go
+// they are the settings the command line overrides; RequestPolicy applies
+// them all.
+const (
+	FlagSpeedLimit      = "speed-limit"
+	FlagSpeedTime       = "speed-time"
+	FlagMaxArchiveBytes = "max-archive-bytes"
+)
+
+// NetworkFlags names every flag that RequestPolicy takes from the command
+// line when it was given.
+var NetworkFlags = []string{
+	FlagRetries, FlagConnectTimeout, FlagHeaderTimeout, FlagStallTimeout,
+	FlagSpeedLimit, FlagSpeedTime, FlagMaxArchiveBytes,
+}
+
+// RequestPolicy is the policy a command's requests run with: the
+// defaults, then the manifest's settings, then the flags that were given
+// (set holds their names, see NetworkFlags), so a flag always wins. It is
+// NetworkPolicy with the transfer limits (speed and size) as well.
+func (s Settings) RequestPolicy(flags httpx.Policy, set map[string]bool) httpx.Policy {
+	p := s.NetworkPolicy(flags, set)
+	if s.SpeedLimit != nil {
+		p.SpeedLimit = *s.SpeedLimit
+	}
+	if s.SpeedTime != nil {
+		p.SpeedTime = *s.SpeedTime
+	}
+	if s.MaxArchiveBytes != nil {
+		p.MaxBodyBytes = *s.MaxArchiveBytes
+	}
+	if set[FlagSpeedLimit] {
+		p.SpeedLimit = flags.SpeedLimit
+	}
+	if set[FlagSpeedTime] {
+		p.SpeedTime = flags.SpeedTime
+	}
+	if set[FlagMaxArchiveBytes] {
+		p.MaxBodyBytes = flags.MaxBodyBytes
+	}
+	return p
 }
 
 var settingsSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "retries"}, {Name: "connect_timeout"}, {Name: "header_timeout"}, {Name: "stall_timeout"},
 		{Name: "max_archive_entries"}, {Name: "max_unpacked_bytes"},
+		{Name: "speed_limit"}, {Name: "speed_time"}, {Name: "max_archive_bytes"},
 	},
 }
 
@@ -40,14 +92,20 @@ func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
 	diags = append(diags, ds...)
 	s.MaxArchiveEntries, ds = decodeCount(content, "max_archive_entries", 1)
 	diags = append(diags, ds...)
-	if n, d := decodeCount(content, "max_unpacked_bytes", 1); n != nil {
-		v := int64(*n)
-		s.MaxUnpackedBytes = &v
-	} else {
-		diags = append(diags, d...)
+	for name, c := range map[string]struct {
+		dst   **int64
+		least int
+	}{
+		"max_unpacked_bytes": {&s.MaxUnpackedBytes, 1},
+		"speed_limit":        {&s.SpeedLimit, 0}, // 0: no limit
+		"max_archive_bytes":  {&s.MaxArchiveBytes, 0},
+	} {
+		*c.dst, ds = decodeBytes(content, name, c.least)
+		diags = append(diags, ds...)
 	}
 	for name, dst := range map[string]**time.Duration{
 		"connect_timeout": &s.ConnectTimeout, "header_timeout": &s.HeaderTimeout, "stall_timeout": &s.StallTimeout,
+		"speed_time": &s.SpeedTime,
 	} {
 		*dst, ds = decodeDuration(content, name)
 		diags = append(diags, ds...)
@@ -68,6 +126,16 @@ func decodeCount(content *hcl.BodyContent, name string, least int) (*int, hcl.Di
 		return nil, errAt(attr.Expr.Range(), "Invalid "+name, fmt.Sprintf("%s must be at least %d.", name, least))
 	}
 	return &n, nil
+}
+
+// decodeBytes is decodeCount for a number of bytes (or bytes a second).
+func decodeBytes(content *hcl.BodyContent, name string, least int) (*int64, hcl.Diagnostics) {
+	n, diags := decodeCount(content, name, least)
+	if n == nil {
+		return nil, diags
+	}
+	v := int64(*n)
+	return &v, diags
 }
 
 func decodeDuration(content *hcl.BodyContent, name string) (*time.Duration, hcl.Diagnostics) {

@@ -1,10 +1,13 @@
 // Package httpx builds the one kind of HTTP client tfmirror uses to talk to
 // origins: proxy settings from HTTPS_PROXY/NO_PROXY, the system CA store
 // (SSL_CERT_FILE and SSL_CERT_DIR on Unix), connect and header timeouts, a
-// User-Agent, a redirect cap, size-limited reads and errors that name the
-// URL without credentials. Its Fetcher retries what may go away (dropped
-// connections, timeouts, stalled or short bodies, 429 and 5xx) with
-// exponential backoff, as a Policy says.
+// User-Agent, a redirect cap that drops credentials on a redirect to
+// another origin (HTTPSOnlyClient also refuses plain http), size-limited
+// reads and errors that name the URL as Redact shows it (no credentials,
+// no signatures of presigned URLs). Its Fetcher retries what may go away
+// (dropped connections, timeouts, stalled, too slow or short bodies, 429
+// and 5xx) with exponential backoff, as a Policy says, and caps what one
+// download may bring (Policy.MaxBodyBytes, LimitedSink).
 //
 // It knows nothing about registries or mirrors.
 package httpx

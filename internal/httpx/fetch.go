@@ -22,23 +22,26 @@ type Sink interface {
 
 // Fetcher sends GET requests and retries the failures that may go away:
 // connection errors (refused, reset, dropped mid-body), timeouts, a body
-// shorter than announced or one that stalls, 429 and 5xx responses other
-// than 501. It does not retry other statuses, certificate errors, unknown
-// hosts, redirect loops or caps, documents over their size limit, failures
-// of the destination, or a cancelled context.
+// shorter than announced, one that stalls or one slower than the Policy's
+// speed limit, 429 and 5xx responses other than 501. It does not retry
+// other statuses, certificate errors, unknown hosts, redirect loops or
+// caps, bodies over their size limit, failures of the destination, or a
+// cancelled context.
 //
 // Retries wait as the Policy says; a 429 or 503 response with a
 // Retry-After header waits what the header asks instead (up to
 // MaxRetryAfter; asking for more ends the retries). No wait outlasts the
 // context.
 //
-// Every error names the requested URL without credentials and, after more
+// Every error names the requested URL as Redact shows it and, after more
 // than one attempt, how many were made; it is a *RequestError, and a
 // *StatusError inside it is reachable with errors.As.
 type Fetcher struct {
 	Client *http.Client // nil means http.DefaultClient
 	Policy Policy
 
+	// httpsOnly refuses plain http requests and redirects (HTTPSOnly).
+	httpsOnly bool
 	// sleep waits d or until ctx is done; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -46,6 +49,39 @@ type Fetcher struct {
 // NewFetcher returns a fetcher that sends requests with c as p says.
 func NewFetcher(c *http.Client, p Policy) *Fetcher {
 	return &Fetcher{Client: c, Policy: p}
+}
+
+// HTTPSOnly returns a copy of f that refuses, without sending anything,
+// a request for a URL that is not https, and follows redirects only to
+// https URLs (HTTPSOnlyClient), for requests that carry credentials.
+func (f *Fetcher) HTTPSOnly() *Fetcher {
+	c := *f
+	c.Client, c.httpsOnly = HTTPSOnlyClient(f.Client), true
+	return &c
+}
+
+// ErrTooLarge means a body was longer than its limit: a document's, the
+// Policy's MaxBodyBytes or a LimitedSink's. Errors match it with
+// errors.Is; their messages say which limit.
+var ErrTooLarge = errors.New("response body too large")
+
+// tooLargeError is an ErrTooLarge with its own message.
+type tooLargeError struct{ msg string }
+
+func (e *tooLargeError) Error() string        { return e.msg }
+func (e *tooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// tooLarge is a final ErrTooLarge failure.
+func tooLarge(format string, args ...any) error {
+	return &finalError{&tooLargeError{fmt.Sprintf(format, args...)}}
+}
+
+// LimitedSink is a Sink that takes at most Limit bytes (when Limit is
+// more than 0), say the size an origin announced for a download: Fetch
+// treats it as a cap, as it does the Policy's MaxBodyBytes.
+type LimitedSink interface {
+	Sink
+	Limit() int64
 }
 
 // RequestError is the final failure of a Fetcher request.
@@ -98,11 +134,16 @@ type ResumableSink interface {
 // with a Range request and appends a 206 answer whose Content-Range starts
 // where the sink ends. A server that ignores the range (200) or refuses
 // it (416) gets the sink reset and the whole body.
+//
+// A body longer than the Policy's MaxBodyBytes, or than a LimitedSink's
+// Limit, fails with ErrTooLarge, without a retry and without a byte past
+// the limit written to sink.
 func (f *Fetcher) Fetch(ctx context.Context, u *url.URL, header http.Header, sink Sink) error {
+	limit := f.bodyLimit(sink)
 	rs, ok := sink.(ResumableSink)
 	if !ok {
 		return f.run(ctx, u, func() http.Header { return header }, sink.Reset, func(resp *http.Response, body io.Reader) error {
-			return copyBody(u, resp, body, sink)
+			return copyBody(u, resp, body, sink, 0, limit)
 		})
 	}
 	headers := func() http.Header {
@@ -122,15 +163,25 @@ func (f *Fetcher) Fetch(ctx context.Context, u *url.URL, header http.Header, sin
 				if rerr := rs.Reset(); rerr != nil {
 					return &finalError{rerr}
 				}
-				return fmt.Errorf("resume %s: %w", redact(u), err)
+				return fmt.Errorf("resume %s: %w", Redact(u), err)
 			}
 		} else if rs.Written() > 0 {
 			if err := rs.Reset(); err != nil {
-				return &finalError{fmt.Errorf("restart %s: %w", redact(u), err)}
+				return &finalError{fmt.Errorf("restart %s: %w", Redact(u), err)}
 			}
 		}
-		return copyBody(u, resp, body, sink)
+		return copyBody(u, resp, body, sink, rs.Written(), limit)
 	})
+}
+
+// bodyLimit is the most Fetch takes into sink: the smaller of the Policy's
+// MaxBodyBytes and the sink's own Limit; 0 means no limit.
+func (f *Fetcher) bodyLimit(sink Sink) int64 {
+	limit := f.Policy.MaxBodyBytes
+	if ls, ok := sink.(LimitedSink); ok && ls.Limit() > 0 && (limit <= 0 || ls.Limit() < limit) {
+		limit = ls.Limit()
+	}
+	return max(limit, 0)
 }
 
 // checkContentRange requires a 206 answer to continue exactly at offset.
@@ -158,17 +209,17 @@ func (f *Fetcher) Document(ctx context.Context, u *url.URL, header http.Header, 
 	)
 	err := f.run(ctx, u, func() http.Header { return header }, nil, func(resp *http.Response, body io.Reader) error {
 		if resp.ContentLength > limit {
-			return &finalError{fmt.Errorf("%s: response of %d bytes exceeds the limit of %d", redact(u), resp.ContentLength, limit)}
+			return tooLarge("%s: response of %d bytes exceeds the limit of %d", Redact(u), resp.ContentLength, limit)
 		}
 		b, err := io.ReadAll(io.LimitReader(body, limit+1))
 		if err != nil {
-			return fmt.Errorf("read %s: %w", redact(u), err)
+			return fmt.Errorf("read %s: %w", Redact(u), err)
 		}
 		if int64(len(b)) > limit {
-			return &finalError{fmt.Errorf("%s: response exceeds the limit of %d bytes", redact(u), limit)}
+			return tooLarge("%s: response exceeds the limit of %d bytes", Redact(u), limit)
 		}
 		if resp.ContentLength >= 0 && int64(len(b)) != resp.ContentLength {
-			return fmt.Errorf("read %s: got %d bytes, expected %d", redact(u), len(b), resp.ContentLength)
+			return fmt.Errorf("read %s: got %d bytes, expected %d", Redact(u), len(b), resp.ContentLength)
 		}
 		data, final, mt = b, resp.Request.URL, MediaType(resp)
 		return nil
@@ -207,8 +258,8 @@ func (f *Fetcher) run(ctx context.Context, u *url.URL, headers func() http.Heade
 // runRestartable is run with restart, called before a retry when an
 // attempt found the partial body unusable (a resumed download refused).
 func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func() http.Header, reset, restart func() error, consume consumeFunc) error {
-	if u.Scheme != "https" && u.Scheme != "http" {
-		return &RequestError{URL: redact(u), Attempts: 1, Err: fmt.Errorf("request %s: unsupported URL scheme %q", redact(u), u.Scheme)}
+	if err := f.checkScheme(u); err != nil {
+		return &RequestError{URL: Redact(u), Attempts: 1, Err: err}
 	}
 	retries := max(f.Policy.Retries, 0)
 	for attempt := 1; ; attempt++ {
@@ -216,7 +267,7 @@ func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func()
 		if o.err == nil {
 			return nil
 		}
-		fail := &RequestError{URL: redact(u), Attempts: attempt, Err: o.err}
+		fail := &RequestError{URL: Redact(u), Attempts: attempt, Err: o.err}
 		if err := ctx.Err(); err != nil {
 			if !errors.Is(o.err, err) {
 				fail.Stopped = err
@@ -255,16 +306,42 @@ func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func()
 	}
 }
 
-// errStalled cancels an attempt whose body stopped delivering bytes.
-var errStalled = errors.New("stalled")
+// checkScheme refuses URLs the fetcher does not request: other schemes
+// than http and https, and http for an HTTPSOnly fetcher.
+func (f *Fetcher) checkScheme(u *url.URL) error {
+	switch {
+	case u.Scheme != "https" && u.Scheme != "http":
+		return fmt.Errorf("request %s: unsupported URL scheme %q", Redact(u), u.Scheme)
+	case f.httpsOnly && u.Scheme != "https":
+		return fmt.Errorf("request %s: refused: this request carries credentials and is made only over https", Redact(u))
+	}
+	return nil
+}
 
-// attempt sends one request and hands a 200 response to consume.
+// attempt sends one request and hands a 200 response (or the 206 answer
+// to a Range request) to consume, through a watchdog.
 func (f *Fetcher) attempt(ctx context.Context, u *url.URL, header http.Header, consume consumeFunc) outcome {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, u.String(), nil)
+	resp, o := f.send(actx, u, header)
+	if resp == nil {
+		return o
+	}
+	defer resp.Body.Close()
+	if o, done := answerStatus(u, resp); done {
+		return o
+	}
+	dog := f.watch(resp.Body, cancel)
+	err := consume(resp, dog)
+	dog.stop()
+	return f.verdict(ctx, actx, u, err)
+}
+
+// send makes the request; without a response, the outcome says why.
+func (f *Fetcher) send(ctx context.Context, u *url.URL, header http.Header) (*http.Response, outcome) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return outcome{err: fmt.Errorf("request %s: %w", redact(u), unwrapURLError(err))}
+		return nil, outcome{err: fmt.Errorf("request %s: %w", Redact(u), unwrapURLError(err))}
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
@@ -274,52 +351,56 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, header http.Header, c
 		c = http.DefaultClient
 	}
 	resp, err := c.Do(req)
-	if err != nil {
-		if resp != nil {
-			// Only a failed CheckRedirect returns both (with the body
-			// closed): a redirect loop or cap, which retrying cannot fix.
-			resp.Body.Close()
-			return outcome{err: fmt.Errorf("request %s: %w", redact(u), unwrapURLError(err))}
-		}
-		err = unwrapURLError(err)
-		return outcome{err: fmt.Errorf("request %s: %w", redact(u), err), retry: transient(err)}
+	if err == nil {
+		return resp, outcome{}
 	}
-	defer resp.Body.Close()
-	ranged := req.Header.Get("Range") != ""
-	if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && ranged {
-		// Consume restarts from scratch on a plain 200; ask for one.
-		return outcome{err: fmt.Errorf("%s refused to resume (416)", redact(u)), retry: true, restart: true}
+	if resp != nil {
+		// Only a failed CheckRedirect returns both (with the body closed):
+		// a redirect loop or cap, or a refused redirect, which retrying
+		// cannot fix.
+		resp.Body.Close()
+		return nil, outcome{err: fmt.Errorf("request %s: %w", Redact(u), unwrapURLError(err))}
 	}
-	resumed := resp.StatusCode == http.StatusPartialContent && ranged
-	if resp.StatusCode != http.StatusOK && !resumed {
-		o := outcome{
-			err:   &StatusError{URL: redact(u), StatusCode: resp.StatusCode, Status: resp.Status},
-			retry: retryableStatus(resp.StatusCode),
-		}
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			o.retryAfter, o.hasRetryAfter = retryAfter(resp.Header, time.Now())
-		}
-		return o
-	}
-	var body io.Reader = resp.Body
-	var timer *time.Timer
-	if d := f.Policy.StallTimeout; d > 0 {
-		timer = time.AfterFunc(d, func() { cancel(errStalled) })
-		body = &stallReader{r: resp.Body, timer: timer, d: d}
-	}
-	err = consume(resp, body)
-	// Once the attempt is cancelled (stalled, or ctx is done), it failed
-	// even if the body then seemed to end well: a server may end a chunked
-	// response cleanly because the client hung up.
-	stalled := timer != nil && !timer.Stop()
-	var fe *finalError
+	err = unwrapURLError(err)
+	return nil, outcome{err: fmt.Errorf("request %s: %w", Redact(u), err), retry: transient(err)}
+}
+
+// answerStatus is the outcome of a response whose status has no body to
+// consume; done is false for 200, and for 206 to a Range request.
+func answerStatus(u *url.URL, resp *http.Response) (outcome, bool) {
+	ranged := resp.Request.Header.Get("Range") != ""
 	switch {
+	case resp.StatusCode == http.StatusOK, resp.StatusCode == http.StatusPartialContent && ranged:
+		return outcome{}, false
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && ranged:
+		// Consume restarts from scratch on a plain 200; ask for one.
+		return outcome{err: fmt.Errorf("%s refused to resume (416)", Redact(u)), retry: true, restart: true}, true
+	}
+	o := outcome{
+		err:   &StatusError{URL: Redact(u), StatusCode: resp.StatusCode, Status: resp.Status},
+		retry: retryableStatus(resp.StatusCode),
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		o.retryAfter, o.hasRetryAfter = retryAfter(resp.Header, time.Now())
+	}
+	return o, true
+}
+
+// verdict is the outcome of consuming a body with error err. Once the
+// attempt is cancelled (stalled, too slow, or ctx is done), it failed even
+// if the body then seemed to end well: a server may end a chunked response
+// cleanly because the client hung up.
+func (f *Fetcher) verdict(ctx, actx context.Context, u *url.URL, err error) outcome {
+	var fe *finalError
+	switch cause := context.Cause(actx); {
 	case errors.As(err, &fe):
 		return outcome{err: fe.err}
 	case ctx.Err() != nil:
-		return outcome{err: fmt.Errorf("read %s: %w", redact(u), ctx.Err())}
-	case stalled:
-		return outcome{err: fmt.Errorf("read %s: no data for %s", redact(u), f.Policy.StallTimeout), retry: true}
+		return outcome{err: fmt.Errorf("read %s: %w", Redact(u), ctx.Err())}
+	case errors.Is(cause, errStalled):
+		return outcome{err: fmt.Errorf("read %s: no data for %s", Redact(u), f.Policy.StallTimeout), retry: true}
+	case errors.Is(cause, errTooSlow):
+		return outcome{err: fmt.Errorf("read %s: %w", Redact(u), cause), retry: true}
 	case err != nil:
 		return outcome{err: err, retry: true}
 	}
@@ -327,12 +408,21 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, header http.Header, c
 }
 
 // copyBody streams body to w and checks that as many bytes arrived as the
-// server announced. Failures of w are final; failures of body are not.
-func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer) error {
+// server announced. w already holds offset bytes of the whole; with limit
+// more than 0, a whole longer than limit is refused before a byte past it
+// is written. Failures of w and refusals are final; failures of body are
+// not.
+func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer, offset, limit int64) error {
+	if limit > 0 && resp.ContentLength >= 0 && offset+resp.ContentLength > limit {
+		return tooLarge("read %s: the body of %d bytes exceeds the limit of %d", Redact(u), offset+resp.ContentLength, limit)
+	}
 	buf := make([]byte, 32<<10)
 	var n int64
 	for {
 		m, rerr := body.Read(buf)
+		if limit > 0 && offset+n+int64(m) > limit {
+			return tooLarge("read %s: the body exceeds the limit of %d bytes", Redact(u), limit)
+		}
 		if m > 0 {
 			k, werr := w.Write(buf[:m])
 			n += int64(k)
@@ -340,35 +430,20 @@ func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer) erro
 				werr = io.ErrShortWrite
 			}
 			if werr != nil {
-				return &finalError{fmt.Errorf("copy %s: %w", redact(u), werr)}
+				return &finalError{fmt.Errorf("copy %s: %w", Redact(u), werr)}
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
 			break
 		}
 		if rerr != nil {
-			return fmt.Errorf("read %s: %w", redact(u), rerr)
+			return fmt.Errorf("read %s: %w", Redact(u), rerr)
 		}
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return fmt.Errorf("read %s: got %d bytes, expected %d", redact(u), n, resp.ContentLength)
+		return fmt.Errorf("read %s: got %d bytes, expected %d", Redact(u), n, resp.ContentLength)
 	}
 	return nil
-}
-
-// stallReader restarts the stall timer whenever bytes arrive.
-type stallReader struct {
-	r     io.Reader
-	timer *time.Timer
-	d     time.Duration
-}
-
-func (s *stallReader) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if n > 0 {
-		s.timer.Reset(s.d)
-	}
-	return n, err
 }
 
 // retryableStatus reports whether a status may go away: 429 and 5xx except
@@ -412,18 +487,4 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// redact returns u as text without credentials: a password becomes
-// "xxxxx" as in url.URL.Redacted, and so does a user name without a
-// password, which is often a token.
-func redact(u *url.URL) string {
-	if u.User != nil {
-		if _, ok := u.User.Password(); !ok {
-			c := *u
-			c.User = url.User("xxxxx")
-			return c.String()
-		}
-	}
-	return u.Redacted()
 }

@@ -58,19 +58,22 @@ func NewTransport(env Environment, p Policy) (*http.Transport, error) {
 
 // NewClient returns a client over transport that sends userAgent and
 // follows at most maxRedirects redirects, and none back to a URL it has
-// already visited. timeout 0 means none (for large downloads, which are
-// bounded by their context and the Fetcher's stall timeout instead).
+// already visited. A redirect that leaves the first request's origin
+// (scheme, host or port) loses the Authorization and Cookie headers.
+// timeout 0 means none (for large downloads, which are bounded by their
+// context and the Fetcher's stall and speed limits instead).
 func NewClient(transport http.RoundTripper, userAgent string, maxRedirects int, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Transport: userAgentTransport{next: transport, agent: userAgent},
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			dropCredentials(req, via)
 			if len(via) > maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
 			}
 			for _, prev := range via {
 				if prev.URL.String() == req.URL.String() {
-					return fmt.Errorf("stopped at a redirect loop: %s redirects back to %s", redact(via[len(via)-1].URL), redact(req.URL))
+					return fmt.Errorf("stopped at a redirect loop: %s redirects back to %s", Redact(via[len(via)-1].URL), Redact(req.URL))
 				}
 			}
 			return nil

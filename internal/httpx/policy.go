@@ -10,6 +10,25 @@ import (
 	"time"
 )
 
+// Defaults of the transfer limits, chosen so that no working origin comes
+// near them while no hostile or broken one can hold a build or fill a disk:
+//
+//   - DefaultSpeedLimit over DefaultSpeedTime (1 KiB/s over 30s, curl's
+//     --speed-limit and --speed-time): a healthy origin sends megabytes a
+//     second and at 1 KiB/s even a 5 MB provider would take over an hour,
+//     while 30s rides out congestion and TCP retransmission backoff. With
+//     the default 4 retries a dripping origin costs about 2.5 minutes.
+//   - DefaultMaxBodyBytes (1 GiB): the largest providers (aws, azurerm,
+//     google) are about 200 MB zipped; 1 GiB leaves five times that, and
+//     matches the 4 GiB unpacked-size limit at the 3-4x ratio at which
+//     provider binaries compress. Eight parallel downloads then hold at
+//     most 8 GiB of disk.
+const (
+	DefaultSpeedLimit   = 1 << 10 // bytes per second
+	DefaultSpeedTime    = 30 * time.Second
+	DefaultMaxBodyBytes = 1 << 30
+)
+
 // MaxRetryAfter is the longest wait a server's Retry-After header can ask
 // for. A 429 or 503 response asking for longer ends the retries at once:
 // waiting that long in a build is worse than failing and saying why.
@@ -34,6 +53,21 @@ type Policy struct {
 	// StallTimeout fails an attempt whose body delivers no bytes for this
 	// long; the attempt is then retried like a dropped connection.
 	StallTimeout time.Duration
+	// SpeedLimit and SpeedTime fail an attempt whose body (a document or
+	// a download) brings fewer than SpeedLimit bytes a second, on average,
+	// over a window of SpeedTime, as curl's --speed-limit and --speed-time
+	// do; the attempt is then retried like a stalled one. Either one zero
+	// turns the check off. The windows start when the headers have
+	// arrived, so a body that trickles is caught after SpeedTime whatever
+	// it sends.
+	SpeedLimit int64
+	SpeedTime  time.Duration
+	// MaxBodyBytes caps the body Fetch takes from one URL, resumed parts
+	// included: a longer one fails for good (ErrTooLarge) when its
+	// Content-Length announces it, else as soon as the excess arrives,
+	// and no byte past the cap reaches the sink. Zero means no cap.
+	// Document has its own, smaller limits.
+	MaxBodyBytes int64
 }
 
 // DefaultPolicy returns the policy tfmirror uses unless told otherwise.
@@ -45,6 +79,9 @@ func DefaultPolicy() Policy {
 		ConnectTimeout: 15 * time.Second,
 		HeaderTimeout:  60 * time.Second,
 		StallTimeout:   60 * time.Second,
+		SpeedLimit:     DefaultSpeedLimit,
+		SpeedTime:      DefaultSpeedTime,
+		MaxBodyBytes:   DefaultMaxBodyBytes,
 	}
 }
 
@@ -52,6 +89,12 @@ func DefaultPolicy() Policy {
 func (p Policy) Validate() error {
 	if p.Retries < 0 {
 		return fmt.Errorf("retries must be 0 or more, not %d", p.Retries)
+	}
+	if p.SpeedLimit < 0 {
+		return fmt.Errorf("speed limit must be 0 (no limit) or more bytes per second, not %d", p.SpeedLimit)
+	}
+	if p.MaxBodyBytes < 0 {
+		return fmt.Errorf("maximum archive size must be 0 (no limit) or more bytes, not %d", p.MaxBodyBytes)
 	}
 	for _, d := range []struct {
 		name  string
@@ -62,6 +105,7 @@ func (p Policy) Validate() error {
 		{"connect timeout", p.ConnectTimeout},
 		{"header timeout", p.HeaderTimeout},
 		{"stall timeout", p.StallTimeout},
+		{"speed time", p.SpeedTime},
 	} {
 		if d.value < 0 {
 			return fmt.Errorf("%s must be 0 (no limit) or more, not %s", d.name, d.value)

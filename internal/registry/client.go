@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/opentofu/svchost/disco"
 	"github.com/opentofu/svchost/svcauth"
@@ -43,9 +44,15 @@ type Config struct {
 	Tokens map[addrs.Hostname]string
 }
 
-// Client talks to provider registries.
+// Client talks to provider registries. Requests that may carry a token
+// (service discovery and API calls) are made over https only, and lose the
+// token on a redirect to another origin; a registry that names or
+// redirects to a plain http URL for them gets an error naming it.
+// Archives and checksums may come over http (their signature protects
+// them) and never carry the token.
 type Client struct {
-	fetch  *httpx.Fetcher
+	fetch  *httpx.Fetcher // downloads
+	api    *httpx.Fetcher // API calls: https only
 	disco  *disco.Disco
 	tokens map[addrs.Hostname]string
 }
@@ -61,7 +68,7 @@ func New(cfg Config) *Client {
 	for h, tok := range cfg.Tokens {
 		creds[h] = svcauth.HostCredentialsToken(tok)
 	}
-	d := disco.New(disco.WithHTTPClient(cfg.Discovery), disco.WithCredentials(svcauth.StaticCredentialsSource(creds)))
+	d := disco.New(disco.WithHTTPClient(discoveryClient(cfg.Discovery)), disco.WithCredentials(svcauth.StaticCredentialsSource(creds)))
 	for host, services := range cfg.Services {
 		m := make(map[string]any, len(services))
 		for id, u := range services {
@@ -73,10 +80,25 @@ func New(cfg Config) *Client {
 	if fetch == nil {
 		fetch = httpx.NewFetcher(cfg.HTTP, httpx.DefaultPolicy())
 	}
-	return &Client{fetch: fetch, disco: d, tokens: cfg.Tokens}
+	return &Client{fetch: fetch, api: fetch.HTTPSOnly(), disco: d, tokens: cfg.Tokens}
 }
 
-// serviceURL returns the base URL of host's provider registry, ending in "/".
+// discoveryClient is c (nil: one like svchost's own, 11s and 3 redirects)
+// made https-only: discovery requests carry the host's token.
+func discoveryClient(c *http.Client) *http.Client {
+	if c == nil {
+		c = &http.Client{Timeout: 11 * time.Second, CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			if len(via) >= 3 {
+				return fmt.Errorf("stopped after 3 redirects")
+			}
+			return nil
+		}}
+	}
+	return httpx.HTTPSOnlyClient(c)
+}
+
+// serviceURL returns the base URL of host's provider registry, ending in
+// "/". It must be https: API calls carry the host's token.
 func (c *Client) serviceURL(ctx context.Context, host addrs.Hostname) (*url.URL, error) {
 	u, err := c.disco.DiscoverServiceURL(ctx, host, ServiceID)
 	if err != nil {
@@ -85,16 +107,28 @@ func (c *Client) serviceURL(ctx context.Context, host addrs.Hostname) (*url.URL,
 	if u == nil {
 		return nil, fmt.Errorf("discover provider registry of %s: the host offers no services", host.ForDisplay())
 	}
+	if u.Scheme != "https" {
+		return nil, fmt.Errorf("discover provider registry of %s: its %s URL %s is not https; tfmirror calls registry APIs only over https", host.ForDisplay(), ServiceID, httpx.Redact(u))
+	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 	}
 	return u, nil
 }
 
+// describeDiscoveryError explains a discovery failure; a failed request
+// is restated with its URL redacted.
 func describeDiscoveryError(err error) error {
 	var notProvided *disco.ErrServiceNotProvided
 	var unsupported *disco.ErrVersionNotSupported
+	var urlErr *url.Error
 	switch {
+	case errors.As(err, &urlErr):
+		shown := "the discovery document"
+		if u, perr := url.Parse(urlErr.URL); perr == nil {
+			shown = httpx.Redact(u)
+		}
+		return fmt.Errorf("request %s: %w", shown, urlErr.Err)
 	case errors.As(err, &notProvided):
 		return fmt.Errorf("the host does not provide a provider registry (%s): %w", ServiceID, err)
 	case errors.As(err, &unsupported):
@@ -103,18 +137,19 @@ func describeDiscoveryError(err error) error {
 	return err
 }
 
-// apiGet fetches a registry API document, with the host's credentials.
+// apiGet fetches a registry API document, with the host's credentials,
+// over https only.
 func (c *Client) apiGet(ctx context.Context, host addrs.Hostname, u *url.URL, limit int64) ([]byte, *url.URL, error) {
 	header := http.Header{"Accept": {"application/json"}}
 	if tok, ok := c.tokens[host]; ok {
 		header.Set("Authorization", "Bearer "+tok)
 	}
-	data, final, mt, err := c.fetch.Document(ctx, u, header, limit)
+	data, final, mt, err := c.api.Document(ctx, u, header, limit)
 	if err != nil {
 		return nil, nil, explainStatus(host, err)
 	}
 	if mt == "text/html" {
-		return nil, nil, fmt.Errorf("%s returned an HTML page instead of JSON (a login page or proxy error?)", final.Redacted())
+		return nil, nil, fmt.Errorf("%s returned an HTML page instead of JSON (a login page or proxy error?)", httpx.Redact(final))
 	}
 	return data, final, nil
 }
@@ -135,10 +170,23 @@ func TokenVariable(host addrs.Hostname) string {
 
 // Fetch copies the body at u to w, retrying a failed transfer from scratch
 // (w.Reset) as the fetcher's policy says. No credentials are sent: like
-// OpenTofu, archives and checksums are fetched anonymously.
+// OpenTofu, archives and checksums are fetched anonymously. A body over
+// the policy's MaxBodyBytes or w's Limit is an error wrapping
+// mirror.ErrTooLarge.
 func (c *Client) Fetch(ctx context.Context, u *url.URL, w mirror.Sink) error {
-	return c.fetch.Fetch(ctx, u, nil, w)
+	err := c.fetch.Fetch(ctx, u, nil, w)
+	if errors.Is(err, httpx.ErrTooLarge) {
+		return tooLargeError{err}
+	}
+	return err
 }
+
+// tooLargeError is httpx's ErrTooLarge as mirror knows it.
+type tooLargeError struct{ err error }
+
+func (e tooLargeError) Error() string        { return e.err.Error() }
+func (e tooLargeError) Unwrap() error        { return e.err }
+func (e tooLargeError) Is(target error) bool { return target == mirror.ErrTooLarge }
 
 func isNotFound(err error) bool {
 	var se *httpx.StatusError
@@ -150,15 +198,28 @@ func isNotFound(err error) bool {
 func (c *Client) Size(ctx context.Context, u *url.URL) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(u), unwrapURLError(err))
 	}
-	resp, err := c.fetch.Client.Do(req)
+	client := c.fetch.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("HEAD %s: %w", u.Redacted(), err)
+		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(u), unwrapURLError(err))
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
-		return 0, fmt.Errorf("HEAD %s: %s, length %d", u.Redacted(), resp.Status, resp.ContentLength)
+		return 0, fmt.Errorf("HEAD %s: %s, length %d", httpx.Redact(u), resp.Status, resp.ContentLength)
 	}
 	return resp.ContentLength, nil
+}
+
+// unwrapURLError drops *url.Error's own copy of the (unredacted) URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

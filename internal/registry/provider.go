@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -30,7 +32,7 @@ func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs
 	}
 	list, err := parseVersions(data)
 	if err != nil {
-		return nil, fmt.Errorf("parse versions list from %s: %w", final.Redacted(), err)
+		return nil, fmt.Errorf("parse versions list from %s: %w", httpx.Redact(final), err)
 	}
 	return list, nil
 }
@@ -69,18 +71,57 @@ func (c *Client) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Vers
 	}
 	meta, err := parseDownload(data, final, plat)
 	if err != nil {
-		return mirror.PackageMeta{}, fmt.Errorf("parse download document %s: %w", final.Redacted(), err)
+		return mirror.PackageMeta{}, fmt.Errorf("parse download document %s: %w", httpx.Redact(final), err)
 	}
 	return meta, nil
 }
 
+// download is a download document with OpenTofu 1.12's "packages" field:
+// by "os_arch", the package's hashes and size.
+type download struct {
+	regproto.Download
+	Packages map[string]packageInfo `json:"packages"`
+}
+
+type packageInfo struct {
+	Hashes      []string `json:"hashes"`
+	PackageSize int64    `json:"package_size"`
+}
+
 // parseDownload parses and checks a download document fetched from docURL.
 func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
-	var doc regproto.Download
+	var doc download
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return mirror.PackageMeta{}, err
 	}
-	return packageMeta(doc, docURL, plat)
+	meta, err := packageMeta(doc.Download, docURL, plat)
+	if err != nil {
+		return mirror.PackageMeta{}, err
+	}
+	if meta.Size, err = announcedSize(doc.Packages, plat, meta.SHA256); err != nil {
+		return mirror.PackageMeta{}, fmt.Errorf("packages: %w", err)
+	}
+	return meta, nil
+}
+
+// announcedSize is the size the "packages" field gives the platform's
+// package, 0 without one. As in OpenTofu, a listed package must have a
+// positive size, and no zh: hash other than the shasum field's.
+func announcedSize(pkgs map[string]packageInfo, plat addrs.Platform, sum [sha256.Size]byte) (int64, error) {
+	info, ok := pkgs[plat.String()]
+	if !ok {
+		return 0, nil
+	}
+	if info.PackageSize <= 0 {
+		return 0, fmt.Errorf("%s: package_size must be more than 0, not %d", plat, info.PackageSize)
+	}
+	want := hashing.ZH(sum)
+	for _, h := range info.Hashes {
+		if strings.HasPrefix(h, "zh:") && !strings.EqualFold(h, string(want)) {
+			return 0, fmt.Errorf("%s: hash %q does not match the shasum field %s", plat, h, want)
+		}
+	}
+	return info.PackageSize, nil
 }
 
 // packageMeta checks a download document and resolves its URLs.
@@ -119,21 +160,22 @@ func packageMeta(d regproto.Download, docURL *url.URL, plat addrs.Platform) (mir
 }
 
 // resolve resolves a reference relative to the document that named it and
-// requires an http or https URL without embedded credentials.
+// requires an http or https URL without embedded credentials. Its errors
+// show the URL only as httpx.Redact does.
 func resolve(base *url.URL, ref string) (*url.URL, error) {
 	if ref == "" {
 		return nil, fmt.Errorf("missing")
 	}
 	r, err := url.Parse(ref)
 	if err != nil {
-		return nil, fmt.Errorf("invalid URL %q: %w", ref, err)
+		return nil, fmt.Errorf("invalid URL: %w", unwrapURLError(err))
 	}
 	u := base.ResolveReference(r)
 	if u.Scheme != "https" && u.Scheme != "http" {
-		return nil, fmt.Errorf("URL %q must use https or http", ref)
+		return nil, fmt.Errorf("URL %s must use https or http", httpx.Redact(u))
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("URL %q must not contain credentials", u.Redacted())
+		return nil, fmt.Errorf("URL %s must not contain credentials", httpx.Redact(u))
 	}
 	return u, nil
 }

@@ -8,8 +8,11 @@
 // wrong content (archive, signature, checksum, signing key, filename),
 // hostile releases (zip bombs), and misbehaving transport (error statuses,
 // rate limits, resets, truncated or stalled bodies, redirect loops, endless
-// documents). It counts requests and bytes served so tests can tell what a
-// client did. Only tests import it.
+// documents), and hostile origins (tokens lured to plain http, other
+// hosts or other ports; presigned and plain-http download URLs; bodies
+// that drip or never end; announced package sizes). It counts requests and
+// bytes served, and logs each request's scheme, host and Authorization
+// header, so tests can tell what a client did. Only tests import it.
 package fakeregistry
 
 import (
@@ -42,10 +45,14 @@ type Registry struct {
 	other  *openpgp.Entity
 	done   chan struct{} // closed when the test ends; wakes sleeping handlers
 
+	plainOnce sync.Once
+	plainURL  string // PlainURL, once started
+
 	mu        sync.Mutex
 	providers map[string]*provider // by "namespace/type"
 	faults    faults
 	requests  []string
+	log       []Request
 	counts    map[string]int    // requests by URL path
 	served    map[string]int64  // body bytes written by URL path
 	archived  int64             // body bytes written to archive responses
@@ -89,8 +96,13 @@ type faults struct {
 	filename map[string]string // PathTraversalFilename, by packageKey
 
 	queued       map[string][]*pathFault // counted faults by path, applied in order
-	standing     map[string]faultKind    // RedirectLoop / EndlessJSON by path
+	standing     map[string]pathFault    // RedirectLoop / EndlessJSON / Redirect by path
 	archiveDelay time.Duration           // SetArchiveDelay
+
+	serviceURL string            // SetServiceURL
+	plain      map[string]bool   // PlainHTTPDownloads, by versionKey
+	query      map[string]string // PresignDownloads, by versionKey
+	packages   bool              // AnnouncePackages
 }
 
 // New starts a registry on an HTTPS server with a certificate from ca for
@@ -100,6 +112,11 @@ type faults struct {
 // registry under this name only through a proxy that connects it to the
 // registry's address, which makes proxy support testable.
 const UnresolvableHost = "origin.test"
+
+// UnresolvableSubdomain is a subdomain of UnresolvableHost that the
+// registry's certificate is also valid for: where a redirect can lure a
+// client that follows Go's rule for credentials (kept for subdomains).
+const UnresolvableSubdomain = "evil." + UnresolvableHost
 
 // SetRangeSupport turns answers to Range requests on archives on (the
 // default) or off (the whole archive is sent with 200, as some servers do).
@@ -294,7 +311,9 @@ func newFaults() faults {
 		otherKey: map[string]bool{},
 		filename: map[string]string{},
 		queued:   map[string][]*pathFault{},
-		standing: map[string]faultKind{},
+		standing: map[string]pathFault{},
+		plain:    map[string]bool{},
+		query:    map[string]string{},
 	}
 }
 

@@ -52,6 +52,9 @@ const (
 	stallBody               // Stall
 	redirectLoop            // RedirectLoop
 	endlessJSON             // EndlessJSON
+	redirectTo              // Redirect
+	dripBody                // Drip
+	oversizeBody            // Oversize
 )
 
 // pathFault is a transport fault for the next left requests to a path.
@@ -60,7 +63,10 @@ type pathFault struct {
 	left       int
 	status     int           // failStatus
 	retryAfter string        // failStatus; Retry-After header if set
-	stall      time.Duration // stallBody
+	stall      time.Duration // stallBody; dripBody: the pause between bytes
+	location   string        // redirectTo
+	size       int64         // oversizeBody: the body's length
+	announce   bool          // oversizeBody: with a Content-Length
 }
 
 // FailTimes makes the next n requests whose URL path equals path get
@@ -180,9 +186,14 @@ func (r *Registry) queue(path string, f *pathFault) {
 
 // stand sets the path's standing fault.
 func (r *Registry) stand(path string, kind faultKind) {
+	r.standFault(path, pathFault{kind: kind})
+}
+
+// standFault sets the path's standing fault, with its parameters.
+func (r *Registry) standFault(path string, f pathFault) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.faults.standing[path] = kind
+	r.faults.standing[path] = f
 }
 
 // take returns the transport fault for a request to path, using up one
@@ -192,7 +203,7 @@ func (r *Registry) take(path string) pathFault {
 	defer r.mu.Unlock()
 	q := r.faults.queued[path]
 	if len(q) == 0 {
-		return pathFault{kind: r.faults.standing[path]}
+		return r.faults.standing[path]
 	}
 	f := *q[0]
 	if q[0].left--; q[0].left == 0 {

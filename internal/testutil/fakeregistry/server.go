@@ -50,7 +50,7 @@ type faultKey struct{}
 func (r *Registry) start(t testing.TB, ca *testca.CA) string {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(r.handler())
-	srv.TLS = ca.TLSConfig(t, "localhost", "127.0.0.1", UnresolvableHost)
+	srv.TLS = ca.TLSConfig(t, "localhost", "127.0.0.1", UnresolvableHost, UnresolvableSubdomain)
 	srv.StartTLS()
 	t.Cleanup(func() {
 		close(r.done)
@@ -85,6 +85,10 @@ func (r *Registry) handler() http.Handler {
 			r.deliver(w, req, &response{status: http.StatusFound, contentType: textPlain, body: body}, pathFault{})
 		case endlessJSON:
 			r.endless(w, req)
+		case redirectTo:
+			w.Header().Set("Location", f.location)
+			body := []byte("fakeregistry: redirect\n")
+			r.deliver(w, req, &response{status: http.StatusFound, contentType: textPlain, body: body}, pathFault{})
 		default:
 			mux.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), faultKey{}, f)))
 		}
@@ -94,9 +98,14 @@ func (r *Registry) handler() http.Handler {
 const textPlain = "text/plain; charset=utf-8"
 
 func (r *Registry) record(req *http.Request) {
+	scheme := "https"
+	if req.TLS == nil {
+		scheme = "http"
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests = append(r.requests, req.Method+" "+req.URL.Path)
+	r.log = append(r.log, Request{Method: req.Method, Scheme: scheme, Host: req.Host, Path: req.URL.Path, Authorization: req.Header.Get("Authorization")})
 	r.counts[req.URL.Path]++
 }
 
@@ -128,6 +137,12 @@ func (r *Registry) deliver(w http.ResponseWriter, req *http.Request, resp *respo
 	}
 	w.Header().Set("Content-Type", resp.contentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp.body)))
+	if f.kind == oversizeBody {
+		w.Header().Del("Content-Length")
+		if f.announce {
+			w.Header().Set("Content-Length", strconv.FormatInt(f.size, 10))
+		}
+	}
 	w.WriteHeader(status)
 	if req.Method == http.MethodHead {
 		return
@@ -146,6 +161,10 @@ func (r *Registry) deliver(w http.ResponseWriter, req *http.Request, resp *respo
 		if r.write(w, req, resp, body[:half]) && flush(w) && r.sleep(req, f.stall) {
 			r.write(w, req, resp, body[half:])
 		}
+	case dripBody:
+		r.drip(w, req, resp, body, f.stall)
+	case oversizeBody:
+		r.oversize(w, req, resp, f.size)
 	default:
 		r.write(w, req, resp, body)
 	}
@@ -274,7 +293,7 @@ func (r *Registry) endless(w http.ResponseWriter, req *http.Request) {
 }
 
 func (r *Registry) discovery(*http.Request) *response {
-	return jsonResponse(map[string]string{"providers.v1": "/v1/providers/"})
+	return jsonResponse(map[string]string{"providers.v1": cmp.Or(r.faults.serviceURL, "/v1/providers/")})
 }
 
 func (r *Registry) versions(req *http.Request) *response {
@@ -327,6 +346,10 @@ func (r *Registry) download(req *http.Request) *response {
 	}
 	if name, ok := r.faults.filename[packageKey(ns, typ, ver, platform)]; ok {
 		doc.Filename = name
+	}
+	r.hostileURLs(&doc, versionKey(ns, typ, ver))
+	if r.faults.packages {
+		return jsonResponse(withPackages(doc, v))
 	}
 	return jsonResponse(doc)
 }

@@ -1,0 +1,62 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/httpx"
+)
+
+func TestTransferLimitSettings(t *testing.T) {
+	m, err := config.Parse([]byte(`settings {
+  speed_limit       = 2048
+  speed_time        = "45s"
+  max_archive_bytes = 536870912
+}
+`), "mirror.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Settings
+	if *s.SpeedLimit != 2048 || *s.SpeedTime != 45*time.Second || *s.MaxArchiveBytes != 512<<20 {
+		t.Errorf("settings = %+v", s)
+	}
+	for src, want := range map[string]string{
+		`settings { speed_limit = -1 }`:       "mirror.hcl:1:26: Invalid speed_limit",
+		`settings { speed_time = "slowly" }`:  "mirror.hcl:1:25: Invalid speed_time",
+		`settings { max_archive_bytes = -1 }`: "mirror.hcl:1:32: Invalid max_archive_bytes",
+	} {
+		if _, err := config.Parse([]byte(src), "mirror.hcl"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", src, err, want)
+		}
+	}
+}
+
+// RequestPolicy: defaults, then the manifest, then the flags given.
+func TestRequestPolicyPrecedence(t *testing.T) {
+	m, err := config.Parse([]byte("settings {\n  speed_limit = 2048\n  speed_time = \"45s\"\n  max_archive_bytes = 4096\n  retries = 1\n}\n"), "mirror.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := httpx.DefaultPolicy()
+	flags.SpeedLimit, flags.SpeedTime, flags.MaxBodyBytes, flags.Retries = 1, time.Second, 7, 9
+
+	def := config.Settings{}.RequestPolicy(flags, nil)
+	if d := httpx.DefaultPolicy(); def != d {
+		t.Errorf("without settings or flags: %+v, want the defaults %+v", def, d)
+	}
+	p := m.Settings.RequestPolicy(flags, nil)
+	if p.SpeedLimit != 2048 || p.SpeedTime != 45*time.Second || p.MaxBodyBytes != 4096 || p.Retries != 1 {
+		t.Errorf("manifest: %+v", p)
+	}
+	set := map[string]bool{}
+	for _, f := range config.NetworkFlags {
+		set[f] = true
+	}
+	p = m.Settings.RequestPolicy(flags, set)
+	if p.SpeedLimit != 1 || p.SpeedTime != time.Second || p.MaxBodyBytes != 7 || p.Retries != 9 {
+		t.Errorf("flags: %+v", p)
+	}
+}
