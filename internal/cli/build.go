@@ -134,7 +134,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	net := manifest.Settings.RequestPolicy(opts.Net, opts.netFlagsSet)
+	net := manifest.Settings.NetworkPolicy(opts.Net, opts.netFlagsSet)
 	if err := net.Validate(); err != nil {
 		return usageError{err}
 	}

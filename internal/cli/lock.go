@@ -82,7 +82,11 @@ func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, plat
 	if err != nil {
 		return err
 	}
-	tree, err := openMirror(env, opts.Mirror, opts.Net)
+	net, err := opts.Trust.network(opts.Net)
+	if err != nil {
+		return err
+	}
+	tree, err := openMirror(env, opts.Mirror, net)
 	if err != nil {
 		return err
 	}

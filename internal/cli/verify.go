@@ -61,7 +61,11 @@ func runVerify(ctx context.Context, env Env, opts verifyOptions, ref string) err
 	if err != nil {
 		return err
 	}
-	tree, err := openMirror(env, ref, opts.Net)
+	net, err := opts.Trust.network(opts.Net)
+	if err != nil {
+		return err
+	}
+	tree, err := openMirror(env, ref, net)
 	if err != nil {
 		return err
 	}

@@ -12,15 +12,26 @@ import (
 // Flag names of the settings the command line can override; set in
 // NetworkPolicy says which of them were given.
 const (
-	FlagRetries        = "retries"
-	FlagConnectTimeout = "connect-timeout"
-	FlagHeaderTimeout  = "header-timeout"
-	FlagStallTimeout   = "stall-timeout"
+	FlagRetries         = "retries"
+	FlagConnectTimeout  = "connect-timeout"
+	FlagHeaderTimeout   = "header-timeout"
+	FlagStallTimeout    = "stall-timeout"
+	FlagSpeedLimit      = "speed-limit"
+	FlagSpeedTime       = "speed-time"
+	FlagMaxArchiveBytes = "max-archive-bytes"
 )
 
-// NetworkPolicy is the policy a command's requests run with: the defaults,
-// then the manifest's settings, then the flags that were given (set holds
-// their names), so a flag always wins.
+// NetworkFlags names every flag NetworkPolicy takes from the command line
+// when it was given.
+var NetworkFlags = []string{
+	FlagRetries, FlagConnectTimeout, FlagHeaderTimeout, FlagStallTimeout,
+	FlagSpeedLimit, FlagSpeedTime, FlagMaxArchiveBytes,
+}
+
+// NetworkPolicy is the policy a command's requests run with (retries,
+// timeouts and the transfer limits of speed and size): the defaults, then
+// the manifest's settings, then the flags that were given (set holds their
+// names, see NetworkFlags), so a flag always wins.
 func (s Settings) NetworkPolicy(flags httpx.Policy, set map[string]bool) httpx.Policy {
 	p := httpx.DefaultPolicy()
 	if s.Retries != nil {
@@ -45,6 +56,30 @@ func (s Settings) NetworkPolicy(flags httpx.Policy, set map[string]bool) httpx.P
 	}
 	if set[FlagStallTimeout] {
 		p.StallTimeout = flags.StallTimeout
+	}
+	return s.transferLimits(p, flags, set)
+}
+
+// transferLimits applies the speed and size limits, with the same
+// precedence.
+func (s Settings) transferLimits(p, flags httpx.Policy, set map[string]bool) httpx.Policy {
+	if s.SpeedLimit != nil {
+		p.SpeedLimit = *s.SpeedLimit
+	}
+	if s.SpeedTime != nil {
+		p.SpeedTime = *s.SpeedTime
+	}
+	if s.MaxArchiveBytes != nil {
+		p.MaxBodyBytes = *s.MaxArchiveBytes
+	}
+	if set[FlagSpeedLimit] {
+		p.SpeedLimit = flags.SpeedLimit
+	}
+	if set[FlagSpeedTime] {
+		p.SpeedTime = flags.SpeedTime
+	}
+	if set[FlagMaxArchiveBytes] {
+		p.MaxBodyBytes = flags.MaxBodyBytes
 	}
 	return p
 }

@@ -6,8 +6,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
-
-	"github.com/tfmirror/tfmirror/internal/httpx"
 )
 
 // Settings are the manifest's settings block. Nil fields are not set;
@@ -25,49 +23,6 @@ type Settings struct {
 	SpeedTime  *time.Duration
 	// MaxArchiveBytes caps every download (httpx.Policy.MaxBodyBytes).
 	MaxArchiveBytes *int64
-}
-
-// Flag names of the transfer limits. With the Flag* names of policy.go
-// they are the settings the command line overrides; RequestPolicy applies
-// them all.
-const (
-	FlagSpeedLimit      = "speed-limit"
-	FlagSpeedTime       = "speed-time"
-	FlagMaxArchiveBytes = "max-archive-bytes"
-)
-
-// NetworkFlags names every flag that RequestPolicy takes from the command
-// line when it was given.
-var NetworkFlags = []string{
-	FlagRetries, FlagConnectTimeout, FlagHeaderTimeout, FlagStallTimeout,
-	FlagSpeedLimit, FlagSpeedTime, FlagMaxArchiveBytes,
-}
-
-// RequestPolicy is the policy a command's requests run with: the
-// defaults, then the manifest's settings, then the flags that were given
-// (set holds their names, see NetworkFlags), so a flag always wins. It is
-// NetworkPolicy with the transfer limits (speed and size) as well.
-func (s Settings) RequestPolicy(flags httpx.Policy, set map[string]bool) httpx.Policy {
-	p := s.NetworkPolicy(flags, set)
-	if s.SpeedLimit != nil {
-		p.SpeedLimit = *s.SpeedLimit
-	}
-	if s.SpeedTime != nil {
-		p.SpeedTime = *s.SpeedTime
-	}
-	if s.MaxArchiveBytes != nil {
-		p.MaxBodyBytes = *s.MaxArchiveBytes
-	}
-	if set[FlagSpeedLimit] {
-		p.SpeedLimit = flags.SpeedLimit
-	}
-	if set[FlagSpeedTime] {
-		p.SpeedTime = flags.SpeedTime
-	}
-	if set[FlagMaxArchiveBytes] {
-		p.MaxBodyBytes = flags.MaxBodyBytes
-	}
-	return p
 }
 
 var settingsSchema = &hcl.BodySchema{

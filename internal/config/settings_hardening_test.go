@@ -43,11 +43,11 @@ func TestRequestPolicyPrecedence(t *testing.T) {
 	flags := httpx.DefaultPolicy()
 	flags.SpeedLimit, flags.SpeedTime, flags.MaxBodyBytes, flags.Retries = 1, time.Second, 7, 9
 
-	def := config.Settings{}.RequestPolicy(flags, nil)
+	def := config.Settings{}.NetworkPolicy(flags, nil)
 	if d := httpx.DefaultPolicy(); def != d {
 		t.Errorf("without settings or flags: %+v, want the defaults %+v", def, d)
 	}
-	p := m.Settings.RequestPolicy(flags, nil)
+	p := m.Settings.NetworkPolicy(flags, nil)
 	if p.SpeedLimit != 2048 || p.SpeedTime != 45*time.Second || p.MaxBodyBytes != 4096 || p.Retries != 1 {
 		t.Errorf("manifest: %+v", p)
 	}
@@ -55,7 +55,7 @@ func TestRequestPolicyPrecedence(t *testing.T) {
 	for _, f := range config.NetworkFlags {
 		set[f] = true
 	}
-	p = m.Settings.RequestPolicy(flags, set)
+	p = m.Settings.NetworkPolicy(flags, set)
 	if p.SpeedLimit != 1 || p.SpeedTime != time.Second || p.MaxBodyBytes != 7 || p.Retries != 9 {
 		t.Errorf("flags: %+v", p)
 	}
