@@ -283,7 +283,7 @@ func describeTree(t testing.TB, site string) string {
 	return strings.Join(lines, "\n")
 }
 
-func isTempFile(rel string) bool { return strings.HasPrefix(path.Base(rel), ".tmp-") }
+func isTempFile(rel string) bool { return strings.HasPrefix(path.Base(rel), ".tfmirror-tmp-") }
 
 // isMetadataDoc reports whether a published file is one of the JSON
 // documents that a build may extend: index.json, <version>.json,
@@ -417,7 +417,7 @@ func readSiteState(t testing.TB, site string) siteState {
 //   - every file of before is still there, byte for byte, except metadata
 //     documents, which may only have grown: everything they listed is still
 //     listed, with the same value;
-//   - every file at a published path (not a .tmp-* leftover, not under
+//   - every file at a published path (not a .tfmirror-tmp-* leftover, not under
 //     .tfmirror) is one the final tree has: archives, SHA256SUMS and
 //     signatures byte for byte, metadata documents parsing and listing only
 //     what the final one lists, with the same values.
@@ -486,7 +486,7 @@ func checkCrashedTree(t testing.TB, site string, before, final siteState) (lefto
 	return leftovers
 }
 
-// checkNoLeftovers requires that no staging file and no .tmp-* file is
+// checkNoLeftovers requires that no staging file and no .tfmirror-tmp-* file is
 // left anywhere below site, .tfmirror included.
 func checkNoLeftovers(t testing.TB, site string) {
 	t.Helper()
@@ -696,7 +696,7 @@ func TestBuildSurvivesSIGKILL(t *testing.T) {
 
 		res := verifySite(t, c.work, c.env, site)
 		leftovers := checkCrashedTree(t, site, base, final)
-		t.Logf("after the kill (%d archive bytes served): %d providers, %d versions, %d archives published; %d .tmp-* leftovers",
+		t.Logf("after the kill (%d archive bytes served): %d providers, %d versions, %d archives published; %d .tfmirror-tmp-* leftovers",
 			c.served.Load()-start, res.Providers, res.Versions, res.Archives, leftovers)
 
 		// The rerun must not wait for the dead build's lock.

@@ -150,7 +150,7 @@ func (w *Writer) Len() int64 { return w.n }
 // HashFile returns the SHA-256 digest and size of the file at path,
 // streaming it.
 func HashFile(path string) ([sha256.Size]byte, int64, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return [sha256.Size]byte{}, 0, err
 	}
@@ -161,4 +161,27 @@ func HashFile(path string) ([sha256.Size]byte, int64, error) {
 		return [sha256.Size]byte{}, 0, fmt.Errorf("read %s: %w", path, err)
 	}
 	return w.Sum(), w.Len(), nil
+}
+
+// openRegular opens path only if it is a regular file, not a link, device
+// or pipe: a mirror's files are outside input, and a link to /dev/zero
+// must not make hashing read forever.
+func openRegular(path string) (*os.File, error) {
+	before, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, before.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	after, err := f.Stat()
+	if err != nil || !os.SameFile(before, after) {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s changed while it was opened", path)
+	}
+	return f, nil
 }

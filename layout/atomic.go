@@ -18,30 +18,56 @@ const (
 	DirMode  fs.FileMode = 0o755
 )
 
-// tempPrefix starts the name of every temporary file of an atomic write.
-const tempPrefix = ".tmp-"
+// tempPrefix starts the name of every temporary file of an atomic write:
+// a name no operator gives a file by chance, so the cleanup of an
+// interrupted write removes only what tfmirror wrote.
+const tempPrefix = ".tfmirror-tmp-"
 
-func isTempName(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+// isTempName reports whether name is a temporary file of tfmirror's atomic
+// writes: its own prefix, or the one earlier releases used (".tmp-", then
+// the target's name and a random number or "-link"), so that leftovers of
+// an older tfmirror are still removed. Only the directories tfmirror
+// writes are searched for them (see removeLeftovers).
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, tempPrefix) || isLegacyTempName(name)
+}
+
+// isLegacyTempName matches the temporary names of earlier releases
+// exactly: ".tmp-<name>-<digits>" (os.CreateTemp) or ".tmp-<name>-link".
+func isLegacyTempName(name string) bool {
+	rest, ok := strings.CutPrefix(name, ".tmp-")
+	if !ok {
+		return false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i <= 0 {
+		return false
+	}
+	suffix := rest[i+1:]
+	if suffix == "link" {
+		return true
+	}
+	return suffix != "" && strings.Trim(suffix, "0123456789") == ""
+}
 
 // WriteFile atomically replaces path with data: it writes a temporary file
 // in the same directory, syncs it, makes it world-readable, renames it into
 // place and syncs the directory. Readers see the old file or the new one,
-// never a mix.
+// never a mix. The directories above path are the caller's (created if
+// missing); something other than a regular file at path, a link
+// included, is an error, never written through. WriteFileIn also refuses
+// links in the directories below a root.
 func WriteFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := MkdirAll(dir); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, tempPrefix+filepath.Base(path)+"-*")
+	t, err := openTreeRoot(dir)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
-	if err := writeAndSync(f, data); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return Rename(tmp, path)
+	defer func() { _ = t.Close() }()
+	return t.writeFile(filepath.Base(path), data)
 }
 
 func writeAndSync(f *os.File, data []byte) error {

@@ -19,6 +19,13 @@ import (
 // world-readable and rename it into place, then fsync the directory; a
 // local file is hard-linked to the temporary name instead of copied where
 // the filesystem allows.
+//
+// The directory is hostile input too (a shared workspace, a directory a
+// web server publishes): every file operation beneath the root goes
+// through os.Root and never follows a symbolic link. A link, a device or
+// anything but a regular file where a file is read or written, and a link
+// where a directory is, is an error naming the path; nothing is read from
+// it or written through it. The root itself may be a link.
 type DirStore struct {
 	root string
 
@@ -48,75 +55,93 @@ func (d *DirStore) localPath(rel string) string {
 	return filepath.Join(d.root, filepath.FromSlash(rel))
 }
 
-// ReadFile reads a whole file of at most limit bytes.
+// open opens the store's directory for one operation. Every file
+// operation goes through it, so none follows a link below the root.
+func (d *DirStore) open() (*treeRoot, error) {
+	return openTreeRoot(d.root)
+}
+
+// ReadFile reads a whole regular file of at most limit bytes.
 func (d *DirStore) ReadFile(_ context.Context, rel string, limit int64) ([]byte, error) {
-	f, err := os.Open(d.localPath(rel))
+	t, err := d.open()
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: larger than the limit of %d bytes", rel, limit)
-	}
-	return data, nil
+	defer func() { _ = t.Close() }()
+	return t.readFile(rel, limit)
 }
 
-// Open opens a file for reading.
+// Open opens a regular file for reading.
 func (d *DirStore) Open(_ context.Context, rel string) (io.ReadCloser, error) {
-	return os.Open(d.localPath(rel))
+	t, err := d.open()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = t.Close() }()
+	return t.openFile(rel, os.O_RDONLY, 0)
 }
 
 // Stat describes a regular file; anything else is an error.
 func (d *DirStore) Stat(_ context.Context, rel string) (FileInfo, error) {
-	info, err := os.Lstat(d.localPath(rel))
+	t, err := d.open()
 	if err != nil {
 		return FileInfo{}, err
 	}
-	if !info.Mode().IsRegular() {
-		return FileInfo{}, fmt.Errorf("%w: the destination has a %s here, not a file", ErrNotRegular, info.Mode().Type())
+	defer func() { _ = t.Close() }()
+	info, err := t.statFile(rel)
+	if err != nil {
+		return FileInfo{}, err
 	}
 	return FileInfo{Size: info.Size()}, nil
 }
 
 // Put atomically replaces rel with c. A local file that already is the
-// target is left alone.
+// target is left alone. Something other than a regular file at rel, or a
+// link on the way to it, is an error naming the path.
 func (d *DirStore) Put(_ context.Context, rel string, c Content) error {
 	if err := d.checkLocked(); err != nil {
 		return err
 	}
-	dst := d.localPath(rel)
-	if c.Data != nil || c.File == "" {
-		return WriteFile(dst, c.Data)
+	t, err := d.open()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", d.localPath(rel), err)
 	}
-	if same(c.File, dst) {
+	defer func() { _ = t.Close() }()
+	if c.Data != nil || c.File == "" {
+		return t.writeFile(rel, c.Data)
+	}
+	if err := t.prepareTarget(rel); err != nil {
+		return fmt.Errorf("publish %s: %w", t.path(rel), err)
+	}
+	if sameFile(c.File, t, rel) {
 		return nil
 	}
 	if c.Move {
-		if err := MkdirAll(filepath.Dir(dst)); err != nil {
-			return err
-		}
-		if os.Rename(c.File, dst) == nil {
-			return syncDir(filepath.Dir(dst))
-		}
+		return t.place(c.File, rel, true)
 	}
-	return linkOrCopy(c.File, dst)
+	return linkOrCopy(c.File, t, rel)
 }
 
-// Delete removes a file, and the directories it leaves empty.
+// Delete removes a file, and the directories it leaves empty. A link on
+// the way to it is an error.
 func (d *DirStore) Delete(_ context.Context, rel string) error {
 	if err := d.checkLocked(); err != nil {
 		return err
 	}
-	if err := os.Remove(d.localPath(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	t, err := d.open()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", rel, err)
+	}
+	defer func() { _ = t.Close() }()
+	if err := t.remove(rel); err != nil {
 		return fmt.Errorf("delete %s: %w", rel, err)
 	}
 	// Drop the directories left empty, as an object store has none.
 	for dir := path.Dir(rel); dir != "." && dir != PrivateDirName; dir = path.Dir(dir) {
-		if os.Remove(d.localPath(dir)) != nil {
+		if t.r.Remove(filepath.FromSlash(dir)) != nil {
 			break
 		}
 	}
@@ -124,30 +149,27 @@ func (d *DirStore) Delete(_ context.Context, rel string) error {
 }
 
 // List returns every regular file below dir, without the private
-// directory.
+// directory. Links are neither listed nor followed; a link on the way to
+// dir is an error.
 func (d *DirStore) List(_ context.Context, dir string) ([]string, error) {
-	var out []string
-	start := d.localPath(dir)
-	err := filepath.WalkDir(start, func(p string, e fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == start {
-			return fs.SkipAll
-		}
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(d.root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		switch {
-		case e.IsDir() && rel == PrivateDirName:
-			return filepath.SkipDir
-		case e.Type().IsRegular():
-			out = append(out, rel)
-		}
-		return nil
-	})
+	t, err := d.open()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", path.Join(d.root, dir), err)
+	}
+	defer func() { _ = t.Close() }()
+	start := dir
+	if start == "" {
+		start = "."
+	}
+	if err := t.checkDir(start); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("list %s: %w", path.Join(d.root, dir), err)
+	}
+	out, err := walkFiles(t, start)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", path.Join(d.root, dir), err)
 	}
@@ -155,20 +177,31 @@ func (d *DirStore) List(_ context.Context, dir string) ([]string, error) {
 	return out, nil
 }
 
+// walkFiles lists the regular files below start, leaving out the private
+// directory and never descending into a link.
+func walkFiles(t *treeRoot, start string) ([]string, error) {
+	var out []string
+	err := fs.WalkDir(t.r.FS(), start, func(rel string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && rel == PrivateDirName:
+			return fs.SkipDir
+		case e.Type().IsRegular():
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Lock creates the directory if needed, takes its lock (waiting up to
 // wait for another tfmirror process) and removes what killed runs left
 // behind.
 func (d *DirStore) Lock(ctx context.Context, wait time.Duration) (func() error, error) {
-	if err := MkdirAll(filepath.Join(d.root, PrivateDirName)); err != nil {
-		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
-	}
-	lock, err := lockTree(ctx, d.root, wait)
+	lock, err := d.lockRoot(ctx, wait)
 	if err != nil {
 		return nil, err
-	}
-	if err := removeLeftovers(d.root); err != nil {
-		_ = lock.Close()
-		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
 	}
 	d.mu.Lock()
 	d.lock = lock
@@ -185,6 +218,31 @@ func (d *DirStore) Lock(ctx context.Context, wait time.Duration) (func() error, 
 	}, nil
 }
 
+// lockRoot creates the root and its private directory, takes the lock and
+// removes leftovers, all without following a link below the root.
+func (d *DirStore) lockRoot(ctx context.Context, wait time.Duration) (*os.File, error) {
+	if err := MkdirAll(d.root); err != nil {
+		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
+	}
+	t, err := d.open()
+	if err != nil {
+		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
+	}
+	defer func() { _ = t.Close() }()
+	if err := t.mkdirAll(PrivateDirName); err != nil {
+		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
+	}
+	lock, err := lockTree(ctx, t, wait)
+	if err != nil {
+		return nil, err
+	}
+	if err := removeLeftovers(t); err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
+	}
+	return lock, nil
+}
+
 func (d *DirStore) checkLocked() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -194,12 +252,24 @@ func (d *DirStore) checkLocked() error {
 	return nil
 }
 
-// same reports whether a and b are the same file.
+// same reports whether a and b are the same file. Neither is followed if
+// it is a link: a link to a file is not that file.
 func same(a, b string) bool {
-	ia, err := os.Stat(a)
+	ia, err := os.Lstat(a)
 	if err != nil {
 		return false
 	}
-	ib, err := os.Stat(b)
+	ib, err := os.Lstat(b)
 	return err == nil && os.SameFile(ia, ib)
+}
+
+// sameFile reports whether the local file src is rel beneath t, neither
+// followed if it is a link.
+func sameFile(src string, t *treeRoot, rel string) bool {
+	is, err := os.Lstat(src)
+	if err != nil {
+		return false
+	}
+	ir, err := t.lstat(rel)
+	return err == nil && os.SameFile(is, ir)
 }

@@ -3,8 +3,8 @@ package layout
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
+	"path"
 	"path/filepath"
 
 	"golang.org/x/mod/sumdb/dirhash"
@@ -107,6 +107,9 @@ func materializeProvider(ctx context.Context, store *Tree, work *Workspace, root
 	if err != nil {
 		return err
 	}
+	if err := prepareProviderDir(root, filepath.ToSlash(FilesystemDir(p))); err != nil {
+		return err
+	}
 	for raw := range idx.Versions {
 		v, err := addrs.ParseVersion(raw)
 		if err != nil {
@@ -134,11 +137,20 @@ func materializeProvider(ctx context.Context, store *Tree, work *Workspace, root
 }
 
 func materializePackage(ctx context.Context, store *Tree, work *Workspace, root string, kind Kind, src string, p addrs.Provider, v addrs.Version, plat addrs.Platform, limits hashing.ZipLimits) error {
-	dir := filepath.Join(root, FilesystemDir(p))
-	if kind == Packed {
-		return linkOrCopy(src, filepath.Join(dir, ArchiveName(p, v, plat)))
+	t, err := openTreeRoot(root)
+	if err != nil {
+		return err
 	}
-	final := filepath.Join(dir, v.String(), plat.String())
+	defer func() { _ = t.Close() }()
+	dir := filepath.ToSlash(FilesystemDir(p))
+	if kind == Packed {
+		return linkOrCopy(src, t, path.Join(dir, ArchiveName(p, v, plat)))
+	}
+	pkg := path.Join(dir, v.String(), plat.String())
+	if err := preparePackageDir(t, pkg); err != nil {
+		return err
+	}
+	final := t.path(pkg)
 	rec, err := store.ReadRecord(ctx, p, v)
 	if err == nil {
 		if a, ok := rec.Provenance.Archives[plat.String()]; ok && dirHashIs(final, string(a.H1)) {
@@ -156,65 +168,39 @@ func dirHashIs(dir, want string) bool {
 	return err == nil && got == want
 }
 
-// linkOrCopy makes dst the same file as src: a hard link, or an atomic
-// streamed copy where links are not possible. An existing dst with the same
-// content stays.
-func linkOrCopy(src, dst string) error {
-	if sameContent(src, dst) {
+// linkOrCopy makes rel, beneath t, the same file as src: a hard link, or
+// an atomic streamed copy where links are not possible. An existing rel
+// with the same content stays. Nothing on the way is followed if it is a
+// link (see treeRoot).
+func linkOrCopy(src string, t *treeRoot, rel string) error {
+	if sameContentIn(src, t, rel) {
 		return nil
 	}
-	if err := MkdirAll(filepath.Dir(dst)); err != nil {
-		return err
-	}
-	tmp := filepath.Join(filepath.Dir(dst), tempPrefix+filepath.Base(dst)+"-link")
-	_ = os.Remove(tmp)
-	if err := os.Link(src, tmp); err != nil {
-		return copyFile(src, dst)
-	}
-	return Rename(tmp, dst)
+	return t.place(src, rel, false)
 }
 
 // copyFile copies src to dst atomically without holding it in memory.
+// dst's directory must exist; a link at dst is refused.
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	t, err := openTreeRoot(filepath.Dir(dst))
 	if err != nil {
 		return err
 	}
-	defer func() { _ = in.Close() }()
-	out, err := os.CreateTemp(filepath.Dir(dst), tempPrefix+filepath.Base(dst)+"-*")
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		_ = os.Remove(out.Name())
-		return fmt.Errorf("copy %s: %w", src, err)
-	}
-	if err := SyncClose(out); err != nil {
-		_ = os.Remove(out.Name())
-		return err
-	}
-	return Rename(out.Name(), dst)
+	defer func() { _ = t.Close() }()
+	return t.copyIn(src, filepath.Base(dst))
 }
 
-// sameContent reports whether a and b are the same file or hold the same
-// bytes.
+// sameContent reports whether a and b are the same regular file or hold
+// the same bytes. A link is not followed: it is never the same content.
 func sameContent(a, b string) bool {
-	ia, err := os.Stat(a)
+	ib, err := os.Lstat(b)
+	if err != nil || !ib.Mode().IsRegular() {
+		return false
+	}
+	t, err := openTreeRoot(filepath.Dir(b))
 	if err != nil {
 		return false
 	}
-	ib, err := os.Stat(b)
-	if err != nil {
-		return false
-	}
-	if os.SameFile(ia, ib) {
-		return true
-	}
-	if ia.Size() != ib.Size() {
-		return false
-	}
-	sa, _, errA := hashing.HashFile(a)
-	sb, _, errB := hashing.HashFile(b)
-	return errA == nil && errB == nil && sa == sb
+	defer func() { _ = t.Close() }()
+	return sameContentIn(a, t, filepath.Base(b))
 }

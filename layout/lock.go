@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,14 +22,18 @@ var ErrLocked = errors.New("another tfmirror process is writing this mirror")
 // lockPollInterval is how often a waiting Open retries the lock.
 const lockPollInterval = 200 * time.Millisecond
 
+// lockName is the lock file in the private directory.
+const lockName = PrivateDirName + "/lock"
+
 // lockTree takes the tree's exclusive lock, waiting up to wait. The lock is
 // held by an open file and released by the operating system when the
 // process ends, however it ends, so a killed build never leaves it behind.
-func lockTree(ctx context.Context, root string, wait time.Duration) (*os.File, error) {
-	path := filepath.Join(root, PrivateDirName, "lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+// The lock file is opened with O_NOFOLLOW: a link or anything but a
+// regular file there is refused, never truncated or written through.
+func lockTree(ctx context.Context, t *treeRoot, wait time.Duration) (*os.File, error) {
+	f, err := t.openFile(lockName, os.O_RDWR|os.O_CREATE, FileMode)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", root, err)
+		return nil, fmt.Errorf("lock %s: %w", t.dir, err)
 	}
 	deadline := time.Now().Add(wait)
 	for {
@@ -40,14 +43,14 @@ func lockTree(ctx context.Context, root string, wait time.Duration) (*os.File, e
 			return f, nil
 		}
 		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
-			holder := readHolder(path)
+			holder := readHolder(f)
 			_ = f.Close()
-			return nil, fmt.Errorf("lock %s (waited %s; held by %s): %w", root, wait, holder, err)
+			return nil, fmt.Errorf("lock %s (waited %s; held by %s): %w", t.dir, wait, holder, err)
 		}
 		select {
 		case <-ctx.Done():
 			_ = f.Close()
-			return nil, fmt.Errorf("lock %s: %w", root, ctx.Err())
+			return nil, fmt.Errorf("lock %s: %w", t.dir, ctx.Err())
 		case <-time.After(lockPollInterval):
 		}
 	}
@@ -60,34 +63,42 @@ func recordHolder(f *os.File) {
 	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))), 0)
 }
 
-func readHolder(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) == 0 {
+// maxHolderBytes bounds what is read of the lock file: a holder line is
+// short.
+const maxHolderBytes = 256
+
+// readHolder reads who holds the lock from the lock file this process
+// opened (and checked), never more than maxHolderBytes.
+func readHolder(f *os.File) string {
+	buf := make([]byte, maxHolderBytes)
+	n, _ := f.ReadAt(buf, 0)
+	holder := strings.TrimSpace(string(buf[:n]))
+	if holder == "" {
 		return "an unknown process"
 	}
-	return strings.TrimSpace(string(data))
+	return holder
 }
 
-// removeLeftovers deletes what killed runs left behind: staging areas and
-// temporary files of interrupted atomic writes. It runs with the lock held,
-// so none of it can belong to a live process. Nothing a client can see is
-// touched: leftovers were never renamed into place.
-func removeLeftovers(root string) error {
-	if err := os.RemoveAll(filepath.Join(root, PrivateDirName, "staging")); err != nil {
-		return fmt.Errorf("remove old staging area: %w", err)
+// removeLeftovers deletes what killed runs left behind: the staging area
+// and temporary files of interrupted atomic writes. It runs with the lock
+// held, so none of it can belong to a live process. Nothing a client can
+// see is touched: leftovers were never renamed into place. Only
+// tfmirror's own temporary names are removed, and only in the directories
+// tfmirror writes (ownDirs); an operator's files, whatever their names,
+// and directories tfmirror does not write are left alone. No link is
+// followed.
+func removeLeftovers(t *treeRoot) error {
+	if err := t.r.RemoveAll(filepath.FromSlash(StagingDirName)); err != nil {
+		return fmt.Errorf("remove old staging area: %w", t.pathErr("remove", StagingDirName, err))
 	}
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
+	dirs, err := ownDirs(t)
+	if err != nil {
+		return err
+	}
+	for _, dir := range dirs {
+		if err := removeTemps(t, dir); err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == PrivateDirName {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && isTempName(d.Name()) {
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove leftover %s: %w", path, err)
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }

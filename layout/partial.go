@@ -1,10 +1,12 @@
 package layout
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -23,7 +25,14 @@ const partialMaxAge = 7 * 24 * time.Hour
 // when another download of the same bytes is using it; the caller then
 // stages the download with CreateStaged instead. The name is a digest,
 // never a path.
+//
+// The file is opened with O_NOFOLLOW: a link, or anything but a regular
+// file, at its name (or a link in place of the partial directory) is an
+// error naming the path, never written through.
 func (t *Workspace) OpenPartial(digest string) (f *os.File, size int64, ok bool, err error) {
+	if !fs.ValidPath(digest) || strings.ContainsAny(digest, `/\`) {
+		return nil, 0, false, fmt.Errorf("open partial download %q: not a file name", digest)
+	}
 	t.mu.Lock()
 	if t.partials[digest] {
 		t.mu.Unlock()
@@ -31,23 +40,30 @@ func (t *Workspace) OpenPartial(digest string) (f *os.File, size int64, ok bool,
 	}
 	t.partials[digest] = true
 	t.mu.Unlock()
-	dir := filepath.Join(t.dir, partialDirName)
-	if err := MkdirAll(dir); err != nil {
-		t.ReleasePartial(digest)
-		return nil, 0, false, err
-	}
-	f, err = os.OpenFile(filepath.Join(dir, digest), os.O_RDWR|os.O_CREATE, FileMode)
-	if err == nil {
-		size, err = f.Seek(0, io.SeekEnd)
-	}
+	f, size, err = t.openPartial(digest)
 	if err != nil {
-		if f != nil {
-			_ = f.Close()
-		}
 		t.ReleasePartial(digest)
 		return nil, 0, false, fmt.Errorf("open partial download %s: %w", digest, err)
 	}
 	return f, size, true, nil
+}
+
+// openPartial opens (creating it if needed) the partial download named
+// digest, positioned at its end.
+func (t *Workspace) openPartial(digest string) (*os.File, int64, error) {
+	if err := t.root.mkdirAll(partialDirName); err != nil {
+		return nil, 0, err
+	}
+	f, err := t.root.openFile(partialDirName+"/"+digest, os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		return nil, 0, err
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		_ = f.Close()
+		return nil, 0, err
+	}
+	return f, size, nil
 }
 
 // ReleasePartial ends this run's use of a partial download (which stays on
@@ -59,16 +75,21 @@ func (t *Workspace) ReleasePartial(digest string) {
 }
 
 // removeOldPartials deletes partial downloads nobody touched for a week.
-func removeOldPartials(workspace string) error {
-	dir := filepath.Join(workspace, partialDirName)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+// A link in place of the partial directory is an error; links and other
+// entries in it are never followed (a link is removed like a file, by
+// its own age).
+func removeOldPartials(t *treeRoot) error {
+	entries, err := t.readDir(partialDirName)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil // none yet
+	}
+	if err != nil {
+		return err
 	}
 	for _, e := range entries {
 		info, err := e.Info()
 		if err == nil && time.Since(info.ModTime()) > partialMaxAge {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			if err := t.remove(partialDirName + "/" + e.Name()); err != nil {
 				return fmt.Errorf("remove old partial download: %w", err)
 			}
 		}

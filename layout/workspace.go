@@ -1,8 +1,13 @@
 package layout
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,36 +27,76 @@ const unpackDirName = "unpack"
 // downloads a later run can resume. It is private to tfmirror and never
 // part of a published tree. For a local output it lives in the output's
 // private directory, so publishing a staged archive is a hard link.
+//
+// Like a DirStore, it never follows a symbolic link in its directory: the
+// directory itself, the staging area, the partial downloads and what is
+// in them must be real directories and regular files.
 type Workspace struct {
-	dir     string // the private directory holding staging and partial
-	staging string
+	dir     string    // the private directory holding staging and partial
+	staging string    // its staging area, "" once closed
+	root    *treeRoot // dir
 
 	mu       sync.Mutex
 	partials map[string]bool // partial downloads in use
 }
 
+// stagingName is the staging area in a workspace.
+const stagingName = "staging"
+
 // OpenWorkspace prepares the workspace in the private directory dir
 // (created if needed): it removes partial downloads nobody touched for a
 // week and what interrupted runs left in the staging and unpack areas,
 // and creates an empty staging area. The caller holds the lock of
-// the store dir belongs to, if any, so no live process uses them.
+// the store dir belongs to, if any, so no live process uses them. dir
+// must not be a link; its parent may be.
 func OpenWorkspace(dir string) (*Workspace, error) {
-	if err := MkdirAll(dir); err != nil {
+	root, err := openPrivateDir(dir)
+	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
-	if err := removeOldPartials(dir); err != nil {
+	w := &Workspace{dir: dir, staging: filepath.Join(dir, stagingName), root: root, partials: map[string]bool{}}
+	if err := w.prepare(); err != nil {
+		_ = root.Close()
 		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
 	}
-	staging := filepath.Join(dir, "staging")
-	for _, old := range []string{staging, filepath.Join(dir, unpackDirName)} {
-		if err := os.RemoveAll(old); err != nil {
-			return nil, fmt.Errorf("remove what an interrupted run left in %s: %w", old, err)
+	return w, nil
+}
+
+// openPrivateDir creates the directory dir if needed and opens it, refusing
+// a link at dir.
+func openPrivateDir(dir string) (*treeRoot, error) {
+	dir = filepath.Clean(dir)
+	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	if err := MkdirAll(parent); err != nil {
+		return nil, err
+	}
+	p, err := openTreeRoot(parent)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = p.Close() }()
+	if err := p.mkdirAll(base); err != nil {
+		return nil, err
+	}
+	r, err := p.r.OpenRoot(base)
+	if err != nil {
+		return nil, p.pathErr("open", base, err)
+	}
+	return &treeRoot{r: r, dir: dir}, nil
+}
+
+// prepare removes old partial downloads and what interrupted runs left,
+// and creates the staging area.
+func (w *Workspace) prepare() error {
+	if err := removeOldPartials(w.root); err != nil {
+		return err
+	}
+	for _, old := range []string{stagingName, unpackDirName} {
+		if err := w.root.r.RemoveAll(old); err != nil {
+			return fmt.Errorf("remove what an interrupted run left: %w", w.root.pathErr("remove", old, err))
 		}
 	}
-	if err := MkdirAll(staging); err != nil {
-		return nil, fmt.Errorf("open workspace: %w", err)
-	}
-	return &Workspace{dir: dir, staging: staging, partials: map[string]bool{}}, nil
+	return w.root.mkdirAll(stagingName)
 }
 
 // StagingDir is the directory staged files are created in.
@@ -62,8 +107,11 @@ func (w *Workspace) Close() error {
 	if w == nil || w.staging == "" {
 		return nil
 	}
-	err := os.RemoveAll(w.staging)
+	err := w.root.r.RemoveAll(stagingName)
 	w.staging = ""
+	if cerr := w.root.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return fmt.Errorf("remove staging area: %w", err)
 	}
@@ -79,28 +127,62 @@ func (w *Workspace) CreateStaged(name string) (*os.File, error) {
 	if strings.ContainsAny(name, `/\`) {
 		return nil, fmt.Errorf("create staging file for %s: the name holds a path separator", name)
 	}
-	f, err := os.CreateTemp(w.staging, name+"-*")
+	f, _, err := w.createStaged(name)
+	return f, err
+}
+
+// createStaged creates a new file for name in the staging area, never
+// through a link, and returns it with its path relative to the workspace.
+func (w *Workspace) createStaged(name string) (*os.File, string, error) {
+	d, err := w.root.openDir(stagingName)
 	if err != nil {
-		return nil, fmt.Errorf("create staging file for %s: %w", name, err)
+		return nil, "", fmt.Errorf("create staging file for %s: %w", name, err)
 	}
-	return f, nil
+	defer func() { _ = d.Close() }()
+	for {
+		rel := stagingName + "/" + name + "-" + randomSuffix()
+		f, err := openAt(w.root, d, rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("create staging file for %s: %w", name, err)
+		}
+		return f, rel, nil
+	}
 }
 
 // Stage moves a complete partial download into the staging area under a
 // new name for name, so nothing else (another package with the same bytes,
 // a later run) uses it any more.
 func (w *Workspace) Stage(partial, name string) (string, error) {
-	f, err := w.CreateStaged(name)
+	from, ok := w.rel(partial)
+	if !ok || path.Dir(from) != partialDirName {
+		return "", fmt.Errorf("stage download %s: not a partial download of this workspace", partial)
+	}
+	if _, err := w.root.statFile(from); err != nil {
+		return "", fmt.Errorf("stage download %s: %w", filepath.Base(partial), err)
+	}
+	f, to, err := w.createStaged(name)
 	if err != nil {
 		return "", err
 	}
-	staged := f.Name()
 	_ = f.Close()
-	if err := os.Rename(partial, staged); err != nil {
-		_ = os.Remove(staged)
-		return "", fmt.Errorf("stage download %s: %w", filepath.Base(partial), err)
+	if err := w.root.r.Rename(filepath.FromSlash(from), filepath.FromSlash(to)); err != nil {
+		_ = w.root.r.Remove(filepath.FromSlash(to))
+		return "", fmt.Errorf("stage download %s: %w", filepath.Base(partial), w.root.pathErr("rename", from, err))
 	}
-	return staged, nil
+	return w.root.path(to), nil
+}
+
+// rel returns the slash-separated path of a file of the workspace
+// relative to its directory.
+func (w *Workspace) rel(p string) (string, bool) {
+	r, err := filepath.Rel(w.dir, p)
+	if err != nil || !filepath.IsLocal(r) {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
 }
 
 // Owns reports whether path is a staged file or a partial download of
@@ -111,9 +193,17 @@ func (w *Workspace) Owns(path string) bool {
 }
 
 // Discard removes a staged file or a partial download that is no longer
-// needed (published, or refused). Any other path is left alone.
+// needed (published, or refused). Any other path is left alone, and so is
+// a link on the way to it.
 func (w *Workspace) Discard(path string) {
-	if w.Owns(path) {
-		_ = os.Remove(path)
+	if rel, ok := w.rel(path); ok && w.Owns(path) {
+		_ = w.root.remove(rel)
 	}
+}
+
+// randomSuffix is a random name part for a new file.
+func randomSuffix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

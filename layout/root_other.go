@@ -1,0 +1,50 @@
+//go:build !unix
+
+package layout
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// oOpenSafe adds nothing where the system has no O_NOFOLLOW: os.Root
+// still keeps every open beneath its directory.
+const oOpenSafe = 0
+
+// openAt opens rel beneath t (its directory d was checked by the caller)
+// and refuses what is not a regular file.
+func openAt(t *treeRoot, _ *os.File, rel string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := t.r.OpenFile(filepath.FromSlash(rel), flag, perm)
+	if err != nil {
+		return nil, t.pathErr("open", rel, err)
+	}
+	if err := t.checkOpened(f, rel); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// linkAt hard-links the local file src as rel beneath t.
+func linkAt(t *treeRoot, _ *os.File, src, rel string) error {
+	return os.Link(src, t.path(rel))
+}
+
+// renameAt moves the local file src to rel beneath t.
+func renameAt(t *treeRoot, _ *os.File, src, rel string) error {
+	return os.Rename(src, t.path(rel))
+}
+
+// checkOpened refuses a file that turned out not to be a regular one (it
+// was swapped in between the check and the open).
+func (t *treeRoot) checkOpened(f *os.File, rel string) error {
+	info, err := f.Stat()
+	if err != nil {
+		return t.pathErr("stat", rel, err)
+	}
+	if !info.Mode().IsRegular() {
+		return t.notRegular(rel, info.Mode())
+	}
+	return nil
+}

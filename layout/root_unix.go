@@ -1,0 +1,81 @@
+//go:build unix
+
+package layout
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+
+	"golang.org/x/sys/unix"
+)
+
+// oOpenSafe makes opening a local file refuse a symbolic link and not
+// wait for the other end of a named pipe.
+const oOpenSafe = unix.O_NOFOLLOW | unix.O_NONBLOCK
+
+// openAt opens rel, whose directory d has been opened through t, with
+// O_NOFOLLOW: a link at rel is refused, never followed, even one swapped
+// in after the caller's checks. O_NONBLOCK keeps a named pipe from
+// blocking the open; what was opened must be a regular file.
+func openAt(t *treeRoot, d *os.File, rel string, flag int, perm fs.FileMode) (*os.File, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(int(d.Fd()), path.Base(rel), flag|oOpenSafe|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
+		return nil, t.notRegular(rel, fs.ModeSymlink)
+	}
+	if err != nil {
+		return nil, t.pathErr("open", rel, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		_ = unix.Close(fd)
+		return nil, t.pathErr("stat", rel, err)
+	}
+	if mode := uint32(st.Mode); mode&unix.S_IFMT != unix.S_IFREG { // uint16 on some systems
+		_ = unix.Close(fd)
+		return nil, t.notRegular(rel, unixType(mode))
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		_ = unix.Close(fd)
+		return nil, t.pathErr("open", rel, err)
+	}
+	return os.NewFile(uintptr(fd), t.path(rel)), nil
+}
+
+// unixType is the fs.FileMode type of a stat mode.
+func unixType(mode uint32) fs.FileMode {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
+}
+
+// linkAt hard-links the local file src as rel in d. A link at src is
+// linked as itself, never followed (the caller checks the result).
+func linkAt(_ *treeRoot, d *os.File, src, rel string) error {
+	return unix.Linkat(unix.AT_FDCWD, src, int(d.Fd()), path.Base(rel), 0)
+}
+
+// renameAt moves the local file src to rel in d.
+func renameAt(_ *treeRoot, d *os.File, src, rel string) error {
+	return unix.Renameat(unix.AT_FDCWD, src, int(d.Fd()), path.Base(rel))
+}
