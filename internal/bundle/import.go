@@ -170,6 +170,11 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 // if they are still empty (a refused bundle leaves no trace).
 func prepareStaging(dest string) (string, func() error, error) {
 	private := filepath.Join(dest, layout.PrivateDirName)
+	for _, dir := range []string{dest, private} {
+		if info, err := os.Lstat(dir); err == nil && !info.IsDir() {
+			return "", nil, fmt.Errorf("%s is a %s, not a directory: tfmirror follows no links in a mirror directory", dir, info.Mode().Type())
+		}
+	}
 	var created []string
 	for dir := private; ; dir = filepath.Dir(dir) {
 		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {

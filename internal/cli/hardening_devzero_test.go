@@ -34,3 +34,27 @@ func TestRebuildOverArchiveLinkedToDevZero(t *testing.T) {
 		t.Errorf("the link was replaced or followed: %q, %v", target, err)
 	}
 }
+
+// A bundle is never unpacked through a link at the destination's private
+// directory.
+func TestBundleImportRefusesLinkedPrivateDir(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	work := t.TempDir()
+	file := filepath.Join(work, "b.tar.gz")
+	mustRun(t, o, work, "bundle", "create", site, "--out", file)
+	dest := filepath.Join(t.TempDir(), "dest")
+	elsewhere := t.TempDir()
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dest, ".tfmirror")); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := o.run(t, work, "bundle", "import", file, "--out", dest); code == ExitOK {
+		t.Errorf("import through a linked .tfmirror succeeded\n%s%s", stdout, stderr)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("the bundle was unpacked through the link: %v", entries)
+	}
+}
