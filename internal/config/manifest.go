@@ -13,6 +13,7 @@ import (
 	"github.com/opentofu/svchost"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/hclsafe"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -47,17 +48,27 @@ var rootSchema = &hcl.BodySchema{
 }
 
 // Load reads and validates the manifest at path. Problems are returned as
-// an *Error that lists each one with its position.
+// an *Error that lists each one with its position; so is a manifest that is
+// not a regular file or is larger than hclsafe.MaxManifestSize. A missing
+// file is an error that matches fs.ErrNotExist.
 func Load(path string) (*Manifest, error) {
-	src, err := os.ReadFile(path)
+	src, err := hclsafe.ReadFile(path, hclsafe.MaxManifestSize)
+	if e, ok := hclsafe.As(err); ok {
+		return nil, refused(e)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
 	return Parse(src, path)
 }
 
-// Parse validates manifest source; filename is used in messages.
+// Parse validates manifest source; filename is used in messages. Source
+// nested deeper than hclsafe.MaxDepth is refused before HCL reads it.
 func Parse(src []byte, filename string) (*Manifest, error) {
+	if err := hclsafe.CheckDepth(src, filename, hclsafe.Native); err != nil {
+		e, _ := hclsafe.As(err)
+		return nil, refused(e)
+	}
 	p := hclparse.NewParser()
 	file, diags := p.ParseHCL(src, filename)
 	if diags.HasErrors() {

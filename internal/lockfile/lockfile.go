@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/hclsafe"
 )
 
 // Lock is one provider's entry in a lock file.
@@ -59,9 +59,11 @@ func (f *File) Sorted() []*Lock {
 }
 
 // Read parses the lock file at path. A missing file is an empty File and
-// no error; callers that care whether it exists should os.Stat it.
+// no error; callers that care whether it exists should os.Stat it. A lock
+// file that is not a regular file (a link to one is) or is larger than
+// hclsafe.MaxLockSize is refused with an *hclsafe.Error naming it.
 func Read(path string) (*File, error) {
-	src, err := os.ReadFile(path)
+	src, err := hclsafe.ReadFile(path, hclsafe.MaxLockSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &File{Locks: map[addrs.Provider]*Lock{}}, nil
 	}
@@ -110,7 +112,12 @@ func (f *File) check() error {
 // Parse reads lock file source with OpenTofu's rules; filename appears in
 // error positions. Every problem is reported, as an *Error. Like OpenTofu,
 // "module" blocks (reserved for future use) are accepted and ignored.
+// Source nested deeper than hclsafe.MaxDepth is refused before HCL reads
+// it.
 func Parse(src []byte, filename string) (*File, error) {
+	if err := hclsafe.CheckDepth(src, filename, hclsafe.Native); err != nil {
+		return nil, refused(err)
+	}
 	parser := hclparse.NewParser()
 	file, diags := parser.ParseHCL(src, filename)
 	if diags.HasErrors() {
@@ -146,6 +153,14 @@ func Parse(src []byte, filename string) (*File, error) {
 		return nil, &Error{Diags: errorsOnly(diags)}
 	}
 	return out, nil
+}
+
+// refused is source that hclsafe turned away, as an *Error at its position.
+func refused(err error) *Error {
+	e, _ := hclsafe.As(err)
+	pos := hcl.Pos{Line: e.Line, Column: e.Column}
+	rng := hcl.Range{Filename: e.Filename, Start: pos, End: pos}
+	return &Error{Diags: hcl.Diagnostics{problem(rng, e.Summary, e.Detail)}}
 }
 
 // errorsOnly drops warnings and orders the errors by position.

@@ -10,9 +10,14 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/net/netutil"
 
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -25,39 +30,111 @@ type Config struct {
 	Certificate tls.Certificate
 	// Log, if set, gets one line per request.
 	Log io.Writer
+	// Limits, each taking its default (see Defaults) when zero.
+	Limits Limits
+}
+
+// Limits bound what one client can hold.
+type Limits struct {
+	// HeaderTimeout bounds the TLS handshake and the request headers.
+	HeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request; mirror requests are GETs
+	// without a body.
+	ReadTimeout time.Duration
+	// StallTimeout bounds each write of a response: the write deadline
+	// moves forward as the client reads, so a large archive may take as
+	// long as it needs on a slow link, but a client that stops reading is
+	// dropped. There is no timeout on a whole response.
+	StallTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request.
+	IdleTimeout time.Duration
+	// MaxConns bounds open connections; more wait to be accepted.
+	MaxConns int
+}
+
+// Defaults are the limits a zero Limits field takes:
+//   - HeaderTimeout 10s: headers are a few hundred bytes; slower is an
+//     attack on the connection limit.
+//   - ReadTimeout 30s: requests have no body.
+//   - StallTimeout 60s: a client that reads nothing for a minute is gone.
+//   - IdleTimeout 30s: long enough for one "tofu init" to reuse its
+//     connections, short enough that idle ones do not keep others waiting.
+//   - MaxConns: half the file descriptors the process may open, less a
+//     reserve (each connection can hold one, and one more for the file it
+//     is sent), between 16 and 1024; 1024 where the limit is unknown.
+func Defaults() Limits {
+	return Limits{
+		HeaderTimeout: 10 * time.Second,
+		ReadTimeout:   30 * time.Second,
+		StallTimeout:  60 * time.Second,
+		IdleTimeout:   30 * time.Second,
+		MaxConns:      defaultMaxConns(),
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := Defaults()
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	l.HeaderTimeout = pick(l.HeaderTimeout, d.HeaderTimeout)
+	l.ReadTimeout = pick(l.ReadTimeout, d.ReadTimeout)
+	l.StallTimeout = pick(l.StallTimeout, d.StallTimeout)
+	l.IdleTimeout = pick(l.IdleTimeout, d.IdleTimeout)
+	if l.MaxConns <= 0 {
+		l.MaxConns = d.MaxConns
+	}
+	return l
 }
 
 // Server is a running server.
 type Server struct {
 	URL  string // https://host:port/
 	srv  *http.Server
+	root *os.Root
 	done chan error
 }
 
 // Start listens and serves until ctx ends or Close is called.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
+	root, err := os.OpenRoot(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", cfg.Root, err)
+	}
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
+		_ = root.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	lim := cfg.Limits.withDefaults()
 	srv := &http.Server{
-		Handler:           Handler(cfg.Root, cfg.Log),
+		Handler:           handler(root, cfg.Log, lim.StallTimeout),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cfg.Certificate}, MinVersion: tls.VersionTLS12},
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: lim.HeaderTimeout,
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      0, // see Limits.StallTimeout
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
 	}
-	s := &Server{URL: "https://" + ln.Addr().String() + "/", srv: srv, done: make(chan error, 1)}
-	go func() {
-		err := srv.ServeTLS(ln, "", "")
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		s.done <- err
-	}()
+	s := &Server{URL: "https://" + ln.Addr().String() + "/", srv: srv, root: root, done: make(chan error, 1)}
+	go s.serve(netutil.LimitListener(ln, lim.MaxConns))
 	go func() {
 		<-ctx.Done()
 		_ = s.Close()
 	}()
 	return s, nil
+}
+
+func (s *Server) serve(ln net.Listener) {
+	err := s.srv.ServeTLS(ln, "", "")
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	_ = s.root.Close()
+	s.done <- err
 }
 
 // Close stops the server, letting requests in flight finish for a moment.
@@ -70,11 +147,17 @@ func (s *Server) Close() error {
 // Wait returns when the server has stopped.
 func (s *Server) Wait() error { return <-s.done }
 
-// Handler serves the tree at root as a static mirror.
-func Handler(root string, log io.Writer) http.Handler {
-	files := http.FileServer(noListing{http.Dir(root)})
+// Handler serves the tree at root as a static mirror, with the default
+// StallTimeout.
+func Handler(root *os.Root, log io.Writer) http.Handler {
+	return handler(root, log, Defaults().StallTimeout)
+}
+
+func handler(root *os.Root, log io.Writer, stall time.Duration) http.Handler {
+	files := http.FileServer(newSiteFS(root))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := &response{ResponseWriter: w, rc: http.NewResponseController(w), stall: stall, status: http.StatusOK}
+		rec.extend()
 		switch {
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			http.Error(rec, "method not allowed", http.StatusMethodNotAllowed)
@@ -119,27 +202,90 @@ func contentType(p string) string {
 	return "application/octet-stream"
 }
 
-// noListing refuses to open directories, so there are no listings.
-type noListing struct{ fs http.FileSystem }
+// siteFS opens regular files beneath the root and nothing else: no
+// directory (so no listings), pipe or device, and no link that leads out of
+// the root, which os.Root refuses. Every refusal is a 404.
+type siteFS struct {
+	root *os.Root
+	dir  string // the root's real path, or "" if unknown
+}
 
-func (n noListing) Open(name string) (http.File, error) {
-	f, err := n.fs.Open(name)
-	if err != nil {
-		return nil, err
+func newSiteFS(root *os.Root) siteFS {
+	dir, err := filepath.EvalSymlinks(root.Name())
+	if err == nil {
+		dir, err = filepath.Abs(dir)
 	}
-	if info, err := f.Stat(); err == nil && info.IsDir() {
-		_ = f.Close()
-		return nil, fs.ErrNotExist // a directory is not a resource
+	if err != nil {
+		dir = ""
+	}
+	return siteFS{root: root, dir: dir}
+}
+
+func (s siteFS) Open(name string) (http.File, error) {
+	rel := strings.TrimPrefix(path.Clean("/"+name), "/")
+	if rel == "" {
+		return nil, fs.ErrNotExist
+	}
+	f, err := s.open(filepath.FromSlash(rel))
+	if err != nil {
+		return nil, fs.ErrNotExist
 	}
 	return f, nil
 }
 
-type statusRecorder struct {
+// open opens rel through the root. os.Root refuses a link to an absolute
+// path even when it points inside the root; such a path is resolved and
+// opened again through the root, which still refuses what is outside.
+func (s siteFS) open(rel string) (*os.File, error) {
+	f, err := s.openRegular(rel)
+	if err == nil || s.dir == "" {
+		return f, err
+	}
+	real, rerr := filepath.EvalSymlinks(filepath.Join(s.dir, rel))
+	if rerr != nil {
+		return nil, err
+	}
+	inside, rerr := filepath.Rel(s.dir, real)
+	if rerr != nil || !filepath.IsLocal(inside) {
+		return nil, err
+	}
+	return s.openRegular(inside)
+}
+
+func (s siteFS) openRegular(rel string) (*os.File, error) {
+	// O_NONBLOCK: opening a pipe must not wait for a writer.
+	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, fs.ErrNotExist
+	}
+	return f, nil
+}
+
+// response records the status for the log, and moves the write deadline
+// forward before each write (Limits.StallTimeout). It has no ReadFrom, so
+// files are sent in buffer-sized writes, each under its own deadline.
+type response struct {
 	http.ResponseWriter
+	rc     *http.ResponseController
+	stall  time.Duration
 	status int
 }
 
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
+func (r *response) extend() { _ = r.rc.SetWriteDeadline(time.Now().Add(r.stall)) }
+
+func (r *response) Write(p []byte) (int, error) {
+	r.extend()
+	return r.ResponseWriter.Write(p)
 }
+
+func (r *response) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap gives http.ResponseController the connection's writer.
+func (r *response) Unwrap() http.ResponseWriter { return r.ResponseWriter }

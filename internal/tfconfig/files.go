@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	hcljson "github.com/hashicorp/hcl/v2/json"
+
+	"github.com/tfmirror/tfmirror/internal/hclsafe"
 )
 
 // The configuration file extensions, longest first so that ".tf.json" is not
@@ -88,16 +90,21 @@ func preferTofu(names []string) []string {
 }
 
 // parseFile reads and parses one configuration file. display is the name
-// used in positions. Files ending in ".json" use the JSON syntax.
+// used in positions. Files ending in ".json" use the JSON syntax. A file
+// that is not a regular file (a link to one is), is larger than
+// hclsafe.MaxConfigSize or nests deeper than hclsafe.MaxDepth is refused
+// before HCL reads it.
 func parseFile(path, display string) (hcl.Body, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := hclsafe.ReadFile(path, hclsafe.MaxConfigSize)
+	if err == nil {
+		syntax := hclsafe.Native
+		if strings.HasSuffix(path, ".json") {
+			syntax = hclsafe.JSON
+		}
+		err = hclsafe.CheckDepth(src, display, syntax)
+	}
 	if err != nil {
-		return nil, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Failed to read file",
-			Detail:   fmt.Sprintf("The configuration file %s could not be read: %s.", display, errText(err)),
-			Subject:  &hcl.Range{Filename: display},
-		}}
+		return nil, hcl.Diagnostics{readProblem(display, err)}
 	}
 	var f *hcl.File
 	var diags hcl.Diagnostics
@@ -110,6 +117,27 @@ func parseFile(path, display string) (hcl.Body, hcl.Diagnostics) {
 		return nil, diags
 	}
 	return f.Body, diags
+}
+
+// readProblem is a configuration file that could not be read, or that
+// hclsafe refused, at its position in the file if it has one.
+func readProblem(display string, err error) *hcl.Diagnostic {
+	e, ok := hclsafe.As(err)
+	if !ok {
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Failed to read file",
+			Detail:   fmt.Sprintf("The configuration file %s could not be read: %s.", display, errText(err)),
+			Subject:  &hcl.Range{Filename: display},
+		}
+	}
+	pos := hcl.Pos{Line: e.Line, Column: e.Column}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  e.Summary,
+		Detail:   e.Detail,
+		Subject:  &hcl.Range{Filename: display, Start: pos, End: pos},
+	}
 }
 
 // errText is an error's message without the path that os errors repeat.

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/tfmirror/tfmirror/internal/hclsafe"
 )
 
 // manifestPath is where "tofu init" records the modules it installed,
@@ -46,7 +47,7 @@ func (l *loader) manifestRecord(key string) (manifestRecord, bool) {
 }
 
 func readManifest(path string) (map[string]manifestRecord, error) {
-	src, err := os.ReadFile(path)
+	src, err := hclsafe.ReadFile(path, hclsafe.MaxConfigSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/hclsafe"
 )
 
 // providerTarget is the provider a local name stands for. The built-in
@@ -175,6 +176,9 @@ func jsonAsNative(expr hcl.Expression) (hcl.Expression, bool) {
 	v, d := expr.Value(nil)
 	if d.HasErrors() || !v.Type().Equals(cty.String) || v.IsNull() || !v.IsKnown() {
 		return nil, false
+	}
+	if hclsafe.CheckDepth([]byte(v.AsString()), expr.Range().Filename, hclsafe.Expression) != nil {
+		return nil, false // nested too deep to parse safely
 	}
 	start := expr.Range().Start
 	start.Column++ // the opening quote

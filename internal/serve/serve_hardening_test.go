@@ -1,0 +1,250 @@
+//go:build unix
+
+package serve
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type testServer struct {
+	srv  *Server
+	addr string
+	tls  *tls.Config
+}
+
+func startServer(t *testing.T, root string, lim Limits) testServer {
+	t.Helper()
+	caPEM, cert, err := SelfSigned([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := Start(ctx, Config{Root: root, Addr: "127.0.0.1:0", Certificate: cert, Limits: lim})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = srv.Wait()
+	})
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	u := srv.URL[len("https://") : len(srv.URL)-1]
+	return testServer{srv: srv, addr: u, tls: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}}}
+}
+
+func (s testServer) client() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.tls}}
+}
+
+func (s testServer) dial(t *testing.T) *tls.Conn {
+	t.Helper()
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", s.addr, s.tls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestServeOnlyServesTheSite(t *testing.T) {
+	site, outside := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(site, "a", "index.json"), []byte(`{"versions":{}}`))
+	writeFile(t, filepath.Join(outside, "passwd"), []byte("root:x:0:0"))
+	links := map[string]string{
+		"inside.json":  filepath.Join(site, "a", "index.json"),
+		"a/rel.json":   "index.json",
+		"passwd.json":  filepath.Join(outside, "passwd"),
+		"up.json":      "../" + filepath.Base(outside) + "/passwd",
+		"etc":          "/etc",
+		"a/outside":    outside,
+		"a/dotdot.zip": "../../" + filepath.Base(outside) + "/passwd",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(site, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(site, "fifo.zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, site, Limits{})
+	for path, want := range map[string]int{
+		"a/index.json":     http.StatusOK,
+		"inside.json":      http.StatusOK, // links inside the site are fine
+		"a/rel.json":       http.StatusOK,
+		"passwd.json":      http.StatusNotFound,
+		"up.json":          http.StatusNotFound,
+		"etc/passwd":       http.StatusNotFound,
+		"a/outside/passwd": http.StatusNotFound,
+		"a/dotdot.zip":     http.StatusNotFound,
+		"fifo.zip":         http.StatusNotFound,
+		"a/":               http.StatusNotFound,
+	} {
+		resp, err := s.client().Get(s.srv.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d %q, want %d", path, resp.StatusCode, body, want)
+		}
+	}
+}
+
+// get sends one keep-alive request on conn and reads the whole response.
+func get(t *testing.T, conn net.Conn, path string) {
+	t.Helper()
+	if _, err := fmt.Fprintf(conn, "GET /%s HTTP/1.1\r\nHost: x\r\n\r\n", path); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// closedWithin reports whether the server closes conn within d.
+func closedWithin(conn net.Conn, d time.Duration) bool {
+	_ = conn.SetReadDeadline(time.Now().Add(d))
+	_, err := conn.Read(make([]byte, 1))
+	var ne net.Error
+	return err != nil && (!errors.As(err, &ne) || !ne.Timeout())
+}
+
+func TestServeClosesIdleConnections(t *testing.T) {
+	site := t.TempDir()
+	writeFile(t, filepath.Join(site, "index.json"), []byte("{}"))
+	s := startServer(t, site, Limits{IdleTimeout: 300 * time.Millisecond, HeaderTimeout: 300 * time.Millisecond})
+
+	conn := s.dial(t)
+	get(t, conn, "index.json")
+	start := time.Now()
+	if !closedWithin(conn, 5*time.Second) {
+		t.Fatal("an idle keep-alive connection was not closed")
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("closed after %v, before the idle timeout", d)
+	}
+
+	// A connection that never says anything is closed too.
+	raw, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if !closedWithin(raw, 5*time.Second) {
+		t.Error("a silent connection was not closed")
+	}
+}
+
+func TestServeLimitsConnections(t *testing.T) {
+	site := t.TempDir()
+	writeFile(t, filepath.Join(site, "index.json"), []byte("{}"))
+	s := startServer(t, site, Limits{MaxConns: 2, IdleTimeout: time.Minute})
+	first, second := s.dial(t), s.dial(t)
+	get(t, first, "index.json")
+	get(t, second, "index.json")
+
+	// A third connection waits: the server does not accept it.
+	third, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	tc := tls.Client(third, s.tls)
+	_ = third.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if err := tc.Handshake(); err == nil {
+		t.Fatal("a third connection was served with MaxConns 2")
+	}
+	third.Close()
+
+	// Once one closes, the next is served.
+	first.Close()
+	fourth := s.dial(t)
+	get(t, fourth, "index.json")
+	get(t, second, "index.json")
+}
+
+func TestServeDropsStalledClientsButNotSlowOnes(t *testing.T) {
+	site := t.TempDir()
+	big := make([]byte, 64<<20)
+	writeFile(t, filepath.Join(site, "big.zip"), big)
+	writeFile(t, filepath.Join(site, "small.zip"), big[:1<<20])
+	s := startServer(t, site, Limits{
+		StallTimeout: 500 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, HeaderTimeout: 200 * time.Millisecond,
+	})
+
+	// A slow client takes longer than the read timeout and many stall
+	// timeouts in all, but always reads within one: it gets everything.
+	conn := s.dial(t)
+	fmt.Fprintf(conn, "GET /small.zip HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	n, err := readSlowly(resp.Body, 64<<10, 100*time.Millisecond)
+	if err != nil || n != 1<<20 {
+		t.Fatalf("a slow client got %d bytes, %v", n, err)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Fatalf("the slow client took only %v", d)
+	}
+
+	// A client that stops reading is dropped.
+	stalled := s.dial(t)
+	fmt.Fprintf(stalled, "GET /big.zip HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(2 * time.Second)
+	_ = stalled.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.Copy(io.Discard, stalled)
+	var ne net.Error
+	if got >= int64(len(big)) || errors.As(err, &ne) && ne.Timeout() {
+		t.Errorf("a stalled client was not dropped: %d bytes, %v", got, err)
+	}
+}
+
+// readSlowly reads r to its end, chunk bytes at a time with a pause before
+// each.
+func readSlowly(r io.Reader, chunk int, pause time.Duration) (int64, error) {
+	buf := make([]byte, chunk)
+	var total int64
+	for {
+		time.Sleep(pause)
+		n, err := io.ReadFull(r, buf)
+		total += int64(n)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
