@@ -44,8 +44,10 @@ type Options struct {
 	Platforms []addrs.Platform
 	Out       []string
 	Layout    layout.Kind
-	Source    mirror.Source
-	Checker   mirror.SignatureChecker
+	// Destinations say how to open destinations that are not directories.
+	Destinations Destinations
+	Source       mirror.Source
+	Checker      mirror.SignatureChecker
 	// Builder are the build's policies; Trust and ZipLimits come from the
 	// caller (the manifest with the command line's overrides).
 	Builder         mirror.Options
@@ -78,7 +80,7 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	if opts.RegistryReplica && opts.Layout != layout.Network {
 		return &InputError{errors.New("--registry-replica needs --layout network: the replica's documents point at the network mirror's files")}
 	}
-	outs, err := openOutputs(opts.Out, opts.Layout)
+	outs, err := openOutputs(ctx, opts.Out, opts.Layout, opts.Destinations)
 	if err != nil {
 		return err
 	}
@@ -95,7 +97,7 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 		}
 		return report.Err()
 	}
-	work, release, err := outs.lock(ctx, opts.LockTimeout)
+	work, release, err := outs.lock(ctx, opts.LockTimeout, opts.Destinations.WorkDir)
 	if err != nil {
 		return err
 	}

@@ -2,50 +2,86 @@ package build
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// output is one --out destination: the directory the user named and the
-// store of the network tree it keeps (the directory itself, or the store
-// behind a filesystem layout).
+// output is one --out destination: a directory (with the store of the
+// network tree it keeps: the directory itself, or the store behind a
+// filesystem layout) or an S3 bucket and prefix.
 type output struct {
-	dir   string
-	store *layout.DirStore
+	ref   string           // as the user named it
+	dir   string           // "" for an object store
+	local *layout.DirStore // nil for an object store
+	store layout.Store
 	tree  *layout.Tree
 }
 
 type outputs []*output
 
+// Destinations say how to open the destinations that are not directories.
+type Destinations struct {
+	// S3 configures s3:// destinations (the environment, the CA).
+	S3 s3store.Config
+	// WorkDir is the workspace of a build with no local directory
+	// destination (partial downloads kept there resume in the next run);
+	// "" means a temporary directory.
+	WorkDir string
+}
+
 // openOutputs opens every --out destination for planning, without writing
 // anything yet.
-func openOutputs(dirs []string, kind layout.Kind) (outputs, error) {
+func openOutputs(ctx context.Context, refs []string, kind layout.Kind, d Destinations) (outputs, error) {
 	var outs outputs
 	seen := map[string]string{}
-	for _, dir := range dirs {
-		if scheme, _, ok := strings.Cut(dir, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
-			return nil, &InputError{fmt.Errorf("--out %s: %s:// destinations are not supported yet; name a directory", dir, scheme)}
-		}
-		store, err := layout.NewDirStore(layout.NetworkRoot(dir, kind))
+	for _, ref := range refs {
+		o, err := openOutput(ctx, ref, kind, d)
 		if err != nil {
-			return nil, &InputError{fmt.Errorf("--out %s: %w", dir, err)}
+			return nil, err
 		}
-		if first, dup := seen[store.Root()]; dup {
-			return nil, &InputError{fmt.Errorf("--out %s and --out %s are the same directory", first, dir)}
+		key := o.store.Location()
+		if first, dup := seen[key]; dup {
+			return nil, &InputError{fmt.Errorf("--out %s and --out %s are the same destination", first, ref)}
 		}
-		seen[store.Root()] = dir
-		outs = append(outs, &output{dir: dir, store: store, tree: layout.NewTree(store)})
+		seen[key] = ref
+		outs = append(outs, o)
 	}
 	if len(outs) == 0 {
-		return nil, &InputError{errors.New("--out names no directory")}
+		return nil, &InputError{errors.New("--out names no destination")}
 	}
 	return outs, nil
+}
+
+func openOutput(ctx context.Context, ref string, kind layout.Kind, d Destinations) (*output, error) {
+	scheme, _, hasScheme := strings.Cut(ref, "://")
+	switch {
+	case hasScheme && scheme == "s3":
+		if kind != layout.Network {
+			return nil, &InputError{fmt.Errorf("--out %s: a bucket holds a network mirror; --layout %s needs a directory", ref, kind)}
+		}
+		store, err := s3store.New(ctx, ref, d.S3)
+		if err != nil {
+			return nil, fmt.Errorf("--out %s: %w", ref, err)
+		}
+		return &output{ref: ref, store: store, tree: layout.NewTree(store)}, nil
+	case hasScheme && !strings.ContainsAny(scheme, `/\`):
+		return nil, &InputError{fmt.Errorf("--out %s: %s:// destinations are not supported; name a directory or an s3://BUCKET/PREFIX/", ref, scheme)}
+	}
+	store, err := layout.NewDirStore(layout.NetworkRoot(ref, kind))
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("--out %s: %w", ref, err)}
+	}
+	return &output{ref: ref, dir: ref, local: store, store: store, tree: layout.NewTree(store)}, nil
 }
 
 func (outs outputs) trees() []*layout.Tree {
@@ -56,9 +92,10 @@ func (outs outputs) trees() []*layout.Tree {
 	return trees
 }
 
-// lock takes every destination's lock, in order, and opens the workspace
-// in the first one's private directory. release undoes both.
-func (outs outputs) lock(ctx context.Context, wait time.Duration) (*layout.Workspace, func() error, error) {
+// lock takes every destination's lock, in order, and opens the workspace:
+// in the first local directory's private directory (so publishing there
+// is a hard link), else in WorkDir. release undoes both.
+func (outs outputs) lock(ctx context.Context, wait time.Duration, workDir string) (*layout.Workspace, func() error, error) {
 	var unlocks []func() error
 	release := func() error {
 		var errs []error
@@ -74,14 +111,34 @@ func (outs outputs) lock(ctx context.Context, wait time.Duration) (*layout.Works
 		}
 		unlocks = append(unlocks, unlock)
 	}
-	work, err := layout.OpenWorkspace(filepath.Join(outs[0].store.Root(), layout.PrivateDirName))
+	work, err := layout.OpenWorkspace(outs.workspaceDir(workDir))
 	if err != nil {
 		return nil, nil, errors.Join(err, release())
 	}
 	return work, func() error { return errors.Join(work.Close(), release()) }, nil
 }
 
-// materialize writes each destination's filesystem view, for a
+// workspaceDir is the first local destination's private directory, else a
+// directory of workDir named after the destinations, so the next run of
+// the same build finds its partial downloads.
+func (outs outputs) workspaceDir(workDir string) string {
+	for _, o := range outs {
+		if o.local != nil {
+			return filepath.Join(o.local.Root(), layout.PrivateDirName)
+		}
+	}
+	var names []string
+	for _, o := range outs {
+		names = append(names, o.store.Location())
+	}
+	sum := sha256.Sum256([]byte(strings.Join(names, "\n")))
+	if workDir == "" {
+		workDir = filepath.Join(os.TempDir(), "tfmirror")
+	}
+	return filepath.Join(workDir, "workspace-"+hex.EncodeToString(sum[:8]))
+}
+
+// materialize writes each directory destination's filesystem view, for a
 // filesystem layout.
 func (outs outputs) materialize(ctx context.Context, work *layout.Workspace, kind layout.Kind, limits hashing.ZipLimits) error {
 	if kind == layout.Network {

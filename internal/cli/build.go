@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/registry"
+	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -81,7 +83,7 @@ be served while it is being built.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Config, "config", "c", "mirror.hcl", "manifest `file` to read")
-	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "output `directory` of the mirror, created if missing (repeatable: one download publishes into every one)")
+	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "where to publish the mirror: a `directory` (created if missing) or s3://BUCKET/PREFIX/ (repeatable: one download publishes into every one)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail when a selected release lacks a requested platform, instead of skipping it with a warning")
 	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse packages without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
 	f.IntVarP(&opts.Parallel, "parallel", "p", mirror.DefaultParallel, "maximum number of concurrent downloads")
@@ -145,7 +147,8 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	out := newPrinter(env.Stdout, opts.JSON)
 	return build.Run(ctx, build.Options{
 		Manifest: manifest, Dirs: opts.Dirs, Platforms: platforms, Out: opts.Out, Layout: kind,
-		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout,
+		Destinations: build.Destinations{S3: s3store.Config{Environ: env.Environ}, WorkDir: cacheDir(env)},
+		Source:       source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout,
 		DryRun: opts.DryRun, RegistryReplica: opts.RegistryReplica, WriteLockFiles: opts.WriteLockFiles,
 		Builder: mirror.Options{
 			Strict:         opts.Strict,
@@ -200,6 +203,18 @@ func newRegistryClient(env Env, m *config.Manifest, policy httpx.Policy) (*regis
 		Services:  m.Services,
 		Tokens:    tokens,
 	}), nil
+}
+
+// cacheDir is where a build with no local destination keeps its
+// workspace: $XDG_CACHE_HOME/tfmirror, else ~/.cache/tfmirror.
+func cacheDir(env Env) string {
+	if dir := lookupEnv(env.Environ, "XDG_CACHE_HOME"); dir != "" {
+		return filepath.Join(dir, "tfmirror")
+	}
+	if home := lookupEnv(env.Environ, "HOME"); home != "" {
+		return filepath.Join(home, ".cache", "tfmirror")
+	}
+	return ""
 }
 
 // httpEnvironment reads the variables Go programs use for TLS and proxies;

@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/internal/netmirror"
+	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -86,7 +87,7 @@ func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, plat
 	if err != nil {
 		return err
 	}
-	tree, err := openMirror(env, opts.Mirror, net)
+	tree, err := openMirror(ctx, env, opts.Mirror, net)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,14 @@ func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, plat
 }
 
 // openMirror opens a built mirror for reading: a URL or a local directory.
-func openMirror(env Env, ref string, policy httpx.Policy) (*layout.Tree, error) {
+func openMirror(ctx context.Context, env Env, ref string, policy httpx.Policy) (*layout.Tree, error) {
+	if strings.HasPrefix(ref, "s3://") {
+		store, err := s3store.New(ctx, ref, s3store.Config{Environ: env.Environ})
+		if err != nil {
+			return nil, err
+		}
+		return layout.NewTree(store), nil
+	}
 	if isURL(ref) {
 		client, err := newMirrorClient(env, ref, policy)
 		if err != nil {
@@ -110,7 +118,7 @@ func openMirror(env Env, ref string, policy httpx.Policy) (*layout.Tree, error) 
 		return layout.NewTree(client), nil
 	}
 	if strings.Contains(ref, "://") {
-		return nil, usageError{fmt.Errorf("%q: only directories and http(s) URLs are supported", ref)}
+		return nil, usageError{fmt.Errorf("%q: only directories, http(s) URLs and s3://BUCKET/PREFIX/ are supported", ref)}
 	}
 	tree, err := layout.OpenExisting(ref)
 	if err != nil {

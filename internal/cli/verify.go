@@ -65,7 +65,7 @@ func runVerify(ctx context.Context, env Env, opts verifyOptions, ref string) err
 	if err != nil {
 		return err
 	}
-	tree, err := openMirror(env, ref, net)
+	tree, err := openMirror(ctx, env, ref, net)
 	if err != nil {
 		return err
 	}
