@@ -1,4 +1,10 @@
 #!/usr/bin/env bash
+# Prefer the built-in destination: `tfmirror build --out s3://BUCKET/PREFIX/`
+# publishes straight into the bucket in publish order, with content types,
+# without a local copy, and knows from the bucket what is already there.
+# This script is still useful to copy an existing local tree (a bundle
+# imported on an air-gapped host, say) into a bucket with only the AWS CLI.
+#
 # Upload a tfmirror tree to an S3 bucket (or any S3-compatible store) in
 # publish order, so the bucket never lists a version whose files are not
 # there yet: archives and kept upstream files first, then <version>.json,
