@@ -70,8 +70,9 @@ func (t *treeRoot) pathErr(op, rel string, err error) error {
 	return &fs.PathError{Op: op, Path: t.path(rel), Err: err}
 }
 
-// typeName names a file type in messages.
-func typeName(mode fs.FileMode) string {
+// TypeName names a file's type in messages ("named pipe", "symbolic
+// link"): the one description every refusal of a non-regular file uses.
+func TypeName(mode fs.FileMode) string {
 	switch {
 	case mode&fs.ModeSymlink != 0:
 		return "symbolic link"
@@ -95,7 +96,7 @@ func (t *treeRoot) notRegular(rel string, mode fs.FileMode) error {
 	if mode&fs.ModeSymlink != 0 {
 		return fmt.Errorf("%s: %w: the destination has a symbolic link here, not a file (%w)", t.path(rel), ErrNotRegular, errLink)
 	}
-	return fmt.Errorf("%s: %w: the destination has a %s here, not a file", t.path(rel), ErrNotRegular, typeName(mode))
+	return fmt.Errorf("%s: %w: the destination has a %s here, not a file", t.path(rel), ErrNotRegular, TypeName(mode))
 }
 
 // notDir is the error for something other than a directory on a path.
@@ -103,7 +104,7 @@ func (t *treeRoot) notDir(rel string, mode fs.FileMode) error {
 	if mode&fs.ModeSymlink != 0 {
 		return fmt.Errorf("%s: a symbolic link is in the way of a directory: %w", t.path(rel), errLink)
 	}
-	return fmt.Errorf("%s: a %s is in the way of a directory", t.path(rel), typeName(mode))
+	return fmt.Errorf("%s: a %s is in the way of a directory", t.path(rel), TypeName(mode))
 }
 
 // lstat describes rel itself, a link included.
@@ -454,7 +455,7 @@ func checkLocalFile(name string) error {
 		return err
 	}
 	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: %w: it is a %s", name, ErrNotRegular, typeName(info.Mode()))
+		return fmt.Errorf("%s: %w: it is a %s", name, ErrNotRegular, TypeName(info.Mode()))
 	}
 	return nil
 }
@@ -471,7 +472,7 @@ func openLocalFile(name string) (*os.File, error) {
 	}
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
-		err = fmt.Errorf("%s: %w: it is a %s", name, ErrNotRegular, typeName(info.Mode()))
+		err = fmt.Errorf("%s: %w: it is a %s", name, ErrNotRegular, TypeName(info.Mode()))
 	}
 	if err != nil {
 		_ = f.Close()

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -169,7 +167,7 @@ func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, p addrs.P
 	if !ok {
 		return hashing.ArchiveSums{}, false
 	}
-	computed, err := v.hashFile(ctx, rel)
+	computed, err := archiveSums(ctx, v.Mirror, rel, v.Limits, v.TempDir)
 	if err != nil {
 		r.problem(rel, "%s archive: %v", plat, err)
 		return hashing.ArchiveSums{}, false
@@ -220,48 +218,6 @@ func isAbsoluteURL(rawURL string) bool {
 	}
 	u, err := url.Parse(rawURL)
 	return err == nil && u.Scheme != ""
-}
-
-// hashFile hashes a listed file: in place when the reader gives a file on
-// disk, otherwise after copying it to a temporary file.
-func (v *Verifier) hashFile(ctx context.Context, rel string) (hashing.ArchiveSums, error) {
-	limits := v.Limits
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
-	if local, ok := v.Mirror.LocalPath(rel); ok {
-		// A file on disk: hash it where it is.
-		sum, _, err := hashing.HashFile(local)
-		if errors.Is(err, fs.ErrNotExist) {
-			return hashing.ArchiveSums{}, fmt.Errorf("listed but missing")
-		}
-		if err != nil {
-			return hashing.ArchiveSums{}, err
-		}
-		return hashing.HashArchive(local, sum, limits)
-	}
-	body, err := v.Mirror.Reader().Open(ctx, rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return hashing.ArchiveSums{}, fmt.Errorf("listed but missing")
-	}
-	if err != nil {
-		return hashing.ArchiveSums{}, err
-	}
-	defer body.Close()
-	tmp, err := os.CreateTemp(v.TempDir, "tfmirror-verify-*.zip")
-	if err != nil {
-		return hashing.ArchiveSums{}, err
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	w := hashing.NewWriter()
-	_, err = io.Copy(io.MultiWriter(tmp, w), body)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return hashing.ArchiveSums{}, fmt.Errorf("read: %w", err)
-	}
-	return hashing.HashArchive(tmp.Name(), w.Sum(), limits)
 }
 
 // checkProvenance ties an archive to the signed SHA256SUMS it came with.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"strings"
@@ -118,7 +117,7 @@ func openRegular(file string) (*os.File, error) {
 		return nil, err
 	}
 	if !before.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file: not followed", file, describeMode(before.Mode()))
+		return nil, fmt.Errorf("%s is a %s, not a regular file: not followed", file, layout.TypeName(before.Mode()))
 	}
 	f, err := os.Open(file)
 	if err != nil {
@@ -147,21 +146,4 @@ func readLimited(file string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", file, limit)
 	}
 	return data, nil
-}
-
-// describeMode names a file type in messages.
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "regular file"
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }

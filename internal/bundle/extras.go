@@ -80,7 +80,7 @@ func extraTarget(dir, name string, create bool) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("extra %s: %w", name, err)
 	case !info.Mode().IsRegular():
-		return "", fmt.Errorf("extra %s: %s is a %s: not replaced", name, target, describeMode(info.Mode()))
+		return "", fmt.Errorf("extra %s: %s is a %s: not replaced", name, target, layout.TypeName(info.Mode()))
 	}
 	return target, nil
 }
@@ -100,7 +100,7 @@ func extraDir(p string, create bool) error {
 	case err != nil:
 		return err
 	case !info.IsDir():
-		return fmt.Errorf("%s is a %s, not a directory: not followed", p, describeMode(info.Mode()))
+		return fmt.Errorf("%s is a %s, not a directory: not followed", p, layout.TypeName(info.Mode()))
 	}
 	return nil
 }

@@ -20,6 +20,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 const (
@@ -126,7 +128,7 @@ func checkInfo(path string, info fs.FileInfo, limit int64) error {
 		return &Error{
 			Filename: path,
 			Summary:  "Not a regular file",
-			Detail:   fmt.Sprintf("It is %s; only regular files, or symbolic links to them, are read.", describe(info.Mode())),
+			Detail:   fmt.Sprintf("It is %s; only regular files, or symbolic links to them, are read.", "a "+layout.TypeName(info.Mode())),
 		}
 	}
 	if info.Size() > limit {
@@ -141,20 +143,6 @@ func tooLarge(path string, limit int64) error {
 		Summary:  "File too large",
 		Detail:   fmt.Sprintf("It is larger than %d MiB, the most tfmirror reads from this kind of file.", limit>>20),
 	}
-}
-
-func describe(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // As returns err's *Error, if it holds one.

@@ -76,26 +76,9 @@ func targetMode(path string) (fs.FileMode, error) {
 			"replace it with a regular file, or write the file it points to, and try again", path)
 	case !info.Mode().IsRegular():
 		return 0, fmt.Errorf("write lock file %s: it exists but is not a regular file (%s)",
-			path, describeType(info.Mode()))
+			path, "a "+layout.TypeName(info.Mode()))
 	}
 	return info.Mode().Perm(), nil
-}
-
-// describeType names the type of a file that is not a regular file.
-func describeType(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "mode " + m.String()
 }
 
 // fillTemp writes data to the new temporary file f, flushes it to stable
