@@ -103,8 +103,11 @@ const (
 	DefaultDocumentCacheControl = "public, max-age=60"
 	// NoCacheControl as a Cache-Control setting stores no Cache-Control.
 	NoCacheControl = "none"
-	// DefaultLockLease is the default of Config.LockLease.
-	DefaultLockLease = time.Hour
+	// DefaultLockLease is the default of Config.LockLease. A live holder
+	// rewrites its lock every quarter of the lease, so the lease only
+	// decides how soon the lock of a killed build is taken over: within
+	// the default --lock-timeout of the next run.
+	DefaultLockLease = 2 * time.Minute
 	// DefaultRegion is the region when nothing names one; S3-compatible
 	// stores generally accept it.
 	DefaultRegion = "us-east-1"
