@@ -71,7 +71,7 @@ func openOutput(ctx context.Context, ref string, kind layout.Kind, d Destination
 		}
 		store, err := s3store.New(ctx, ref, d.S3)
 		if err != nil {
-			return nil, fmt.Errorf("--out %s: %w", ref, err)
+			return nil, fmt.Errorf("--out: %w", err) // the store's error names the bucket
 		}
 		return &output{ref: ref, store: store, tree: layout.NewTree(store)}, nil
 	case hasScheme && !strings.ContainsAny(scheme, `/\`):
