@@ -736,50 +736,13 @@ func TestBuildSurvivesSIGKILL(t *testing.T) {
 	// (b) After N file events (a file created, temporary files of atomic
 	// writes included, or replaced) in the tree: between the publications
 	// of archives, kept files, <version>.json, index.json and catalog.json.
-	t.Run("files", func(t *testing.T) {
-		const points = 12
-		hits := 0
-		for i := 0; i < points; i++ {
-			n := 1 + (runEvents-2)*i/(points-1)
-			t.Run(fmt.Sprintf("after_%d_events", n), func(t *testing.T) {
-				killed := crashRun(t, func(p *tfmirrorProc, site string, _ int64) func() {
-					stop := make(chan struct{})
-					done := watchEvents(site, stop, func(seen int) {
-						if seen >= n {
-							p.kill()
-						}
-					})
-					return func() { close(stop); <-done }
-				})
-				if killed {
-					hits++
-				}
-			})
-		}
-		// The tree is polled, so a kill point may come too late; most must
-		// not, or this part tests nothing.
-		if hits < points*2/3 {
-			t.Errorf("only %d of %d kill points were reached before the build ended", hits, points)
-		}
-	})
-
 	// (c) After a random time, from the start of the process to the end of
 	// an uninterrupted build.
-	t.Run("random", func(t *testing.T) {
-		seed := uint64(time.Now().UnixNano())
-		t.Logf("seed %d", seed)
-		rng := rand.New(rand.NewPCG(seed, seed))
-		const points = 4
-		for i := 0; i < points; i++ {
-			d := time.Duration((float64(i) + rng.Float64()) / points * float64(runTime))
-			t.Run(fmt.Sprintf("after_%v", d.Round(time.Millisecond)), func(t *testing.T) {
-				crashRun(t, func(p *tfmirrorProc, _ string, _ int64) func() {
-					timer := time.AfterFunc(d, p.kill)
-					return func() { timer.Stop() }
-				})
-			})
-		}
-	})
+	run := func(t *testing.T, arm armFunc) bool {
+		return crashRun(t, func(p *tfmirrorProc, site string, _ int64) func() { return arm(p, site) })
+	}
+	t.Run("files", func(t *testing.T) { killAtEvents(t, 12, runEvents, run) })
+	t.Run("random", func(t *testing.T) { killAtRandomTimes(t, 4, runTime, run) })
 
 	// (d) At every file event of one build: SIGSTOP freezes the build where
 	// it is, which leaves the tree as SIGKILL would at that moment; the tree
@@ -945,4 +908,54 @@ func TestConcurrentBuildProcesses(t *testing.T) {
 			}
 		}
 	})
+}
+
+// armFunc arms a kill of the build p writing site, and returns what
+// disarms it.
+type armFunc func(p *tfmirrorProc, site string) (disarm func())
+
+// killAtEvents runs crash tests that kill a build after N file events in
+// its tree, for points values of N spread over the events of an
+// uninterrupted build; run does one crash test and reports whether the
+// kill landed. Most must land, or the test tests nothing.
+func killAtEvents(t *testing.T, points, events int, run func(*testing.T, armFunc) bool) {
+	hits := 0
+	for i := 0; i < points; i++ {
+		n := 1 + (events-2)*i/(points-1)
+		t.Run(fmt.Sprintf("after_%d_events", n), func(t *testing.T) {
+			killed := run(t, func(p *tfmirrorProc, site string) func() {
+				stop := make(chan struct{})
+				done := watchEvents(site, stop, func(seen int) {
+					if seen >= n {
+						p.kill()
+					}
+				})
+				return func() { close(stop); <-done }
+			})
+			if killed {
+				hits++
+			}
+		})
+	}
+	// The tree is polled, so a kill point may come too late.
+	if hits < points*2/3 {
+		t.Errorf("only %d of %d kill points were reached before the build ended", hits, points)
+	}
+}
+
+// killAtRandomTimes runs crash tests that kill a build after random times,
+// one in each of points slices of an uninterrupted build's run time.
+func killAtRandomTimes(t *testing.T, points int, runTime time.Duration, run func(*testing.T, armFunc) bool) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for i := 0; i < points; i++ {
+		d := time.Duration((float64(i) + rng.Float64()) / float64(points) * float64(runTime))
+		t.Run(fmt.Sprintf("after_%v", d.Round(time.Millisecond)), func(t *testing.T) {
+			run(t, func(p *tfmirrorProc, _ string) func() {
+				timer := time.AfterFunc(d, p.kill)
+				return func() { timer.Stop() }
+			})
+		})
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -573,51 +572,11 @@ func TestUnpackedBuildSurvivesSIGKILL(t *testing.T) {
 	}
 
 	// (a) After N file events in the visible tree: before, between and
-	// after the publications of packages.
-	t.Run("files", func(t *testing.T) {
-		const points = 6
-		hits := 0
-		for i := 0; i < points; i++ {
-			n := 1 + (runEvents-2)*i/(points-1)
-			t.Run(fmt.Sprintf("after_%d_events", n), func(t *testing.T) {
-				killed := crashRun(t, func(p *tfmirrorProc, site string) func() {
-					stop := make(chan struct{})
-					done := watchEvents(site, stop, func(seen int) {
-						if seen >= n {
-							p.kill()
-						}
-					})
-					return func() { close(stop); <-done }
-				})
-				if killed {
-					hits++
-				}
-			})
-		}
-		// The tree is polled, so a kill point may come too late; most must
-		// not, or this part tests nothing.
-		if hits < points*2/3 {
-			t.Errorf("only %d of %d kill points were reached before the build ended", hits, points)
-		}
-	})
-
-	// (b) After a random time, from the start of the process to the end of
-	// an uninterrupted build.
-	t.Run("random", func(t *testing.T) {
-		seed := uint64(time.Now().UnixNano())
-		t.Logf("seed %d", seed)
-		rng := rand.New(rand.NewPCG(seed, seed))
-		const points = 3
-		for i := 0; i < points; i++ {
-			d := time.Duration((float64(i) + rng.Float64()) / points * float64(runTime))
-			t.Run(fmt.Sprintf("after_%v", d.Round(time.Millisecond)), func(t *testing.T) {
-				crashRun(t, func(p *tfmirrorProc, _ string) func() {
-					timer := time.AfterFunc(d, p.kill)
-					return func() { timer.Stop() }
-				})
-			})
-		}
-	})
+	// after the publications of packages. (b) After a random time, from
+	// the start of the process to the end of an uninterrupted build.
+	run := func(t *testing.T, arm armFunc) bool { return crashRun(t, arm) }
+	t.Run("files", func(t *testing.T) { killAtEvents(t, 6, runEvents, run) })
+	t.Run("random", func(t *testing.T) { killAtRandomTimes(t, 3, runTime, run) })
 
 	// (c) At every file event of one build: SIGSTOP leaves the tree as
 	// SIGKILL would at that moment; guarantees 1 and 2 must hold; then
