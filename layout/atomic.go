@@ -101,7 +101,7 @@ func Rename(from, to string) error {
 		_ = os.Remove(from)
 		return fmt.Errorf("publish %s: %w", to, err)
 	}
-	return syncDir(filepath.Dir(to))
+	return SyncDir(filepath.Dir(to))
 }
 
 // SyncDir flushes dir so that a rename in it survives a crash. Where a
@@ -125,7 +125,6 @@ func SyncDir(dir string) error {
 	return nil
 }
 
-func syncDir(dir string) error { return SyncDir(dir) }
 
 // isUnsupportedSync reports errors some filesystems return for fsync on a
 // directory, where there is nothing more to make durable.

@@ -356,11 +356,11 @@ func (t *treeRoot) commit(tmp, rel string) error {
 		_ = t.r.Remove(filepath.FromSlash(tmp))
 		return fmt.Errorf("publish %s: %w", t.path(rel), t.pathErr("rename", rel, err))
 	}
-	return t.syncDir(path.Dir(rel))
+	return t.SyncDir(path.Dir(rel))
 }
 
 // syncDir flushes the directory dir, as SyncDir does.
-func (t *treeRoot) syncDir(dir string) error {
+func (t *treeRoot) SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}

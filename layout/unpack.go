@@ -104,7 +104,7 @@ func stagePackageDir(workDir, zipPath string, limits hashing.ZipLimits) (job str
 		_ = os.RemoveAll(job)
 		return "", err
 	}
-	if err := syncDir(job); err != nil {
+	if err := SyncDir(job); err != nil {
 		_ = os.RemoveAll(job)
 		return "", fmt.Errorf("unpack %s: %w", zipPath, err)
 	}
@@ -146,7 +146,7 @@ func publishPackageDir(job, final string) error {
 			}
 		}
 	}
-	if err := syncDir(parent); err != nil {
+	if err := SyncDir(parent); err != nil {
 		return fmt.Errorf("install %s: %w", final, err)
 	}
 	return nil
@@ -196,7 +196,7 @@ func mkdirAllSynced(dir string) error {
 		if err := os.Chmod(d, DirMode); err != nil {
 			return fmt.Errorf("create directory %s: %w", d, err)
 		}
-		if err := syncDir(filepath.Dir(d)); err != nil {
+		if err := SyncDir(filepath.Dir(d)); err != nil {
 			return err
 		}
 	}
@@ -272,7 +272,7 @@ func extractPackage(zipPath, dest string, limits hashing.ZipLimits) error {
 		left -= n
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := syncDir(dirs[i]); err != nil {
+		if err := SyncDir(dirs[i]); err != nil {
 			return fmt.Errorf("unpack %s: %w", zipPath, err)
 		}
 	}

@@ -3,7 +3,6 @@ package bundle
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -274,53 +273,9 @@ func TestHardeningImportExtrasFollowNoLinks(t *testing.T) {
 // members, the zeros compressed once and repeated.
 func bombBundle(t *testing.T, size int64) []byte {
 	t.Helper()
-	const chunk = 64 << 20
-	if size%chunk != 0 {
-		t.Fatal("size must be a multiple of 64 MiB")
-	}
 	name := "mirror/" + hFooDir + "terraform-provider-foo_1.0.0_bomb.zip"
 	es := relist(t, hBundle(t), File{Path: name, SHA256: strings.Repeat("00", 32), Size: size})
-	var head bytes.Buffer
-	tw := tar.NewWriter(&head)
-	for _, e := range es {
-		hdr := e.Header
-		hdr.Size = int64(len(e.Data))
-		if err := tw.WriteHeader(&hdr); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(e.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	// The bomb's header, written by a writer that is never closed.
-	if err := tar.NewWriter(&head).WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644}); err != nil {
-		t.Fatal(err)
-	}
-	zeros := gzipped(t, make([]byte, chunk))
-	out := gzipped(t, head.Bytes())
-	for range size / chunk {
-		out = append(out, zeros...)
-	}
-	return append(out, gzipped(t, make([]byte, 2*blockSize))...)
-}
-
-func gzipped(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return targz.Bomb(t, es, name, size)
 }
 
 func dirSize(t *testing.T, dir string) int64 {

@@ -3,7 +3,6 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -221,47 +220,7 @@ func TestHardeningBundleImportRefusesAmplification(t *testing.T) {
 // to a few hundred bytes per MiB (gzip members of zeros, repeated).
 func hardBomb(t *testing.T, es []tarEntry, size int64) []byte {
 	t.Helper()
-	const chunk = 64 << 20
 	name := "mirror/" + fooDir + "terraform-provider-foo_1.0.0_bomb.zip"
 	es = hardRelist(t, es, bundle.File{Path: name, SHA256: strings.Repeat("00", 32), Size: size})
-	var head bytes.Buffer
-	tw := tar.NewWriter(&head)
-	for _, e := range es {
-		hdr := e.Header
-		hdr.Size = int64(len(e.Data))
-		if err := tw.WriteHeader(&hdr); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(e.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := tar.NewWriter(&head).WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644}); err != nil {
-		t.Fatal(err)
-	}
-	zeros := hardGzip(t, make([]byte, chunk))
-	out := hardGzip(t, head.Bytes())
-	for range size / chunk {
-		out = append(out, zeros...)
-	}
-	return append(out, hardGzip(t, make([]byte, 1024))...)
-}
-
-func hardGzip(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return targz.Bomb(t, es, name, size)
 }

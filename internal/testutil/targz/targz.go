@@ -93,3 +93,57 @@ func Write(t testing.TB, file string, entries []Entry) {
 		t.Fatal(err)
 	}
 }
+
+// Bomb packs entries, then one more entry name of size zero bytes whose
+// data decompresses from a few hundred bytes per 64 MiB: the gzip stream
+// is made of members, 64 MiB of zeros compressed once and repeated. size
+// must be a multiple of 64 MiB. The tar header of every entry gets the
+// size of its data.
+func Bomb(t testing.TB, entries []Entry, name string, size int64) []byte {
+	t.Helper()
+	const chunk = 64 << 20
+	if size%chunk != 0 {
+		t.Fatal("targz.Bomb: size must be a multiple of 64 MiB")
+	}
+	var head bytes.Buffer
+	tw := tar.NewWriter(&head)
+	for _, e := range entries {
+		hdr := e.Header
+		hdr.Size = int64(len(e.Data))
+		if err := tw.WriteHeader(&hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(e.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The bomb's header, written by a writer that is never closed.
+	if err := tar.NewWriter(&head).WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	zeros := gzipped(t, make([]byte, chunk))
+	out := gzipped(t, head.Bytes())
+	for range size / chunk {
+		out = append(out, zeros...)
+	}
+	return append(out, gzipped(t, make([]byte, 1024))...) // the end of the archive
+}
+
+func gzipped(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
