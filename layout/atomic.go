@@ -125,7 +125,6 @@ func SyncDir(dir string) error {
 	return nil
 }
 
-
 // isUnsupportedSync reports errors some filesystems return for fsync on a
 // directory, where there is nothing more to make durable.
 func isUnsupportedSync(err error) bool {
