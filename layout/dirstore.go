@@ -197,8 +197,9 @@ func walkFiles(t *treeRoot, start string) ([]string, error) {
 
 // Lock creates the directory if needed, takes its lock (waiting up to
 // wait for another tfmirror process) and removes what killed runs left
-// behind.
-func (d *DirStore) Lock(ctx context.Context, wait time.Duration) (func() error, error) {
+// behind. A directory is not Conditional, so its lock is exclusive in
+// either mode.
+func (d *DirStore) Lock(ctx context.Context, wait time.Duration, _ LockMode) (func() error, error) {
 	lock, err := d.lockRoot(ctx, wait)
 	if err != nil {
 		return nil, err

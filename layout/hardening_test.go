@@ -141,7 +141,7 @@ func TestHardeningLockLink(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		unlock, err := s.Lock(context.Background(), 0)
+		unlock, err := s.Lock(context.Background(), 0, Exclusive)
 		if err == nil {
 			_ = unlock()
 		}
@@ -162,7 +162,7 @@ func TestHardeningLockLink(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = within(t, func() error {
-			unlock, err := s.Lock(context.Background(), 0)
+			unlock, err := s.Lock(context.Background(), 0, Exclusive)
 			if err == nil {
 				_ = unlock()
 			}

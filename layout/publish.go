@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -74,11 +76,53 @@ type PublishReport struct {
 // planned (every existing document read and merged) before the first
 // write, so a conflict or a document the tree cannot understand refuses
 // the whole publication with the tree as it was.
+//
+// On a Conditional store other writers may publish at the same time:
+// documents are written only if unchanged since they were read, archives
+// only where none exists, and when another writer got there first the
+// publication is planned again from what the store now holds (what it
+// already wrote is then found unchanged).
 func (t *Tree) PublishAll(ctx context.Context, policy Policy, releases []Release) (PublishReport, error) {
 	if t.s == nil {
 		return PublishReport{}, fmt.Errorf("publish into %s: %w", t.Location(), ErrReadOnly)
 	}
 	defer t.lockProviders(releases)()
+	var total PublishReport
+	for attempt := 0; ; attempt++ {
+		report, err := t.publishOnce(ctx, policy, releases)
+		total.Written += report.Written
+		total.Unchanged = max(report.Unchanged-(total.Written-report.Written), 0)
+		if !errors.Is(err, ErrChanged) || attempt+1 == maxAttempts {
+			return total, err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return total, err
+		}
+	}
+}
+
+// maxAttempts bounds how often a publication is planned again because
+// other writers changed what it read.
+const maxAttempts = 10
+
+// backoff waits before a publication's next attempt: a random time below
+// a bound that doubles with each attempt, up to two seconds, so that
+// writers that collided spread out.
+func backoff(ctx context.Context, attempt int) error {
+	bound := min(25*time.Millisecond<<attempt, 2*time.Second)
+	timer := time.NewTimer(rand.N(bound) + time.Millisecond)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// publishOnce plans the publication from what the tree holds now and
+// writes it.
+func (t *Tree) publishOnce(ctx context.Context, policy Policy, releases []Release) (PublishReport, error) {
 	pl := &planner{tree: t, policy: policy, docs: map[string]*plannedDoc{}}
 	for _, r := range releases {
 		if err := pl.release(ctx, r); err != nil {
@@ -137,6 +181,10 @@ type write struct {
 	kind    FileKind
 	content Content
 	delete  bool
+	// checked makes the write conditional, on a Conditional store: it
+	// succeeds only if rel still has tag ("" for: does not exist).
+	checked bool
+	tag     string
 }
 
 func (t *Tree) apply(ctx context.Context, w write) error {
@@ -146,10 +194,34 @@ func (t *Tree) apply(ctx context.Context, w write) error {
 	if w.delete {
 		return t.s.Delete(ctx, w.rel)
 	}
-	if err := t.s.Put(ctx, w.rel, w.content); err != nil {
+	var err error
+	if c, ok := t.s.(Conditional); ok && w.checked {
+		err = c.PutIf(ctx, w.rel, w.content, w.tag)
+	} else {
+		err = t.s.Put(ctx, w.rel, w.content)
+	}
+	if err != nil {
 		return fmt.Errorf("publish %s: %w", w.rel, err)
 	}
 	return nil
+}
+
+// readTagged reads a document of the tree with its tag on a Conditional
+// store; missing is (nil, "", nil).
+func (t *Tree) readTagged(ctx context.Context, rel string, limit int64) ([]byte, string, error) {
+	c, ok := t.r.(Conditional)
+	if !ok {
+		data, err := t.readDoc(ctx, rel, limit)
+		return data, "", err
+	}
+	data, tag, err := c.ReadTagged(ctx, rel, limit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", rel, err)
+	}
+	return data, tag, nil
 }
 
 // plannedDoc is a document as the publication will leave it.
@@ -157,6 +229,7 @@ type plannedDoc struct {
 	rel      string
 	kind     FileKind
 	existing []byte // nil when the tree lacks it
+	tag      string // of existing, on a Conditional store
 	value    any    // *Index, *VersionDoc or *Provenance
 }
 
@@ -234,10 +307,10 @@ func (pl *planner) archive(ctx context.Context, r Release, a Archive, doc *Versi
 	}
 	have, found, err := pl.digestOf(ctx, rel)
 	if err != nil {
-		return false, pl.fileWrite(rel, Content{}, err)
+		return false, pl.fileWrite(rel, Content{}, err, false)
 	}
 	if !found {
-		return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move}, nil)
+		return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move}, nil, true)
 	}
 	if have == want {
 		pl.unchanged++
@@ -249,7 +322,7 @@ func (pl *planner) archive(ctx context.Context, r Release, a Archive, doc *Versi
 		pl.differs(rel, have, want, intact)
 		return false, nil
 	}
-	return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move}, nil)
+	return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move}, nil, false)
 }
 
 // differs records the conflict of a file whose bytes differ.
@@ -263,7 +336,9 @@ func (pl *planner) differs(rel string, have, want [sha256.Size]byte, intact bool
 		"tfmirror never replaces an archive or a kept origin file: remove or rebuild it first if the incoming one is right", have, want)
 }
 
-func (pl *planner) fileWrite(rel string, c Content, err error) error {
+// fileWrite plans writing a file; create makes it conditional on the
+// file still not existing.
+func (pl *planner) fileWrite(rel string, c Content, err error, create bool) error {
 	if errors.Is(err, ErrNotRegular) {
 		pl.conflict(rel, "%v", err)
 		return nil
@@ -271,7 +346,7 @@ func (pl *planner) fileWrite(rel string, c Content, err error) error {
 	if err != nil {
 		return err
 	}
-	pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: c})
+	pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: c, checked: create})
 	return nil
 }
 
@@ -302,7 +377,7 @@ func stagedDigest(a Archive) ([sha256.Size]byte, error) {
 // origin plans a kept origin file (SHA256SUMS or its signature): nil data
 // means the release has none, and a stale one is removed under Repair.
 func (pl *planner) origin(ctx context.Context, rel string, data []byte) error {
-	have, err := pl.tree.readDoc(ctx, rel, MaxSumsBytes)
+	have, tag, err := pl.tree.readTagged(ctx, rel, MaxSumsBytes)
 	if err != nil {
 		return err
 	}
@@ -313,13 +388,13 @@ func (pl *planner) origin(ctx context.Context, rel string, data []byte) error {
 	case data == nil:
 		// Refuse: the release keeps the signature the mirror has.
 	case have == nil:
-		pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: Content{Data: data}})
+		pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: Content{Data: data}, checked: true})
 	case bytes.Equal(have, data):
 		pl.unchanged++
 	case pl.policy == Refuse:
 		pl.differs(rel, sha256.Sum256(have), sha256.Sum256(data), false)
 	default:
-		pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: Content{Data: data}})
+		pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: Content{Data: data}, checked: true, tag: tag})
 	}
 	return nil
 }
@@ -362,11 +437,11 @@ func (pl *planner) load(ctx context.Context, rel string, kind FileKind, decode f
 	if d, ok := pl.docs[rel]; ok {
 		return d, nil
 	}
-	data, err := pl.tree.readDoc(ctx, rel, MaxDocumentBytes)
+	data, tag, err := pl.tree.readTagged(ctx, rel, MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}
-	d := &plannedDoc{rel: rel, kind: kind, existing: data, value: empty()}
+	d := &plannedDoc{rel: rel, kind: kind, existing: data, tag: tag, value: empty()}
 	if data != nil {
 		if d.value, err = decode(data); err != nil {
 			return nil, fmt.Errorf("existing %s: %w", rel, err)
@@ -423,18 +498,37 @@ func (pl *planner) documentWrites() ([]write, error) {
 			pl.unchanged++
 			continue
 		}
-		out = append(out, write{rel: rel, kind: d.kind, content: Content{Data: data}})
+		out = append(out, write{rel: rel, kind: d.kind, content: Content{Data: data}, checked: true, tag: d.tag})
 	}
 	return out, nil
 }
 
 // addToCatalog records the releases' providers in catalog.json, last.
+// Another writer changing it meanwhile makes it read and merge again.
 func (t *Tree) addToCatalog(ctx context.Context, releases []Release) (bool, error) {
 	t.catalogMu.Lock()
 	defer t.catalogMu.Unlock()
-	c, _, err := t.ReadCatalog(ctx)
+	for attempt := 0; ; attempt++ {
+		changed, err := t.mergeCatalog(ctx, releases)
+		if !errors.Is(err, ErrChanged) || attempt+1 == maxAttempts {
+			return changed, err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return false, err
+		}
+	}
+}
+
+func (t *Tree) mergeCatalog(ctx context.Context, releases []Release) (bool, error) {
+	data, tag, err := t.readTagged(ctx, CatalogPath, MaxDocumentBytes)
 	if err != nil {
 		return false, err
+	}
+	c := Catalog{Providers: []string{}}
+	if data != nil {
+		if c, err = DecodeCatalog(data); err != nil {
+			return false, fmt.Errorf("existing %w", err)
+		}
 	}
 	n := len(c.Providers)
 	for _, r := range releases {
@@ -446,9 +540,9 @@ func (t *Tree) addToCatalog(ctx context.Context, releases []Release) (bool, erro
 		return false, nil
 	}
 	slices.Sort(c.Providers)
-	data, err := Encode(c)
+	out, err := Encode(c)
 	if err != nil {
 		return false, err
 	}
-	return true, t.apply(ctx, write{rel: CatalogPath, kind: KindCatalog, content: Content{Data: data}})
+	return true, t.apply(ctx, write{rel: CatalogPath, kind: KindCatalog, content: Content{Data: out}, checked: true, tag: tag})
 }

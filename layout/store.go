@@ -43,9 +43,17 @@ type Reader interface {
 //   - Nothing a Store keeps for itself (locks, temporary objects) is
 //     visible under a path clients read: it lives under PrivateDirName,
 //     and temporaries of an interrupted Put are removed by the next Lock.
-//   - Lock excludes other writers of the same store (other processes
-//     included) until the returned function is called; Put and Delete
-//     are only called while it is held.
+//   - Lock in Exclusive mode excludes every other writer of the store
+//     (other processes and machines included) until the returned
+//     function is called. Lock in Publish mode excludes Exclusive
+//     holders; a store that implements Conditional lets several Publish
+//     holders write at once (their Puts of documents are then
+//     conditional), any other store makes Publish exclusive too. Put and
+//     Delete are only called while a lock is held.
+//   - Lock in Publish mode may defer writing anything until the first
+//     Put or Delete (an object store does: a run that changes nothing
+//     makes no write request at all); that Put then fails wrapping
+//     ErrLocked if the lock cannot be had within Lock's wait.
 type Store interface {
 	Reader
 	// Put makes rel hold c, atomically.
@@ -55,10 +63,52 @@ type Store interface {
 	// List returns every file below the directory dir ("" for the whole
 	// tree), recursively, sorted, leaving out PrivateDirName.
 	List(ctx context.Context, dir string) ([]string, error)
-	// Lock takes the store's write lock, waiting up to wait for another
-	// writer, and removes what interrupted writers left behind.
-	Lock(ctx context.Context, wait time.Duration) (unlock func() error, err error)
+	// Lock takes the store's write lock in mode, waiting up to wait for
+	// the writers it excludes, and removes what interrupted writers left
+	// behind.
+	Lock(ctx context.Context, wait time.Duration, mode LockMode) (unlock func() error, err error)
 }
+
+// LockMode says whom a store's write lock excludes.
+type LockMode int
+
+const (
+	// Publish is the lock of a writer that adds to a tree and merges its
+	// documents (build, bundle import, the registry replica). It
+	// excludes Exclusive holders; whether it excludes other Publish
+	// holders is the store's choice (see Store).
+	Publish LockMode = iota
+	// Exclusive excludes every other writer: prune takes it so that it
+	// never races a publication.
+	Exclusive
+)
+
+func (m LockMode) String() string {
+	if m == Exclusive {
+		return "exclusive"
+	}
+	return "publish"
+}
+
+// Conditional is implemented by stores several writers may publish into
+// at once. The tree then reads each document with its tag, writes it back
+// only if it still has that tag, and creates an archive only where there
+// is none; when another writer got there first it plans again from what
+// the store now holds, so concurrent publications never lose each
+// other's versions.
+type Conditional interface {
+	// ReadTagged is ReadFile that also returns a tag naming this content
+	// of rel (an ETag); another Put of rel changes it.
+	ReadTagged(ctx context.Context, rel string, limit int64) (data []byte, tag string, err error)
+	// PutIf is Put that succeeds only if rel still has tag, or, for an
+	// empty tag, does not exist. Otherwise it writes nothing and returns
+	// an error wrapping ErrChanged.
+	PutIf(ctx context.Context, rel string, c Content, tag string) error
+}
+
+// ErrChanged is returned by Conditional.PutIf when another writer changed
+// or created the file since it was read.
+var ErrChanged = errors.New("changed by another writer since it was read")
 
 // Content is what a Put publishes: bytes in memory (documents) or a local
 // file (archives), which the store copies, links or uploads and never

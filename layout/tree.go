@@ -87,7 +87,7 @@ func OpenWait(ctx context.Context, root string, wait time.Duration) (*Dir, error
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := store.Lock(ctx, wait)
+	unlock, err := store.Lock(ctx, wait, Publish)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func execute(ctx context.Context, b *mirror.Builder, plan *mirror.Plan, outs out
 func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hooks Hooks) error {
 	if opts.RegistryReplica {
 		for _, o := range outs {
-			if err := WriteReplica(ctx, o.tree, opts.Checker, opts.Builder.Trust, hooks.line); err != nil {
+			if err := WriteReplica(ctx, o.Tree, opts.Checker, opts.Builder.Trust, hooks.line); err != nil {
 				return err
 			}
 		}
@@ -144,7 +144,7 @@ func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hook
 	if !opts.WriteLockFiles {
 		return nil
 	}
-	locker := &mirror.Locker{Mirror: outs[0].tree, Checker: opts.Checker, Trust: opts.Builder.Trust}
+	locker := &mirror.Locker{Mirror: outs[0].Tree, Checker: opts.Checker, Trust: opts.Builder.Trust}
 	updates, err := locks.Compute(ctx, locker, in.roots, in.platforms)
 	if err != nil {
 		return fmt.Errorf("the mirror was built, but no lock file was written:\n%w", err)

@@ -12,20 +12,13 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/dest"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// output is one --out destination: a directory (with the store of the
-// network tree it keeps: the directory itself, or the store behind a
-// filesystem layout) or an S3 bucket and prefix.
-type output struct {
-	ref   string           // as the user named it
-	dir   string           // "" for an object store
-	local *layout.DirStore // nil for an object store
-	store layout.Store
-	tree  *layout.Tree
-}
+// output is one --out destination.
+type output = dest.Destination
 
 type outputs []*output
 
@@ -49,7 +42,7 @@ func openOutputs(ctx context.Context, refs []string, kind layout.Kind, d Destina
 		if err != nil {
 			return nil, err
 		}
-		key := o.store.Location()
+		key := o.Store.Location()
 		if first, dup := seen[key]; dup {
 			return nil, &InputError{fmt.Errorf("--out %s and --out %s are the same destination", first, ref)}
 		}
@@ -63,31 +56,21 @@ func openOutputs(ctx context.Context, refs []string, kind layout.Kind, d Destina
 }
 
 func openOutput(ctx context.Context, ref string, kind layout.Kind, d Destinations) (*output, error) {
-	scheme, _, hasScheme := strings.Cut(ref, "://")
-	switch {
-	case hasScheme && scheme == "s3":
-		if kind != layout.Network {
-			return nil, &InputError{fmt.Errorf("--out %s: a bucket holds a network mirror; --layout %s needs a directory", ref, kind)}
-		}
-		store, err := s3store.New(ctx, ref, d.S3)
-		if err != nil {
-			return nil, fmt.Errorf("--out: %w", err) // the store's error names the bucket
-		}
-		return &output{ref: ref, store: store, tree: layout.NewTree(store)}, nil
-	case hasScheme && !strings.ContainsAny(scheme, `/\`):
-		return nil, &InputError{fmt.Errorf("--out %s: %s:// destinations are not supported; name a directory or an s3://BUCKET/PREFIX/", ref, scheme)}
+	o, err := dest.Open(ctx, ref, kind, dest.Config{S3: d.S3})
+	var input *dest.InputError
+	if errors.As(err, &input) {
+		return nil, &InputError{fmt.Errorf("--out %w", input.Err)}
 	}
-	store, err := layout.NewDirStore(layout.NetworkRoot(ref, kind))
 	if err != nil {
-		return nil, &InputError{fmt.Errorf("--out %s: %w", ref, err)}
+		return nil, fmt.Errorf("--out: %w", err)
 	}
-	return &output{ref: ref, dir: ref, local: store, store: store, tree: layout.NewTree(store)}, nil
+	return o, nil
 }
 
 func (outs outputs) trees() []*layout.Tree {
 	trees := make([]*layout.Tree, len(outs))
 	for i, o := range outs {
-		trees[i] = o.tree
+		trees[i] = o.Tree
 	}
 	return trees
 }
@@ -105,7 +88,7 @@ func (outs outputs) lock(ctx context.Context, wait time.Duration, workDir string
 		return errors.Join(errs...)
 	}
 	for _, o := range outs {
-		unlock, err := o.store.Lock(ctx, wait)
+		unlock, err := o.Store.Lock(ctx, wait, layout.Publish)
 		if err != nil {
 			return nil, nil, errors.Join(err, release())
 		}
@@ -123,13 +106,13 @@ func (outs outputs) lock(ctx context.Context, wait time.Duration, workDir string
 // the same build finds its partial downloads.
 func (outs outputs) workspaceDir(workDir string) string {
 	for _, o := range outs {
-		if o.local != nil {
-			return filepath.Join(o.local.Root(), layout.PrivateDirName)
+		if o.Local != nil {
+			return filepath.Join(o.Local.Root(), layout.PrivateDirName)
 		}
 	}
 	var names []string
 	for _, o := range outs {
-		names = append(names, o.store.Location())
+		names = append(names, o.Store.Location())
 	}
 	sum := sha256.Sum256([]byte(strings.Join(names, "\n")))
 	if workDir == "" {
@@ -145,8 +128,8 @@ func (outs outputs) materialize(ctx context.Context, work *layout.Workspace, kin
 		return nil
 	}
 	for _, o := range outs {
-		if err := layout.Materialize(ctx, o.tree, work, o.dir, kind, limits); err != nil {
-			return fmt.Errorf("write the %s filesystem mirror %s: %w", kind, o.dir, err)
+		if err := layout.Materialize(ctx, o.Tree, work, o.Dir, kind, limits); err != nil {
+			return fmt.Errorf("write the %s filesystem mirror %s: %w", kind, o.Dir, err)
 		}
 	}
 	return nil

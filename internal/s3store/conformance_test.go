@@ -30,7 +30,7 @@ func newStore(t *testing.T, srv *s3test.Server, uri string, cfg s3store.Config) 
 // uploadDir puts every file of the tree in dir into s, under the lock.
 func uploadDir(t *testing.T, s *s3store.Store, dir string) {
 	t.Helper()
-	unlock, err := s.Lock(context.Background(), 0)
+	unlock, err := s.Lock(context.Background(), 0, layout.Publish)
 	if err != nil {
 		t.Fatal(err)
 	}

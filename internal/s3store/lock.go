@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,27 +19,42 @@ import (
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// The write lock is the object PREFIX/.tfmirror/lock, created with a
-// conditional write (If-None-Match: *) so that of two writers exactly one
-// succeeds. Its body says who holds it (pid, host, since when).
+// A store has two kinds of writers. Prune takes the exclusive lock, the
+// object PREFIX/.tfmirror/lock, created with a conditional write
+// (If-None-Match: *) so that of two writers exactly one succeeds. Builds,
+// bundle imports and the registry replica publish together: each takes a
+// writer lease, its own object PREFIX/.tfmirror/writers/ID, and merges
+// documents with conditional writes (see PutIf), so several publish at
+// once without losing each other's versions. The two exclude each other
+// by writing first and looking second: a publisher writes its lease, then
+// reads the lock, and backs off (deleting its lease) while a live lock
+// exists; prune writes the lock, then lists the leases, and waits while a
+// live one exists. S3 reads its own writes, so of a publisher and a prune
+// starting at once at least one sees the other. A publisher takes its
+// lease only at its first Put or Delete: a run that changes nothing makes
+// no write request.
 //
-// S3 has no process that would release a lock when its holder dies, so
-// the lock is a lease: while held, the Store rewrites the object every
-// quarter of the lease (conditional on its ETag, If-Match), and a lock
-// object whose last write (its Last-Modified, compared with the store's
-// own clock, the Date of the answer) is older than the lease belongs to a
-// writer that died: another writer may take it over, again with a write
-// conditional on the ETag it saw, so that of two writers taking over at
-// once exactly one succeeds. A holder that finds its lock taken over (its
-// refresh refused) or that could not refresh it for a whole lease stops
-// writing: Put and Delete fail with ErrLocked. Unlock deletes the object,
-// conditional on its ETag, so it never removes a lock another writer took
-// over.
+// The body of each object says who holds it (pid, host, since when). S3
+// has no process that would release a lock when its holder dies, so each
+// is a lease: while held, the Store rewrites the object every quarter of
+// the lease (conditional on its ETag, If-Match), and an object whose last
+// write (its Last-Modified, compared with the store's own clock, the Date
+// of the answer) is older than the lease belongs to a writer that died:
+// another may take the lock over, again with a write conditional on the
+// ETag it saw, so that of two writers taking over at once exactly one
+// succeeds, and prune deletes a dead publisher's lease. A holder that
+// finds its object taken over (its refresh refused) or that could not
+// refresh it for a whole lease stops writing: Put and Delete fail with
+// ErrLocked. Unlock deletes the object, conditional on its ETag, so it
+// never removes a lock another writer took over.
 //
 // The lock relies on the store honouring If-None-Match and If-Match on
 // PutObject (Amazon S3 since 2024, MinIO, versitygw, Ceph RGW, Cloudflare
 // R2); a store that ignores them cannot exclude two writers.
-const lockKey = layout.PrivateDirName + "/lock"
+const (
+	lockKey    = layout.PrivateDirName + "/lock"
+	writersDir = layout.PrivateDirName + "/writers/"
+)
 
 const (
 	// lockPoll is how often a waiting Lock looks at the lock again.
@@ -80,8 +96,10 @@ func (i lockInfo) String() string {
 	return fmt.Sprintf("pid %d on %s since %s", i.PID, i.Host, i.Since)
 }
 
-// heldLock is the lock while this Store holds it; guarded by Store.mu.
+// heldLock is a lock or lease object while this Store holds it; guarded
+// by Store.mu.
 type heldLock struct {
+	key       string
 	etag      string
 	info      lockInfo
 	refreshed time.Time // local clock of the last successful write
@@ -90,28 +108,52 @@ type heldLock struct {
 	done      chan struct{}
 }
 
-// Lock takes the store's write lock, waiting up to wait (polling) while
-// another writer holds it, then aborts the multipart uploads interrupted
-// writers left. A lock whose holder stopped refreshing it for longer than
-// the lease (Config.LockLease) is taken over. When the lock stays held
-// the error wraps layout.ErrLocked and says by whom.
-func (s *Store) Lock(ctx context.Context, wait time.Duration) (func() error, error) {
+// Lock takes the store's write lock in mode. Exclusive takes the lock
+// object, waiting up to wait (polling) while another writer holds it,
+// then waits, up to the same deadline, for the publishers' leases to end,
+// and aborts the multipart uploads interrupted writers left. Publish
+// writes nothing yet: the lease is taken at the first Put or Delete,
+// waiting up to wait for an exclusive holder. A lock whose holder stopped
+// refreshing it for longer than the lease (Config.LockLease) is taken
+// over. When the lock stays held the error wraps layout.ErrLocked and
+// says by whom.
+func (s *Store) Lock(ctx context.Context, wait time.Duration, mode layout.LockMode) (func() error, error) {
 	s.mu.Lock()
-	if s.held != nil {
+	if s.held != nil || s.pub != nil {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("lock %s: this store already holds it: %w", s.Location(), layout.ErrLocked)
 	}
+	if mode == layout.Publish {
+		p := &publisher{wait: max(wait, 0)}
+		s.pub = p
+		s.mu.Unlock()
+		return func() error { return s.unpublish(p) }, nil
+	}
 	s.mu.Unlock()
-
-	key := s.prefix + lockKey
-	host, _ := os.Hostname()
-	info := lockInfo{ID: randomID(), PID: os.Getpid(), Host: host, Since: time.Now().UTC().Format(time.RFC3339), Lease: s.lease.String()}
 	deadline := time.Now().Add(max(wait, 0))
+	h, err := s.takeLock(ctx, deadline, wait)
+	if err != nil {
+		return nil, err
+	}
+	unlock := func() error { return s.unlock(h) }
+	if err := s.awaitPublishers(ctx, deadline, wait); err != nil {
+		return nil, errors.Join(err, unlock())
+	}
+	if err := s.abortUploads(ctx, 0); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", s.Location(), err), unlock())
+	}
+	return unlock, nil
+}
+
+// takeLock takes the exclusive lock object.
+func (s *Store) takeLock(ctx context.Context, deadline time.Time, wait time.Duration) (*heldLock, error) {
+	key := s.prefix + lockKey
+	info := newLockInfo(s.lease)
 	for {
 		info.Refreshed = time.Now().UTC().Format(time.RFC3339)
 		etag, err := s.writeLock(ctx, key, info, aws.String("*"), nil)
 		if err == nil {
-			return s.locked(ctx, etag, info)
+			return s.hold(&s.held, key, etag, info), nil
 		}
 		if !isPreconditionFailed(err) {
 			return nil, fmt.Errorf("lock %s: %w", s.Location(), s.fail(key, err))
@@ -130,7 +172,7 @@ func (s *Store) Lock(ctx context.Context, wait time.Duration) (func() error, err
 		case age > holder.staleAfter(s.lease):
 			etag, err := s.writeLock(ctx, key, info, nil, aws.String(holderETag))
 			if err == nil {
-				return s.locked(ctx, etag, info)
+				return s.hold(&s.held, key, etag, info), nil
 			}
 			if !isPreconditionFailed(err) {
 				return nil, fmt.Errorf("lock %s: take over the lock of %s, unrefreshed for %s: %w",
@@ -148,6 +190,151 @@ func (s *Store) Lock(ctx context.Context, wait time.Duration) (func() error, err
 	}
 }
 
+func newLockInfo(lease time.Duration) lockInfo {
+	host, _ := os.Hostname()
+	return lockInfo{ID: randomID(), PID: os.Getpid(), Host: host, Since: time.Now().UTC().Format(time.RFC3339), Lease: lease.String()}
+}
+
+// awaitPublishers waits, holding the exclusive lock, until no publisher's
+// lease is live, deleting the leases of publishers that died.
+func (s *Store) awaitPublishers(ctx context.Context, deadline time.Time, wait time.Duration) error {
+	for {
+		live, err := s.livePublishers(ctx)
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", s.Location(), err)
+		}
+		if len(live) == 0 {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("lock %s (waited %s for %d publishing writers to finish; one is %s): %w",
+				s.Location(), wait, len(live), live[0], layout.ErrLocked)
+		}
+		if err := sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
+			return fmt.Errorf("lock %s (waiting for %s to finish publishing): %w", s.Location(), live[0], err)
+		}
+	}
+}
+
+// livePublishers returns the holders of the leases that are live, and
+// deletes the stale ones.
+func (s *Store) livePublishers(ctx context.Context) ([]lockInfo, error) {
+	var live []lockInfo
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix + writersDir),
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list the publishing writers: %w", s.fail(s.prefix+writersDir, err))
+		}
+		for _, o := range page.Contents {
+			key := aws.ToString(o.Key)
+			info, etag, age, err := s.readLock(ctx, key)
+			switch {
+			case errors.Is(err, errNoLock):
+			case err != nil:
+				return nil, err
+			case age > info.staleAfter(s.lease):
+				_, _ = s.client.DeleteObject(ctx, &s3.DeleteObjectInput{
+					Bucket: aws.String(s.bucket), Key: aws.String(key), IfMatch: aws.String(etag),
+				})
+			default:
+				live = append(live, info)
+			}
+		}
+	}
+	return live, nil
+}
+
+// publisher is a Publish lock; guarded by Store.mu, but for acquire,
+// which serializes the first writes.
+type publisher struct {
+	wait    time.Duration
+	acquire sync.Mutex
+	lease   *heldLock // nil until the first write
+	err     error     // why the lease could not be taken
+}
+
+// publishing takes the publisher's lease if it has none yet: it writes
+// the lease, then reads the exclusive lock, and while a live one exists
+// deletes its lease and waits, up to the publisher's wait.
+func (s *Store) publishing(ctx context.Context, p *publisher) error {
+	p.acquire.Lock()
+	defer p.acquire.Unlock()
+	if p.lease != nil || p.err != nil {
+		return p.err
+	}
+	deadline := time.Now().Add(p.wait)
+	info := newLockInfo(s.lease)
+	key := s.prefix + writersDir + info.ID
+	for {
+		info.Refreshed = time.Now().UTC().Format(time.RFC3339)
+		etag, err := s.writeLock(ctx, key, info, nil, nil)
+		if err != nil {
+			return fmt.Errorf("write to %s: take a writer lease: %w", s.Location(), s.fail(key, err))
+		}
+		holder, _, age, err := s.readLock(ctx, s.prefix+lockKey)
+		if errors.Is(err, errNoLock) || err == nil && age > holder.staleAfter(s.lease) {
+			s.mu.Lock()
+			p.lease = s.hold(nil, key, etag, info)
+			s.mu.Unlock()
+			// Clean up after publishers that died.
+			if _, err := s.livePublishers(ctx); err != nil {
+				return err
+			}
+			return s.abortUploads(ctx, staleUploadAge)
+		}
+		_ = s.deleteLease(key, etag)
+		if err != nil {
+			return fmt.Errorf("write to %s: %w", s.Location(), err)
+		}
+		if !time.Now().Before(deadline) {
+			p.err = fmt.Errorf("write to %s (waited %s; the exclusive lock is held by %s, a prune): %w",
+				s.Location(), p.wait, holder, layout.ErrLocked)
+			return p.err
+		}
+		if err := sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
+			return fmt.Errorf("write to %s (the exclusive lock is held by %s): %w", s.Location(), holder, err)
+		}
+	}
+}
+
+// deleteLease deletes a lease object of this store's, conditional on its
+// ETag.
+func (s *Store) deleteLease(key, etag string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
+	defer cancel()
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(key), IfMatch: aws.String(etag),
+	})
+	switch {
+	case err == nil, isNotFound(err):
+		return nil
+	case isPreconditionFailed(err):
+		return fmt.Errorf("unlock %s: another writer took the lock over: %w", s.Location(), layout.ErrLocked)
+	}
+	return fmt.Errorf("unlock %s: %w", s.Location(), s.fail(key, err))
+}
+
+// unpublish ends a Publish lock: it releases the lease, if one was taken.
+func (s *Store) unpublish(p *publisher) error {
+	s.mu.Lock()
+	if s.pub != p {
+		s.mu.Unlock()
+		return nil
+	}
+	s.pub = nil
+	s.mu.Unlock()
+	p.acquire.Lock()
+	h := p.lease
+	p.acquire.Unlock()
+	if h == nil {
+		return nil
+	}
+	return s.release(h)
+}
+
 // sleep waits for d or the end of ctx.
 func sleep(ctx context.Context, d time.Duration) error {
 	timer := time.NewTimer(d)
@@ -163,20 +350,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 // errNoLock means there is no lock object.
 var errNoLock = errors.New("no lock object")
 
-// locked records the lock as held, starts refreshing it, aborts
-// interrupted uploads and returns the unlock function.
-func (s *Store) locked(ctx context.Context, etag string, info lockInfo) (func() error, error) {
-	h := &heldLock{etag: etag, info: info, refreshed: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	s.mu.Lock()
-	s.held = h
-	s.mu.Unlock()
-	go s.refresh(h)
-	unlock := func() error { return s.unlock(h) }
-	if err := s.abortUploads(ctx); err != nil {
-		_ = unlock()
-		return nil, fmt.Errorf("lock %s: %w", s.Location(), err)
+// hold records a lock or lease object as held (in *slot, if not nil;
+// the caller holds s.mu for a nil slot) and starts refreshing it.
+func (s *Store) hold(slot **heldLock, key, etag string, info lockInfo) *heldLock {
+	h := &heldLock{key: key, etag: etag, info: info, refreshed: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	if slot != nil {
+		s.mu.Lock()
+		*slot = h
+		s.mu.Unlock()
 	}
-	return unlock, nil
+	go s.refresh(h)
+	return h
 }
 
 // writeLock writes the lock object conditionally and returns its ETag.
@@ -235,7 +419,7 @@ func (s *Store) readLock(ctx context.Context, key string) (lockInfo, string, tim
 // marks it lost if another writer took it over.
 func (s *Store) refresh(h *heldLock) {
 	defer close(h.done)
-	key := s.prefix + lockKey
+	key := h.key
 	interval := s.lease / 4
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
@@ -267,8 +451,7 @@ func (s *Store) refresh(h *heldLock) {
 	}
 }
 
-// unlock stops refreshing the lock and deletes it, unless another writer
-// took it over. Calling it again does nothing.
+// unlock releases the exclusive lock. Calling it again does nothing.
 func (s *Store) unlock(h *heldLock) error {
 	s.mu.Lock()
 	if s.held != h {
@@ -277,34 +460,40 @@ func (s *Store) unlock(h *heldLock) error {
 	}
 	s.held = nil
 	s.mu.Unlock()
-	close(h.stop)
-	<-h.done
-	if h.lost != nil {
-		return h.lost
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
-	defer cancel()
-	key := s.prefix + lockKey
-	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{
-		Bucket:  aws.String(s.bucket),
-		Key:     aws.String(key),
-		IfMatch: aws.String(h.etag),
-	})
-	switch {
-	case err == nil, isNotFound(err):
-		return nil
-	case isPreconditionFailed(err):
-		return fmt.Errorf("unlock %s: another writer took the lock over: %w", s.Location(), layout.ErrLocked)
-	}
-	return fmt.Errorf("unlock %s: %w", s.Location(), s.fail(key, err))
+	return s.release(h)
 }
 
-// checkLocked refuses a write unless this store holds the lock and it is
-// still its own.
-func (s *Store) checkLocked() error {
+// release stops refreshing a lock or lease object and deletes it, unless
+// another writer took it over.
+func (s *Store) release(h *heldLock) error {
+	close(h.stop)
+	<-h.done
+	s.mu.Lock()
+	lost := h.lost
+	s.mu.Unlock()
+	if lost != nil {
+		return lost
+	}
+	return s.deleteLease(h.key, h.etag)
+}
+
+// checkLocked refuses a write unless this store holds a lock and it is
+// still its own; under a Publish lock the first write takes the lease.
+func (s *Store) checkLocked(ctx context.Context) error {
+	s.mu.Lock()
+	h, p := s.held, s.pub
+	s.mu.Unlock()
+	if h == nil && p != nil {
+		if err := s.publishing(ctx, p); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		h = p.lease
+		s.mu.Unlock()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch h := s.held; {
+	switch {
 	case h == nil:
 		return fmt.Errorf("write to %s: %w", s.Location(), layout.ErrReadOnly)
 	case h.lost != nil:

@@ -79,7 +79,7 @@ func TestLocation(t *testing.T) {
 // lockStore takes s's lock for the rest of the test.
 func lockStore(t *testing.T, s *s3store.Store) {
 	t.Helper()
-	unlock, err := s.Lock(context.Background(), 0)
+	unlock, err := s.Lock(context.Background(), 0, layout.Publish)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,11 @@ func TestLockAbortsInterruptedUploads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lockStore(t, newStore(t, srv, "s3://uploads/m/", s3store.Config{}))
+	unlock, err := newStore(t, srv, "s3://uploads/m/", s3store.Config{}).Lock(context.Background(), 0, layout.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unlock() }()
 	out, err := c.ListMultipartUploads(t.Context(), &s3.ListMultipartUploadsInput{Bucket: aws.String("uploads")})
 	if err != nil {
 		t.Fatal(err)
@@ -395,12 +399,12 @@ func TestLockExclusion(t *testing.T) {
 	srv.CreateBucket(t, "lock")
 	s1 := newStore(t, srv, "s3://lock/m/", s3store.Config{})
 	s2 := newStore(t, srv, "s3://lock/m/", s3store.Config{})
-	unlock1, err := s1.Lock(context.Background(), 0)
+	unlock1, err := s1.Lock(context.Background(), 0, layout.Exclusive)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = s2.Lock(context.Background(), time.Second)
+	_, err = s2.Lock(context.Background(), time.Second, layout.Exclusive)
 	if !errors.Is(err, layout.ErrLocked) {
 		t.Fatalf("second Lock: %v; want an error wrapping ErrLocked", err)
 	}
@@ -413,7 +417,7 @@ func TestLockExclusion(t *testing.T) {
 	if err := s2.Put(t.Context(), "f", layout.Content{Data: []byte("x")}); !errors.Is(err, layout.ErrReadOnly) {
 		t.Errorf("Put without the lock: %v", err)
 	}
-	if _, err := s1.Lock(context.Background(), 0); !errors.Is(err, layout.ErrLocked) {
+	if _, err := s1.Lock(context.Background(), 0, layout.Exclusive); !errors.Is(err, layout.ErrLocked) {
 		t.Errorf("Lock of a store that holds it: %v; want ErrLocked", err)
 	}
 	if err := unlock1(); err != nil {
@@ -467,11 +471,11 @@ func TestLockTakesOverAStaleLock(t *testing.T) {
 
 	s := newStore(t, srv, "s3://stale/m/", s3store.Config{LockLease: time.Second})
 	// Not older than the lease yet: held.
-	if _, err := s.Lock(context.Background(), 0); !errors.Is(err, layout.ErrLocked) || !strings.Contains(err.Error(), "crashed-host") {
+	if _, err := s.Lock(context.Background(), 0, layout.Exclusive); !errors.Is(err, layout.ErrLocked) || !strings.Contains(err.Error(), "crashed-host") {
 		t.Fatalf("Lock of a fresh lock: %v; want ErrLocked naming its holder", err)
 	}
 	start := time.Now()
-	unlock, err := s.Lock(context.Background(), 30*time.Second)
+	unlock, err := s.Lock(context.Background(), 30*time.Second, layout.Exclusive)
 	if err != nil {
 		t.Fatalf("Lock waiting for the lease to run out: %v", err)
 	}
@@ -499,11 +503,11 @@ func TestLockRefreshedWhileHeld(t *testing.T) {
 	cfg := s3store.Config{LockLease: time.Second}
 	s1 := newStore(t, srv, "s3://refresh/m/", cfg)
 	s2 := newStore(t, srv, "s3://refresh/m/", cfg)
-	unlock1, err := s1.Lock(context.Background(), 0)
+	unlock1, err := s1.Lock(context.Background(), 0, layout.Exclusive)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s2.Lock(context.Background(), 3*time.Second); !errors.Is(err, layout.ErrLocked) {
+	if _, err := s2.Lock(context.Background(), 3*time.Second, layout.Exclusive); !errors.Is(err, layout.ErrLocked) {
 		t.Fatalf("Lock while a live holder refreshes its lock: %v; want ErrLocked", err)
 	}
 	if err := s1.Put(t.Context(), "f.json", layout.Content{Data: []byte("{}")}); err != nil {

@@ -51,7 +51,8 @@ type Store struct {
 	lease       time.Duration
 
 	mu   sync.Mutex
-	held *heldLock // the write lock while this instance holds it
+	held *heldLock  // the exclusive lock while this instance holds it
+	pub  *publisher // the Publish lock while this instance holds it
 }
 
 var _ layout.Store = (*Store)(nil)
@@ -264,18 +265,23 @@ func (s *Store) writeKey(rel string) (string, error) {
 // ReadFile returns a whole object, refusing one larger than limit bytes
 // without reading past the limit.
 func (s *Store) ReadFile(ctx context.Context, rel string, limit int64) ([]byte, error) {
+	data, _, err := s.read(ctx, rel, limit)
+	return data, err
+}
+
+func (s *Store) read(ctx context.Context, rel string, limit int64) ([]byte, string, error) {
 	key, err := s.key(rel)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	if err != nil {
-		return nil, s.readError(key, err)
+		return nil, "", s.readError(key, err)
 	}
 	defer out.Body.Close()
 	limit = max(limit, 0)
 	if n := aws.ToInt64(out.ContentLength); n > limit {
-		return nil, fmt.Errorf("read %s: %d bytes, larger than the limit of %d bytes", s.url(key), n, limit)
+		return nil, "", fmt.Errorf("read %s: %d bytes, larger than the limit of %d bytes", s.url(key), n, limit)
 	}
 	n := limit
 	if n < math.MaxInt64 {
@@ -283,12 +289,12 @@ func (s *Store) ReadFile(ctx context.Context, rel string, limit int64) ([]byte, 
 	}
 	data, err := io.ReadAll(io.LimitReader(out.Body, n))
 	if err != nil {
-		return nil, s.fail(key, err)
+		return nil, "", s.fail(key, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: larger than the limit of %d bytes", s.url(key), limit)
+		return nil, "", fmt.Errorf("read %s: larger than the limit of %d bytes", s.url(key), limit)
 	}
-	return data, nil
+	return data, aws.ToString(out.ETag), nil
 }
 
 // readError wraps a failed GET or HEAD; a missing object wraps
@@ -372,6 +378,25 @@ type object struct {
 	contentType  string
 	cacheControl string
 	sha256       string // hex
+	// The conditions of a PutIf; nil for a Put.
+	ifMatch, ifNoneMatch *string
+}
+
+// conditions are the request conditions of PutIf's tag.
+func conditions(tag string) (ifMatch, ifNoneMatch *string) {
+	if tag == "" {
+		return nil, aws.String("*")
+	}
+	return aws.String(tag), nil
+}
+
+// putError wraps a failed write; a condition that did not hold wraps
+// layout.ErrChanged.
+func (s *Store) putError(obj object, err error) error {
+	if (obj.ifMatch != nil || obj.ifNoneMatch != nil) && isPreconditionFailed(err) {
+		return fmt.Errorf("%s: %w", s.url(obj.key), layout.ErrChanged)
+	}
+	return s.fail(obj.key, err)
 }
 
 func (o object) metadata() map[string]string { return map[string]string{metaSHA256: o.sha256} }
@@ -381,7 +406,26 @@ func (o object) metadata() map[string]string { return map[string]string{metaSHA2
 // Cache-Control of its name and its SHA-256 in the metadata. It needs the
 // lock.
 func (s *Store) Put(ctx context.Context, rel string, c layout.Content) error {
-	if err := s.checkLocked(); err != nil {
+	return s.put(ctx, rel, c, nil)
+}
+
+// PutIf is Put conditional on the object's ETag (If-Match), or for an
+// empty tag on there being no object (If-None-Match: *), for a plain
+// upload and a multipart one alike. When the condition does not hold it
+// writes nothing and returns an error wrapping layout.ErrChanged.
+func (s *Store) PutIf(ctx context.Context, rel string, c layout.Content, tag string) error {
+	return s.put(ctx, rel, c, &tag)
+}
+
+// ReadTagged is ReadFile that also returns the object's ETag.
+func (s *Store) ReadTagged(ctx context.Context, rel string, limit int64) ([]byte, string, error) {
+	return s.read(ctx, rel, limit)
+}
+
+var _ layout.Conditional = (*Store)(nil)
+
+func (s *Store) put(ctx context.Context, rel string, c layout.Content, tag *string) error {
+	if err := s.checkLocked(ctx); err != nil {
 		return err
 	}
 	key, err := s.writeKey(rel)
@@ -389,6 +433,9 @@ func (s *Store) Put(ctx context.Context, rel string, c layout.Content) error {
 		return err
 	}
 	obj := object{key: key, contentType: contentType(rel), cacheControl: s.cacheControlOf(rel)}
+	if tag != nil {
+		obj.ifMatch, obj.ifNoneMatch = conditions(*tag)
+	}
 	if c.Data != nil || c.File == "" {
 		sum := sha256.Sum256(c.Data)
 		obj.sha256 = hex.EncodeToString(sum[:])
@@ -429,12 +476,14 @@ func (s *Store) putObject(ctx context.Context, obj object, body io.ReadSeeker, s
 		ContentLength: aws.Int64(size),
 		ContentType:   aws.String(obj.contentType),
 		Metadata:      obj.metadata(),
+		IfMatch:       obj.ifMatch,
+		IfNoneMatch:   obj.ifNoneMatch,
 	}
 	if obj.cacheControl != "" {
 		in.CacheControl = aws.String(obj.cacheControl)
 	}
 	if _, err := s.client.PutObject(ctx, in); err != nil {
-		return s.fail(obj.key, err)
+		return s.putError(obj, err)
 	}
 	return nil
 }
@@ -442,7 +491,7 @@ func (s *Store) putObject(ctx context.Context, obj object, body io.ReadSeeker, s
 // Delete removes an object; a missing one is not an error. It needs the
 // lock.
 func (s *Store) Delete(ctx context.Context, rel string) error {
-	if err := s.checkLocked(); err != nil {
+	if err := s.checkLocked(ctx); err != nil {
 		return err
 	}
 	key, err := s.writeKey(rel)

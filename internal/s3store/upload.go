@@ -53,7 +53,7 @@ func (s *Store) putMultipart(ctx context.Context, obj object, f io.ReaderAt, siz
 		return s.fail(obj.key, err)
 	}
 	id := created.UploadId
-	err = s.uploadParts(ctx, obj.key, id, f, size)
+	err = s.uploadParts(ctx, obj, id, f, size)
 	if err != nil {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 		defer cancel()
@@ -63,6 +63,11 @@ func (s *Store) putMultipart(ctx context.Context, obj object, f io.ReaderAt, siz
 		if aerr != nil && !isNotFound(aerr) {
 			err = errors.Join(err, fmt.Errorf("abort the upload (the next Lock will): %w", aerr))
 		}
+		if obj.ifMatch != nil || obj.ifNoneMatch != nil {
+			if isPreconditionFailed(err) {
+				return s.putError(obj, err)
+			}
+		}
 		return s.fail(obj.key, fmt.Errorf("multipart upload: %w", err))
 	}
 	return nil
@@ -70,7 +75,8 @@ func (s *Store) putMultipart(ctx context.Context, obj object, f io.ReaderAt, siz
 
 // uploadParts uploads the parts, at most uploadConcurrency at a time, and
 // completes the upload.
-func (s *Store) uploadParts(ctx context.Context, key string, id *string, f io.ReaderAt, size int64) error {
+func (s *Store) uploadParts(ctx context.Context, obj object, id *string, f io.ReaderAt, size int64) error {
+	key := obj.key
 	part := max(int64(partSize), (size+maxParts-1)/maxParts)
 	n := int((size + part - 1) / part)
 	parts := make([]types.CompletedPart, n)
@@ -104,15 +110,23 @@ func (s *Store) uploadParts(ctx context.Context, key string, id *string, f io.Re
 		Key:             aws.String(key),
 		UploadId:        id,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
+		IfMatch:         obj.ifMatch,
+		IfNoneMatch:     obj.ifNoneMatch,
 	})
 	return err
 }
 
-// abortUploads aborts every multipart upload under the prefix: with the
-// lock held, none belongs to a live writer. A store that does not let the
+// staleUploadAge is the age from which a publisher aborts a multipart
+// upload it finds: other publishers may be uploading right now, and no
+// upload of tfmirror's lasts that long.
+const staleUploadAge = 24 * time.Hour
+
+// abortUploads aborts the multipart uploads under the prefix initiated
+// more than olderThan ago (all of them for 0: with the exclusive lock
+// held, none belongs to a live writer). A store that does not let the
 // credentials list or abort uploads is left alone (a bucket lifecycle
 // rule AbortIncompleteMultipartUpload then cleans up).
-func (s *Store) abortUploads(ctx context.Context) error {
+func (s *Store) abortUploads(ctx context.Context, olderThan time.Duration) error {
 	pages := s3.NewListMultipartUploadsPaginator(s.client, &s3.ListMultipartUploadsInput{
 		Bucket: aws.String(s.bucket),
 		Prefix: aws.String(s.prefix),
@@ -126,6 +140,9 @@ func (s *Store) abortUploads(ctx context.Context) error {
 			return fmt.Errorf("list interrupted uploads under %s: %w", s.Location(), err)
 		}
 		for _, u := range page.Uploads {
+			if olderThan > 0 && (u.Initiated == nil || time.Since(*u.Initiated) < olderThan) {
+				continue
+			}
 			_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
 				Bucket: aws.String(s.bucket), Key: u.Key, UploadId: u.UploadId,
 			})

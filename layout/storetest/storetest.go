@@ -922,11 +922,11 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 
 	t.Run("Lock", func(t *testing.T) {
 		s1, s2 := open(t), open(t)
-		unlock1, err := s1.Lock(context.Background(), 0)
+		unlock1, err := s1.Lock(context.Background(), 0, layout.Exclusive)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if unlock2, err := s2.Lock(context.Background(), 0); err == nil {
+		if unlock2, err := s2.Lock(context.Background(), 0, layout.Exclusive); err == nil {
 			_ = unlock2()
 			_ = unlock1()
 			t.Fatal("a second instance took the lock while the first held it")
@@ -937,7 +937,7 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 		if err := unlock1(); err != nil {
 			t.Fatal(err)
 		}
-		unlock2, err := s2.Lock(context.Background(), 0)
+		unlock2, err := s2.Lock(context.Background(), 0, layout.Exclusive)
 		if err != nil {
 			t.Fatalf("Lock after the first unlocked: %v", err)
 		}
@@ -950,7 +950,7 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 
 	t.Run("LockWaits", func(t *testing.T) {
 		s1, s2 := open(t), open(t)
-		unlock1, err := s1.Lock(context.Background(), 0)
+		unlock1, err := s1.Lock(context.Background(), 0, layout.Exclusive)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -959,7 +959,7 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 			time.Sleep(300 * time.Millisecond)
 			released <- unlock1()
 		}()
-		unlock2, err := s2.Lock(context.Background(), 30*time.Second)
+		unlock2, err := s2.Lock(context.Background(), 30*time.Second, layout.Exclusive)
 		if err != nil {
 			t.Fatalf("Lock waiting for the first to unlock: %v", err)
 		}
@@ -973,7 +973,7 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 
 	t.Run("LockCancelled", func(t *testing.T) {
 		s1, s2 := open(t), open(t)
-		lock(t, s1)
+		lockMode(t, s1, layout.Exclusive)
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		defer cancel()
 		type result struct {
@@ -982,7 +982,7 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 		}
 		got := make(chan result, 1)
 		go func() {
-			unlock, err := s2.Lock(ctx, time.Hour)
+			unlock, err := s2.Lock(ctx, time.Hour, layout.Exclusive)
 			got <- result{unlock, err}
 		}()
 		select {
@@ -995,6 +995,9 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 			t.Fatal("Lock still waits 30s after its context ended")
 		}
 	})
+
+	testLockModes(t, open)
+	testConditional(t, open)
 
 	t.Run("Publish", func(t *testing.T) {
 		exp := Fixture(t, t.TempDir())
@@ -1037,12 +1040,19 @@ func fixturePublication(t *testing.T, exp Expect) []layout.Release {
 	return out
 }
 
-// lock takes s's lock for the rest of the test; the returned function
-// releases it earlier. The lock is not tied to t.Context(), which ends
-// before the cleanup that releases it runs.
+// lock takes s's Publish lock for the rest of the test; the returned
+// function releases it earlier.
 func lock(t *testing.T, s layout.Store) func() error {
 	t.Helper()
-	unlock, err := s.Lock(context.Background(), 0)
+	return lockMode(t, s, layout.Publish)
+}
+
+// lockMode takes s's lock in mode for the rest of the test; the returned
+// function releases it earlier. The lock is not tied to t.Context(),
+// which ends before the cleanup that releases it runs.
+func lockMode(t *testing.T, s layout.Store, mode layout.LockMode) func() error {
+	t.Helper()
+	unlock, err := s.Lock(context.Background(), 0, mode)
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
