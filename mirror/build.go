@@ -36,6 +36,9 @@ type Options struct {
 	// VerifyExisting re-hashes archives already in the tree instead of
 	// trusting their recorded size.
 	VerifyExisting bool
+	// Shard limits the build to one part of its plan; the zero Shard is
+	// the whole plan.
+	Shard Shard
 	// OnEvent, if set, is called for every finished package and warning.
 	// Calls are serialized.
 	OnEvent func(Event)
@@ -119,7 +122,7 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	plan := &Plan{releases: mergeReleases(selected)}
+	plan := &Plan{releases: b.Options.Shard.shard(mergeReleases(selected))}
 	for i := range plan.releases {
 		b.splitKept(ctx, &plan.releases[i])
 	}

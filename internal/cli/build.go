@@ -39,6 +39,7 @@ type buildOptions struct {
 	DryRun            bool
 	Layout            string
 	RegistryReplica   bool
+	Shard             string
 	Net               httpx.Policy // --retries and the timeouts
 	netFlagsSet       map[string]bool
 }
@@ -75,6 +76,9 @@ be served while it is being built.`,
 			if err := opts.Net.Validate(); err != nil {
 				return usageError{fmt.Errorf("network flags: %w", err)}
 			}
+			if err := opts.checkShard(); err != nil {
+				return usageError{err}
+			}
 			opts.configSet = cmd.Flags().Changed("config")
 			opts.netFlagsSet = changedFlags(cmd, config.NetworkFlags...)
 			opts.Dirs = dirs
@@ -94,9 +98,27 @@ be served while it is being built.`,
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print what would be downloaded, kept and skipped, with sizes, making only metadata requests and writing nothing")
 	f.BoolVar(&opts.VerifyExisting, "verify-existing", false, "re-hash every archive already in the mirror instead of trusting its recorded size, and replace any that does not match")
 	f.BoolVar(&opts.RegistryReplica, "registry-replica", false, "after the build, also write a static copy of the provider registry protocol under <out>/replica/, so clients with a host block install with full signature verification")
-	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror build writing the same directory (0 fails at once)")
+	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a writer this build may not write with: another build into the same directory, a prune of the same bucket (0 fails at once)")
+	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
+}
+
+// checkShard validates --shard and the flags it cannot go with.
+func (o buildOptions) checkShard() error {
+	if o.Shard == "" {
+		return nil
+	}
+	if _, err := mirror.ParseShard(o.Shard); err != nil {
+		return fmt.Errorf("--shard: %w", err)
+	}
+	switch {
+	case o.WriteLockFiles:
+		return errors.New("--write-lock-files needs the whole mirror, which one shard does not build: run \"tfmirror lock\" once every shard has finished")
+	case o.RegistryReplica:
+		return errors.New("--registry-replica needs the whole mirror, which one shard does not build: run \"tfmirror replica\" once every shard has finished")
+	}
+	return nil
 }
 
 // addNetworkFlags adds the flags that fill p, with p's values as defaults:
@@ -144,6 +166,10 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	if err != nil {
 		return err
 	}
+	var shard mirror.Shard
+	if opts.Shard != "" {
+		shard, _ = mirror.ParseShard(opts.Shard) // checked by checkShard
+	}
 	out := newPrinter(env.Stdout, opts.JSON)
 	return build.Run(ctx, build.Options{
 		Manifest: manifest, Dirs: opts.Dirs, Platforms: platforms, Out: opts.Out, Layout: kind,
@@ -157,6 +183,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 			OnEvent:        out.event,
 			ZipLimits:      manifest.Settings.ZipLimits(),
 			VerifyExisting: opts.VerifyExisting,
+			Shard:          shard,
 		},
 	}, build.Hooks{
 		Line:   out.line,
