@@ -92,7 +92,7 @@ func (d *DirStore) Stat(_ context.Context, rel string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return FileInfo{Size: info.Size()}, nil
+	return FileInfo{Size: info.Size(), ModTime: info.ModTime()}, nil
 }
 
 // Put atomically replaces rel with c. A local file that already is the

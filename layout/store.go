@@ -124,6 +124,9 @@ type Content struct {
 // FileInfo describes a file of a store.
 type FileInfo struct {
 	Size int64
+	// ModTime is when the file was last written, as the store knows it
+	// (a file's mtime, an object's Last-Modified); zero when unknown.
+	ModTime time.Time
 	// SHA256 is the content's digest when the store knows it without
 	// reading the content (object metadata); zero otherwise.
 	SHA256 [sha256.Size]byte

@@ -92,7 +92,11 @@ func (c *Client) Stat(ctx context.Context, rel string) (layout.FileInfo, error) 
 	case resp.StatusCode != http.StatusOK:
 		return layout.FileInfo{}, fmt.Errorf("HEAD %s: %s", u.Redacted(), resp.Status)
 	}
-	return layout.FileInfo{Size: resp.ContentLength}, nil
+	info := layout.FileInfo{Size: resp.ContentLength}
+	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
+		info.ModTime = t
+	}
+	return info, nil
 }
 
 // Open downloads a file, with retries, into a temporary file that is

@@ -335,7 +335,7 @@ func (s *Store) Stat(ctx context.Context, rel string) (layout.FileInfo, error) {
 	if err != nil {
 		return layout.FileInfo{}, s.readError(key, err)
 	}
-	info := layout.FileInfo{Size: aws.ToInt64(out.ContentLength)}
+	info := layout.FileInfo{Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified)}
 	if sum, err := hex.DecodeString(out.Metadata[metaSHA256]); err == nil && len(sum) == sha256.Size {
 		info.SHA256 = [sha256.Size]byte(sum)
 	}

@@ -75,6 +75,24 @@ func testLockModes(t *testing.T, open func(t *testing.T) layout.Store) {
 	})
 }
 
+// testModTime checks that a store knows when its files were written.
+func testModTime(t *testing.T, open func(t *testing.T) layout.Store) {
+	t.Run("StatModTime", func(t *testing.T) {
+		s := open(t)
+		lock(t, s)
+		before := time.Now().Add(-2 * time.Second) // the store's clock may be a little behind
+		put(t, s, "written.json", []byte("{}"))
+		after := time.Now().Add(2 * time.Second)
+		info, err := s.Stat(t.Context(), "written.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.ModTime.Before(before) || info.ModTime.After(after) {
+			t.Errorf("Stat ModTime = %v; want the time of the Put, between %v and %v", info.ModTime, before, after)
+		}
+	})
+}
+
 // expectLockedOut checks that s cannot write under a lock in mode while
 // another instance holds the lock: Lock fails, or (a store that takes its
 // lock at the first write) the first Put does, and nothing is written.

@@ -998,6 +998,7 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 
 	testLockModes(t, open)
 	testConditional(t, open)
+	testModTime(t, open)
 
 	t.Run("Publish", func(t *testing.T) {
 		exp := Fixture(t, t.TempDir())
