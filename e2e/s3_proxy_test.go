@@ -32,9 +32,14 @@ import (
 // still verify at the server.
 type s3Proxy struct {
 	URL string // "http://127.0.0.1:PORT", no trailing slash
+	// Hold, if set before requests arrive, says how long to hold a
+	// request before forwarding it (0: not at all), to make writers
+	// collide.
+	Hold func(r *http.Request) time.Duration
 
-	mu   sync.Mutex
-	reqs []string
+	mu       sync.Mutex
+	reqs     []string
+	statuses map[int]int
 }
 
 func startS3Proxy(t testing.TB, endpoint string) *s3Proxy {
@@ -43,8 +48,14 @@ func startS3Proxy(t testing.TB, endpoint string) *s3Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &s3Proxy{}
+	p := &s3Proxy{statuses: map[int]int{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		p.mu.Lock()
+		p.statuses[resp.StatusCode]++
+		p.mu.Unlock()
+		return nil
+	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		line := r.Method + " " + r.URL.EscapedPath()
 		if r.URL.RawQuery != "" {
@@ -53,6 +64,11 @@ func startS3Proxy(t testing.TB, endpoint string) *s3Proxy {
 		p.mu.Lock()
 		p.reqs = append(p.reqs, line)
 		p.mu.Unlock()
+		if p.Hold != nil {
+			if d := p.Hold(r); d > 0 {
+				time.Sleep(d)
+			}
+		}
 		rp.ServeHTTP(w, r)
 	})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -75,6 +91,13 @@ func (p *s3Proxy) Requests() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.reqs...)
+}
+
+// Answered returns how many answers of the server had the status.
+func (p *s3Proxy) Answered(status int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.statuses[status]
 }
 
 // isS3Write reports whether a logged request ("METHOD /path?query")
