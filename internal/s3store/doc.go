@@ -14,8 +14,13 @@
 //     with the Content-Type clients need, a Cache-Control policy and the
 //     content's SHA-256 in the object's metadata (so Stat answers it
 //     without a download);
-//   - the store's write lock: a lease-based lock object under
-//     layout.PrivateDirName written with conditional requests.
+//   - conditional writes (layout.Conditional: If-Match on the ETag,
+//     If-None-Match: * for new objects), with which several builds
+//     publish into one prefix at once;
+//   - the store's locks, lease objects under layout.PrivateDirName
+//     written with conditional requests: a lease per publishing writer,
+//     taken at its first write, and the exclusive lock of prune (see
+//     lock.go).
 //
 // It does not know which files a mirror tree holds, what they mean, or in
 // which order they must become visible: package layout decides that
