@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -25,11 +26,17 @@ import (
 
 // CreateOptions say what to pack and where.
 type CreateOptions struct {
-	Site      string              // the mirror directory
+	Site string // the mirror directory
+	// Mirror, if set, is the mirror to pack instead of Site: a tree
+	// opened for reading over a store that can list its files (a
+	// bucket). It is copied into a local snapshot next to Out first,
+	// without taking its lock (see createFromStore).
+	Mirror    *layout.Tree
 	Out       string              // the bundle file, replaced atomically
 	LockFiles []LockFile          // .terraform.lock.hcl files to include
 	SignKey   *signing.SigningKey // signs manifest.json when set
-	// LockTimeout is how long to wait for a build writing the mirror.
+	// LockTimeout is how long to wait for a build writing the mirror
+	// directory.
 	LockTimeout time.Duration
 	ZipLimits   hashing.ZipLimits // zero: hashing.DefaultZipLimits
 	// Trust decides which releases may be packed: the build's policy.
@@ -60,7 +67,7 @@ type CreateReport struct {
 }
 
 // ErrEmptyMirror means the site holds no provider.
-var ErrEmptyMirror = errors.New("the directory holds no provider (no catalog.json or index.json): nothing to bundle")
+var ErrEmptyMirror = errors.New("the mirror holds no provider (no catalog.json or index.json): nothing to bundle")
 
 // entry is one file to pack: from disk (src) or from memory (data).
 type entry struct {
@@ -71,11 +78,20 @@ type entry struct {
 }
 
 // Create checks the mirror in opts.Site (or, for a filesystem mirror, the
-// network tree behind it) as "tfmirror verify" does, then packs it, with the lock files and CLI configuration snippets, into
-// opts.Out. The mirror's lock is held throughout, so a concurrent build
-// cannot change it half-way. A mirror with any problem is refused with a
-// *RefusedError and no bundle is written.
+// network tree behind it), or opts.Mirror, as "tfmirror verify" does, then
+// packs it, with the lock files and CLI configuration snippets, into
+// opts.Out. A mirror with any problem is refused with a *RefusedError and
+// no bundle is written.
+//
+// A directory's lock is held throughout, so a concurrent build cannot
+// change it half-way: the files are verified, hashed and packed where they
+// are, and a build could replace one between those reads (a damaged
+// archive repaired, a document merged). opts.Mirror is read without a
+// lock, through a snapshot (see createFromStore).
 func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
+	if opts.Mirror != nil {
+		return createFromStore(ctx, opts)
+	}
 	root := layout.NetworkTreeOf(opts.Site)
 	existing, err := layout.OpenExisting(root)
 	if err != nil {
@@ -91,13 +107,92 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 		return nil, err
 	}
 	defer func() { _ = tree.Close() }()
+	skipped := func(files []string) ([]string, error) { return siteFiles(tree.Root(), files) }
+	return pack(ctx, opts, tree.Tree, tree.StagingDir(), skipped)
+}
 
+// createFromStore packs opts.Mirror, a mirror kept in a store that is not
+// a local directory (a bucket). It takes no lock: reading needs none, so
+// read-only credentials suffice and no writer is held up. Instead the
+// mirror is first copied into a local snapshot next to opts.Out, reading
+// every document before the files it names; since publications into a
+// store are atomic and in publish order (a file before any document that
+// names it), what a copied document lists was already published, and each
+// file is read once, so what is verified and hashed is what is packed. A
+// file deleted meanwhile (a prune) is missing from the snapshot, and two
+// documents of one release copied on either side of a build's merge
+// disagree: verification of the snapshot then refuses the mirror (a second
+// run packs it). What is packed is always a tree that verifies.
+func createFromStore(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
+	store, ok := opts.Mirror.Reader().(layout.Store)
+	if !ok {
+		return nil, fmt.Errorf("%s: cannot list the mirror's files: bundle a directory or a bucket", opts.Mirror.Location())
+	}
+	dir, err := filepath.Abs(filepath.Dir(opts.Out))
+	if err != nil {
+		return nil, err
+	}
+	if err := layout.MkdirAll(dir); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(dir, ".tmp-"+filepath.Base(opts.Out)+"-snapshot-*")
+	if err != nil {
+		return nil, fmt.Errorf("copy %s: %w", store.Location(), err)
+	}
+	defer func() { _ = os.RemoveAll(work) }()
+	snap, err := newSnapshot(store, filepath.Join(work, "mirror"))
+	if err != nil {
+		return nil, err
+	}
+	c, err := readContent(ctx, layout.NewTree(snap))
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Providers) == 0 {
+		return nil, ErrEmptyMirror
+	}
+	local, err := layout.OpenExisting(snap.root)
+	if err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(work, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, err
+	}
+	skipped := func(files []string) ([]string, error) {
+		in := make(map[string]bool, len(files))
+		for _, f := range files {
+			in[f] = true
+		}
+		var out []string
+		for _, f := range snap.listing {
+			if !in[f] {
+				out = append(out, f)
+			}
+		}
+		return out, nil
+	}
+	report, err := pack(ctx, opts, local, tmp, skipped)
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		// Name the store's objects, not their copies.
+		for i, p := range refused.Problems {
+			refused.Problems[i].Message = strings.ReplaceAll(p.Message, snap.root+string(filepath.Separator), snap.name(""))
+		}
+	}
+	return report, err
+}
+
+// pack verifies the local tree, whose files are read where they are, and
+// writes the bundle. skipped lists the mirror's files besides files (the
+// tree's content), which are left out.
+func pack(ctx context.Context, opts CreateOptions, tree *layout.Tree, tempDir string, skipped func(files []string) ([]string, error)) (*CreateReport, error) {
 	v := &mirror.Verifier{
-		Mirror:  tree.Tree,
+		Mirror:  tree,
 		Checker: signing.Checker{},
 		Trust:   opts.Trust,
 		Limits:  opts.ZipLimits,
-		TempDir: tree.StagingDir(),
+		TempDir: tempDir,
 	}
 	vr, err := v.Verify(ctx)
 	if err != nil {
@@ -109,16 +204,16 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	if vr.Providers == 0 {
 		return nil, ErrEmptyMirror
 	}
-	c, err := readContent(ctx, tree.Tree)
+	c, err := readContent(ctx, tree)
 	if err != nil {
 		return nil, err
 	}
 	report := &CreateReport{Out: opts.Out, Providers: vr.Providers, Versions: vr.Versions, Archives: vr.Archives, LockFiles: len(opts.LockFiles),
 		Warnings: acceptedWarnings(vr)}
-	if report.Skipped, err = siteFiles(tree.Root(), c.Files); err != nil {
+	if report.Skipped, err = skipped(c.Files); err != nil {
 		return nil, err
 	}
-	read := func(rel string) ([]byte, error) { return readLimited(tree.Path(rel), layout.MaxDocumentBytes) }
+	read := func(rel string) ([]byte, error) { return readLimited(localPath(tree, rel), layout.MaxDocumentBytes) }
 	if problems := documentProblems(c.Files, "", read); len(problems) > 0 {
 		return nil, refusedAll("mirror", problems)
 	}
@@ -153,11 +248,17 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	return report, nil
 }
 
+// localPath is where a file of a local tree is.
+func localPath(tree *layout.Tree, rel string) string {
+	p, _ := tree.LocalPath(rel)
+	return p
+}
+
 // collectEntries lists the bundle's files, sorted by name.
-func collectEntries(tree *layout.Dir, c content, lockFiles []LockFile) ([]entry, error) {
+func collectEntries(tree *layout.Tree, c content, lockFiles []LockFile) ([]entry, error) {
 	var entries []entry
 	for _, rel := range c.Files {
-		entries = append(entries, entry{name: MirrorDir + "/" + rel, src: tree.Path(rel)})
+		entries = append(entries, entry{name: MirrorDir + "/" + rel, src: localPath(tree, rel)})
 	}
 	for _, lf := range lockFiles {
 		name := path.Join(LockFilesDir, lf.Name, LockFileName)

@@ -26,10 +26,15 @@
 // a ratio to the compressed size), so a compression bomb is refused early.
 // The bundle is unpacked
 // into a staging directory under the destination's private .tfmirror/
-// directory, then published into the destination by layout's planner under
-// the Refuse policy: everything is merged and checked before the first
-// write, and any file the destination holds with other bytes refuses the
-// bundle.
+// directory (for a bucket, a temporary directory), then published into the
+// destination by layout's planner under the Refuse policy: everything is
+// merged and checked before the first write, and any file the destination
+// holds with other bytes refuses the bundle.
+//
+// Both ends work with a directory or, through internal/dest, a bucket
+// (s3://BUCKET/PREFIX/): Create copies a bucket's mirror into a local
+// snapshot first, without its lock (see createFromStore); Import writes
+// into a bucket through its store, under its Publish lock.
 //
 // It does not decide what a mirror contains (package layout does) nor how
 // its contents are verified (package mirror does).

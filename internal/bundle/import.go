@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/dest"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -39,8 +40,17 @@ var Layouts = []Layout{layout.Network, layout.Packed, layout.Unpacked}
 // ImportOptions say what to import and where.
 type ImportOptions struct {
 	Bundle string // the bundle file
-	Out    string // the destination directory, created if missing, merged into if present
-	Layout Layout // "" means LayoutNetwork
+	// Out is the destination: a directory, created if missing, merged
+	// into if present; or s3://BUCKET/PREFIX/, a bucket (which must
+	// exist) opened with Destinations, merged into the same way.
+	Out    string
+	Layout Layout // "" means LayoutNetwork; a bucket holds only that one
+	// Destinations says how to open an Out that is not a directory.
+	Destinations dest.Config
+	// TempDir is where a bundle imported into a bucket is unpacked and
+	// checked first; "" means os.TempDir(). (For a directory, the bundle
+	// is unpacked in its private directory.)
+	TempDir string
 	// TrustKeys, if set, are the keys the bundle's manifest must be
 	// signed by (one of them).
 	TrustKeys *signing.TrustedKeys
@@ -89,6 +99,11 @@ const importPrefix = "import-"
 // replace a file of opts.Out with different bytes (archives, SHA256SUMS and
 // signatures are immutable: a mismatch means one side was tampered with or
 // re-released, and a person must decide).
+//
+// An opts.Out that names a bucket is opened with internal/dest (a bucket
+// holds only the network layout: another is a *dest.InputError), and
+// written through its store under its Publish lock: the same checks, the
+// same Refuse policy, the same publish order.
 func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err error) {
 	if opts.Layout == "" {
 		opts.Layout = LayoutNetwork
@@ -97,23 +112,26 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 		return nil, fmt.Errorf("unknown layout %q: use network, packed or unpacked", opts.Layout)
 	}
 	opts.Limits = opts.Limits.orDefault()
+	if dest.IsBucket(opts.Out) {
+		return importIntoStore(ctx, opts)
+	}
 	in, err := os.Open(opts.Bundle)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = in.Close() }()
-	dest, err := filepath.Abs(opts.Out)
+	destDir, err := filepath.Abs(opts.Out)
 	if err != nil {
 		return nil, err
 	}
-	switch existing := layout.ExistingKind(dest); {
+	switch existing := layout.ExistingKind(destDir); {
 	case existing == layout.Filesystem && opts.Layout == LayoutNetwork:
 		return nil, fmt.Errorf("%w: %s is a filesystem mirror (built with --layout packed or unpacked), not a network mirror", ErrLayoutMismatch, opts.Out)
 	case existing == layout.Network && opts.Layout != LayoutNetwork:
 		return nil, fmt.Errorf("%w: %s is a network mirror, not a %s filesystem mirror", ErrLayoutMismatch, opts.Out, opts.Layout)
 	}
-	storeDir := layout.NetworkRoot(dest, opts.Layout)
-	staging, cleanup, err := prepareStaging(dest)
+	storeDir := layout.NetworkRoot(destDir, opts.Layout)
+	staging, cleanup, err := prepareStaging(destDir)
 	if err != nil {
 		return nil, err
 	}
@@ -124,18 +142,9 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	}()
 
 	report = &ImportReport{Out: opts.Out}
-	s, err := unpack(ctx, in, staging, opts, report)
+	s, stagedTree, err := check(ctx, in, staging, opts, report)
 	if err != nil {
 		return nil, err
-	}
-	stagedTree, err := checkStaged(ctx, s, opts, report)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Extras != "" {
-		if err := checkExtras(s, opts.Extras); err != nil {
-			return nil, err
-		}
 	}
 
 	tree, err := layout.OpenWait(ctx, storeDir, opts.LockTimeout)
@@ -152,16 +161,92 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 		return nil, err
 	}
 	if opts.Layout != LayoutNetwork {
-		if err := layout.Materialize(ctx, tree.Tree, tree.Workspace, dest, opts.Layout, opts.ZipLimits); err != nil {
+		if err := layout.Materialize(ctx, tree.Tree, tree.Workspace, destDir, opts.Layout, opts.ZipLimits); err != nil {
 			return nil, fmt.Errorf("write the %s filesystem mirror: %w", opts.Layout, err)
 		}
 	}
-	if opts.Extras != "" {
-		if err := writeExtras(s, opts.Extras, report); err != nil {
-			return nil, fmt.Errorf("the mirror was imported, but %w", err)
-		}
+	if err := finishExtras(s, opts, report); err != nil {
+		return nil, err
 	}
 	return report, nil
+}
+
+// importIntoStore is Import into a destination that is not a directory (a
+// bucket). The bundle is unpacked and checked in a temporary directory of
+// opts.TempDir, then published through the destination's store with its
+// Publish lock held. An import that changes nothing makes no write
+// request: the store takes its writer lease at the first write.
+func importIntoStore(ctx context.Context, opts ImportOptions) (report *ImportReport, err error) {
+	d, err := dest.Open(ctx, opts.Out, opts.Layout, opts.Destinations)
+	if err != nil {
+		return nil, err
+	}
+	in, err := os.Open(opts.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = in.Close() }()
+	staging, err := os.MkdirTemp(opts.TempDir, "tfmirror-"+importPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("create staging directory: %w", err)
+	}
+	defer func() {
+		if rerr := os.RemoveAll(staging); rerr != nil && err == nil {
+			err = fmt.Errorf("remove staging directory: %w", rerr)
+		}
+	}()
+
+	report = &ImportReport{Out: opts.Out}
+	s, stagedTree, err := check(ctx, in, staging, opts, report)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := d.Store.Lock(ctx, opts.LockTimeout, layout.Publish)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if uerr := unlock(); uerr != nil && err == nil {
+			err = uerr
+		}
+	}()
+	if err := publish(ctx, d.Tree, stagedTree, report); err != nil {
+		return nil, err
+	}
+	if err := finishExtras(s, opts, report); err != nil {
+		return nil, err
+	}
+	return report, nil
+}
+
+// check unpacks the bundle into staging and runs every check on it, so
+// that nothing is published unless all pass.
+func check(ctx context.Context, in io.Reader, staging string, opts ImportOptions, report *ImportReport) (*staged, *layout.Tree, error) {
+	s, err := unpack(ctx, in, staging, opts, report)
+	if err != nil {
+		return nil, nil, err
+	}
+	stagedTree, err := checkStaged(ctx, s, opts, report)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.Extras != "" {
+		if err := checkExtras(s, opts.Extras); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s, stagedTree, nil
+}
+
+// finishExtras writes the bundle's extras, once its mirror is published.
+func finishExtras(s *staged, opts ImportOptions, report *ImportReport) error {
+	if opts.Extras == "" {
+		return nil
+	}
+	if err := writeExtras(s, opts.Extras, report); err != nil {
+		return fmt.Errorf("the mirror was imported, but %w", err)
+	}
+	return nil
 }
 
 // prepareStaging creates a staging directory in dest's private directory

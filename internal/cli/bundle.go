@@ -14,6 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/internal/bundle"
+	"github.com/tfmirror/tfmirror/internal/dest"
+	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -24,7 +27,7 @@ func newBundleCmd(env Env) *cobra.Command {
 		Short: "Carry a mirror into an air-gapped network as one verified file",
 		Long: `bundle packs a built mirror into one compressed file (create) and, on the
 other side of an air gap, checks it and merges it into a mirror directory
-(import).
+or bucket (import). Either end may be a bucket, s3://BUCKET/PREFIX/.
 
 A bundle is a .tar.gz holding manifest.json (every file's path, size and
 SHA-256), optionally its OpenPGP signature, the mirror, the lock files given
@@ -52,8 +55,8 @@ type bundleCreateOptions struct {
 func newBundleCreateCmd(env Env) *cobra.Command {
 	var opts bundleCreateOptions
 	cmd := &cobra.Command{
-		Use:   "create SITE --out FILE",
-		Short: "Pack a built mirror into one file",
+		Use:   "create SITE|s3://BUCKET/PREFIX/ --out FILE",
+		Short: "Pack a built mirror (a directory or a bucket) into one file",
 		Long: `create checks the mirror in SITE as "tfmirror verify" does, then packs it
 into FILE: a gzip-compressed tar holding manifest.json (the path, size and
 SHA-256 of every other file), the mirror's files under mirror/ (not its
@@ -71,8 +74,18 @@ tree behind it (SITE/.tfmirror/store). The same mirror always gives the
 same bundle, byte for byte (a signature records when it was made). A
 mirror that import would refuse (a problem "tfmirror verify" reports, or a
 release without its provenance record) is refused here too, with exit
-code 3, and nothing is written.`,
+code 3, and nothing is written.
+
+SITE may be a bucket of an S3-compatible store, s3://BUCKET/PREFIX/, read
+with the credentials and settings of the AWS_* environment variables, as
+for "tfmirror build --out s3://...". It gives the same bundle as a
+directory holding the same mirror. Reading a bucket takes no lock and
+needs no write permission, and builds may publish into it meanwhile: the
+mirror is first copied into a temporary directory next to FILE (which
+needs room for it as well as for the bundle), each document before the
+files it names, then checked and packed from that copy.`,
 		Example: `  tfmirror bundle create site --out mirror-bundle.tar.gz
+  tfmirror bundle create s3://my-bucket/mirror/ --out mirror-bundle.tar.gz
   tfmirror bundle create site --out mirror-bundle.tar.gz --lock-files live/app-a --lock-files live/app-b --sign-key bundle-key.asc`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -86,15 +99,18 @@ code 3, and nothing is written.`,
 	f.StringVarP(&opts.Out, "out", "o", "", "bundle `file` to write (replaced atomically)")
 	f.StringArrayVar(&opts.LockFiles, "lock-files", nil, "a `directory` whose .terraform.lock.hcl to include, under lock-files/ at its path relative to the current directory, or its name if it is elsewhere (repeatable)")
 	f.StringVar(&opts.SignKey, "sign-key", "", "sign the manifest with the ASCII-armored OpenPGP private key in this `file` (no passphrase)")
-	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a tfmirror build writing SITE (0 fails at once)")
+	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a tfmirror build writing the directory SITE (0 fails at once; a bucket is read without a lock)")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
 	addTrustFlags(cmd, &opts.Trust)
 	return cmd
 }
 
 func runBundleCreate(ctx context.Context, env Env, opts bundleCreateOptions, site string) error {
-	if info, err := os.Stat(site); err != nil || !info.IsDir() {
-		return usageError{fmt.Errorf("%s is not a mirror directory", site)}
+	bucket := dest.IsBucket(site)
+	if !bucket {
+		if info, err := os.Stat(site); err != nil || !info.IsDir() {
+			return usageError{fmt.Errorf("%s is not a mirror directory (nor an s3://BUCKET/PREFIX/)", site)}
+		}
 	}
 	trust, err := opts.Trust.policy()
 	if err != nil {
@@ -114,9 +130,16 @@ func runBundleCreate(ctx context.Context, env Env, opts bundleCreateOptions, sit
 			return usageError{fmt.Errorf("--sign-key %s: %w", opts.SignKey, err)}
 		}
 	}
-	report, err := bundle.Create(ctx, bundle.CreateOptions{
+	create := bundle.CreateOptions{
 		Site: site, Out: opts.Out, LockFiles: lockFiles, SignKey: key, LockTimeout: opts.LockTimeout, Trust: trust,
-	})
+	}
+	if bucket {
+		// A bucket is only read: no network policy applies to it.
+		if create.Mirror, err = openMirror(ctx, env, site, httpx.Policy{}); err != nil {
+			return err
+		}
+	}
+	report, err := bundle.Create(ctx, create)
 	if errors.Is(err, bundle.ErrEmptyMirror) {
 		err = usageError{fmt.Errorf("%s: %w", site, err)}
 	}
@@ -188,10 +211,13 @@ type bundleImportOptions struct {
 func newBundleImportCmd(env Env) *cobra.Command {
 	var opts bundleImportOptions
 	cmd := &cobra.Command{
-		Use:   "import FILE --out DIR",
-		Short: "Check a bundle and merge its mirror into a directory",
+		Use:   "import FILE --out DIR|s3://BUCKET/PREFIX/",
+		Short: "Check a bundle and merge its mirror into a directory or a bucket",
 		Long: `import checks the bundle FILE and merges its mirror into DIR, which is
-created if missing.
+created if missing, or into a bucket of an S3-compatible store,
+s3://BUCKET/PREFIX/ (the bucket must exist; credentials and settings come
+from the AWS_* environment variables, as for "tfmirror build --out
+s3://...").
 
 Before anything becomes visible in DIR, every check must pass: the entries
 are plain files and directories with safe names (no absolute paths, "..",
@@ -202,19 +228,24 @@ kept SHA256SUMS, which the trust policy (the manifest's trust blocks, as for
 a build) must accept. With
 --trust-key, manifest.json must also carry a signature by that key.
 
-The bundle is unpacked into DIR/.tfmirror/ first, then published in publish
-order (archives and kept origin files, <version>.json, index.json,
-catalog.json), each file atomically, merging the JSON documents with those
-already in DIR. A file that DIR already holds with different bytes (an
-archive, SHA256SUMS or signature) is never replaced: the bundle is refused.
+The bundle is unpacked into DIR/.tfmirror/ first (for a bucket, into a
+temporary directory, $TMPDIR), then published in publish order (archives
+and kept origin files, <version>.json, index.json, catalog.json), each file
+atomically, merging the JSON documents with those already in DIR. A file
+that DIR already holds with different bytes (an archive, SHA256SUMS or
+signature) is never replaced: the bundle is refused. Importing a bundle
+whose mirror DIR already holds changes no file (and, into a bucket, makes
+no write request at all). A bucket holds only the network layout: --layout
+packed or unpacked needs a directory.
 
 A refused bundle exits with code 3 and leaves DIR as it was.`,
 		Example: `  tfmirror bundle import mirror-bundle.tar.gz --out /srv/mirror
-  tfmirror bundle import mirror-bundle.tar.gz --out /srv/mirror --trust-key bundle-key.pub.asc --extras ./from-bundle`,
+  tfmirror bundle import mirror-bundle.tar.gz --out /srv/mirror --trust-key bundle-key.pub.asc --extras ./from-bundle
+  tfmirror bundle import mirror-bundle.tar.gz --out s3://my-bucket/mirror/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Out == "" {
-				return usageError{errors.New("--out is required: the mirror directory to import into")}
+				return usageError{errors.New("--out is required: the mirror directory (or s3://BUCKET/PREFIX/) to import into")}
 			}
 			if !slices.Contains(bundle.Layouts, bundle.Layout(opts.Layout)) {
 				return usageError{fmt.Errorf("--layout %s: use network, packed or unpacked", opts.Layout)}
@@ -223,11 +254,11 @@ A refused bundle exits with code 3 and leaves DIR as it was.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Out, "out", "o", "", "mirror `directory` to import into (created if missing, merged into if present)")
-	f.StringVar(&opts.Layout, "layout", string(bundle.LayoutNetwork), "what to write: network (a network mirror), or packed or unpacked (a filesystem_mirror directory, with the network tree kept in .tfmirror/store)")
+	f.StringVarP(&opts.Out, "out", "o", "", "mirror `directory` to import into (created if missing, merged into if present), or s3://BUCKET/PREFIX/")
+	f.StringVar(&opts.Layout, "layout", string(bundle.LayoutNetwork), "what to write: network (a network mirror), or packed or unpacked (a filesystem_mirror directory, with the network tree kept in .tfmirror/store; not into a bucket)")
 	f.StringVar(&opts.TrustKey, "trust-key", "", "require a manifest signature by one of the ASCII-armored OpenPGP public keys in this `file`")
 	f.StringVar(&opts.Extras, "extras", "", "after a successful import, also write the bundle's lock-files/ and cli-config/ into this `directory`")
-	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror process writing DIR (0 fails at once)")
+	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for another tfmirror process writing DIR, or a prune of the bucket (0 fails at once)")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
 	addTrustFlags(cmd, &opts.Trust)
 	return cmd
@@ -254,8 +285,10 @@ func runBundleImport(ctx context.Context, env Env, opts bundleImportOptions, fil
 	report, err := bundle.Import(ctx, bundle.ImportOptions{
 		Bundle: file, Out: opts.Out, Layout: bundle.Layout(opts.Layout), TrustKeys: trusted,
 		Extras: opts.Extras, LockTimeout: opts.LockTimeout, Trust: trust,
+		Destinations: dest.Config{S3: s3store.Config{Environ: env.Environ}},
 	})
-	if errors.Is(err, bundle.ErrLayoutMismatch) {
+	var input *dest.InputError
+	if errors.Is(err, bundle.ErrLayoutMismatch) || errors.As(err, &input) {
 		err = usageError{err}
 	}
 	if opts.JSON {

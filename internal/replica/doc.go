@@ -25,6 +25,9 @@
 // it always reflects what the tree holds, and files it no longer needs are
 // removed after the new ones are in place.
 //
+// Everything is read and written through layout.Tree, so the replica
+// lands wherever the tree is kept: a directory or a bucket.
+//
 // The package does not download or publish packages (package mirror and
 // layout do), and does not decide trust: it copies what the origin
 // advertised, which the build already checked under the trust policy.

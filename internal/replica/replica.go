@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -88,7 +89,8 @@ func Write(ctx context.Context, tree *layout.Tree, trust Trust) (*Report, error)
 			return nil, fmt.Errorf("registry replica: the mirror holds providers of a host named %q, whose directory the replica would share", Dir)
 		}
 	}
-	w := &writer{ctx: ctx, tree: tree, trust: trust, report: &Report{}, written: map[string]bool{}}
+	w := &writer{ctx: ctx, tree: tree, trust: trust, report: &Report{}, written: map[string]bool{}, started: time.Now()}
+	_, w.shared = tree.Reader().(layout.Conditional)
 	var hosts []addrs.Hostname
 	for _, p := range providers {
 		if err := ctx.Err(); err != nil {
@@ -126,6 +128,15 @@ type writer struct {
 	report   *Report
 	written  map[string]bool // slash-separated paths relative to the root
 	problems []error
+	started  time.Time
+	shared   bool // the store lets several writers write at once
+}
+
+// writtenRecently reports whether rel was written since shortly before
+// the run started (or cannot be told).
+func (w *writer) writtenRecently(rel string) bool {
+	info, err := w.tree.Reader().Stat(w.ctx, rel)
+	return err != nil || info.ModTime.After(w.started.Add(-recentWrites))
 }
 
 // provider writes the download documents of every version of p, then its
@@ -364,8 +375,17 @@ func (w *writer) put(rel string, data []byte) error {
 	return w.tree.Put(w.ctx, rel, data)
 }
 
-// prune removes the files below Dir that this run did not write. A
-// directory store drops the directories left empty.
+// recentWrites is how far before its start a run leaves files it did not
+// write alone in a store several writers share (a bucket): a file another
+// run wrote meanwhile is not stale (the margin covers the store's clock
+// being ahead of ours).
+const recentWrites = time.Minute
+
+// prune removes the files below Dir that this run did not write. In a
+// store several writers share it leaves those written since shortly
+// before the run started: another run may have just written them, and a
+// later run removes them if they stay stale. A directory store (one writer
+// at a time) drops the directories left empty.
 func (w *writer) prune() error {
 	files, err := w.tree.List(w.ctx, Dir)
 	if err != nil {
@@ -373,6 +393,9 @@ func (w *writer) prune() error {
 	}
 	for _, rel := range files {
 		if w.written[rel] {
+			continue
+		}
+		if w.shared && w.writtenRecently(rel) {
 			continue
 		}
 		if err := w.tree.Delete(w.ctx, rel); err != nil {
