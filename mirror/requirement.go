@@ -45,3 +45,11 @@ func (r Requirement) selectVersions(available addrs.VersionList) addrs.VersionLi
 	}
 	return out
 }
+
+// Select returns the versions of available the requirement selects,
+// newest first, by the very rule a build applies to the origin's list:
+// the versions Allowed admits, only the newest Newest of them when
+// Newest is set. Prune applies it to the versions a mirror holds.
+func (r Requirement) Select(available addrs.VersionList) addrs.VersionList {
+	return r.selectVersions(available)
+}

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -159,6 +158,23 @@ type inputs struct {
 	platforms []addrs.Platform // of the configurations
 }
 
+// Requirements returns what a build with opts would mirror, from the
+// same inputs (Manifest, Dirs and Platforms; nothing else in opts is
+// read) and without contacting any registry: the manifest's provider
+// blocks and the requirements of every configuration root. The warnings
+// are what reading the configurations warned about (a remote module that
+// is not installed, whose providers are then missing). Prune keeps what
+// they select.
+func Requirements(opts Options) ([]mirror.Requirement, []string, error) {
+	in, err := readInputs(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var warnings []string
+	locks.Warn(in.roots, func(s string) { warnings = append(warnings, s) })
+	return in.reqs, warnings, nil
+}
+
 // readInputs gathers the requirements of the manifest and of every
 // configuration root.
 func readInputs(opts Options) (inputs, error) {
@@ -204,7 +220,7 @@ func WriteReplica(ctx context.Context, tree *layout.Tree, checker mirror.Signatu
 		line("warning  registry replica: " + w)
 	}
 	line(fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages",
-		filepath.Join(tree.Location(), replica.Dir), report.Providers, report.Versions, report.Packages))
+		strings.TrimSuffix(tree.Location(), "/")+"/"+replica.Dir, report.Providers, report.Versions, report.Packages))
 	for _, h := range report.Hosts {
 		block := replica.HostBlock(h, "https://MIRROR/")
 		line("  " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  "))

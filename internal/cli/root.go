@@ -52,7 +52,7 @@ static tree that any web server can serve as a network mirror.`,
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newVersionCmd(env))
+	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newPruneCmd(env), newVersionCmd(env))
 	return root
 }
 
