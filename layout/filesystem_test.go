@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
+
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -41,7 +43,7 @@ func storeWith(t *testing.T, entries map[string]string) *Dir {
 	if err != nil && !strings.Contains(err.Error(), "outside") {
 		t.Fatal(err)
 	}
-	p, v, plat := mustProvider(t, "bücher.example/acme/foo"), mustVersion(t, "1.0.0"), mustPlatform(t, "linux_amd64")
+	p, v, plat := addrs.MustParseProvider("bücher.example/acme/foo"), addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64")
 	err = tr.Publish(Release{Provider: p, Version: v, Archives: []Archive{{Platform: plat, Staged: staged, Hashes: sums.All()}},
 		Record: &Record{Sums: []byte("x  a.zip\n"), Provenance: Provenance{Archives: map[string]ProvenanceArchive{"linux_amd64": {Filename: "a.zip", H1: sums.H1Unpacked}}}}})
 	if err != nil {
@@ -63,7 +65,7 @@ func TestMaterializeLayouts(t *testing.T) {
 			dir := filepath.Join(out, "bücher.example", "acme", "foo")
 			if kind == Packed {
 				a, _ := os.Stat(filepath.Join(dir, "terraform-provider-foo_1.0.0_linux_amd64.zip"))
-				b, _ := os.Stat(store.Path(ArchivePath(mustProvider(t, "bücher.example/acme/foo"), mustVersion(t, "1.0.0"), mustPlatform(t, "linux_amd64"))))
+				b, _ := os.Stat(store.Path(ArchivePath(addrs.MustParseProvider("bücher.example/acme/foo"), addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64"))))
 				if a == nil || b == nil || !os.SameFile(a, b) {
 					t.Error("the packed archive is not the store's file (hard link)")
 				}

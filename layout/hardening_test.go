@@ -97,7 +97,7 @@ func TestHardeningHostDirLink(t *testing.T) {
 			}
 			defer tr.Close()
 			ctx := context.Background()
-			p, v, plat := mustProvider(t, "hashicorp/foo"), mustVersion(t, "1.0.0"), mustPlatform(t, "linux_amd64")
+			p, v, plat := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64")
 
 			err = tr.Publish(Release{Provider: p, Version: v, Archives: []Archive{
 				{Platform: plat, Staged: stage(t, tr, "a.zip", "archive"), Hashes: []hashing.Hash{zhA}},
@@ -206,7 +206,7 @@ func TestHardeningPartialLink(t *testing.T) {
 
 		// Published as it is (the move of a completed download), the link
 		// is refused rather than becoming the archive.
-		p, v, plat := mustProvider(t, "hashicorp/foo"), mustVersion(t, "1.0.0"), mustPlatform(t, "linux_amd64")
+		p, v, plat := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64")
 		err = tr.Publish(Release{Provider: p, Version: v, Archives: []Archive{{Platform: plat, Staged: partial, Hashes: []hashing.Hash{zhA}, Move: true}}})
 		expectRefused(t, "Publish of a linked partial download", err, partial)
 		if info, err := os.Lstat(tr.Path(ArchivePath(p, v, plat))); err == nil {
@@ -290,7 +290,7 @@ func within(t *testing.T, f func() error) error {
 // pipe or by a device is refused at once: never read, never waited on.
 func TestHardeningSpecialFiles(t *testing.T) {
 	ctx := context.Background()
-	p, v, plat := mustProvider(t, "bücher.example/acme/foo"), mustVersion(t, "1.0.0"), mustPlatform(t, "linux_amd64")
+	p, v, plat := addrs.MustParseProvider("bücher.example/acme/foo"), addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64")
 	plant := map[string]func(path string) error{
 		"link to /dev/zero": func(path string) error { return os.Symlink("/dev/zero", path) },
 		"named pipe":        func(path string) error { return syscall.Mkfifo(path, 0o644) },
@@ -397,8 +397,8 @@ func TestHardeningMaterializeLeftovers(t *testing.T) {
 // files survive whatever their names.
 func TestHardeningLeftoversOnlyOwn(t *testing.T) {
 	tr := openTree(t)
-	p, v, plat := mustProvider(t, "hashicorp/foo"), mustVersion(t, "1.0.0"), mustPlatform(t, "linux_amd64")
-	for _, p := range []addrs.Provider{p, mustProvider(t, "bücher.example/acme/delta")} {
+	p, v, plat := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64")
+	for _, p := range []addrs.Provider{p, addrs.MustParseProvider("bücher.example/acme/delta")} {
 		if err := tr.Publish(Release{Provider: p, Version: v, Archives: []Archive{
 			{Platform: plat, Staged: stage(t, tr, "a.zip", "archive"), Hashes: []hashing.Hash{zhA}},
 		}}); err != nil {

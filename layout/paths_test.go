@@ -7,33 +7,6 @@ import (
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
-func mustProvider(t testing.TB, s string) addrs.Provider {
-	t.Helper()
-	p, err := addrs.ParseProvider(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustVersion(t testing.TB, s string) addrs.Version {
-	t.Helper()
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func mustPlatform(t testing.TB, s string) addrs.Platform {
-	t.Helper()
-	p, err := addrs.ParsePlatform(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestPaths(t *testing.T) {
 	tests := []struct {
 		provider, version, platform string
@@ -95,9 +68,9 @@ func TestPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.provider+"@"+tt.version, func(t *testing.T) {
-			p := mustProvider(t, tt.provider)
-			v := mustVersion(t, tt.version)
-			plat := mustPlatform(t, tt.platform)
+			p := addrs.MustParseProvider(tt.provider)
+			v := addrs.MustParseVersion(tt.version)
+			plat := addrs.MustParsePlatform(tt.platform)
 			check := func(what, got, want string) {
 				t.Helper()
 				if got != want {

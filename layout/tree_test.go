@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -241,10 +243,10 @@ func TestTreeCreateStagedRejectsSeparators(t *testing.T) {
 func TestTreePublish(t *testing.T) {
 	setUmask(t, 0o077)
 	tr := openTree(t)
-	p := mustProvider(t, "hashicorp/foo")
-	v := mustVersion(t, "1.1.0")
-	linux := mustPlatform(t, "linux_amd64")
-	darwin := mustPlatform(t, "darwin_arm64")
+	p := addrs.MustParseProvider("hashicorp/foo")
+	v := addrs.MustParseVersion("1.1.0")
+	linux := addrs.MustParsePlatform("linux_amd64")
+	darwin := addrs.MustParsePlatform("darwin_arm64")
 
 	stagedLinux := stage(t, tr, "linux.zip", "linux zip")
 	stagedDarwin := stage(t, tr, "darwin.zip", "darwin zip")
@@ -326,7 +328,7 @@ func TestTreePublish(t *testing.T) {
 
 func TestTreeReadMissing(t *testing.T) {
 	tr := openTree(t)
-	p := mustProvider(t, "hashicorp/foo")
+	p := addrs.MustParseProvider("hashicorp/foo")
 	idx, err := tr.ReadIndex(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -334,7 +336,7 @@ func TestTreeReadMissing(t *testing.T) {
 	if idx.Versions == nil || len(idx.Versions) != 0 {
 		t.Errorf("ReadIndex of a missing index = %#v, want an empty, writable index", idx)
 	}
-	doc, err := tr.ReadVersion(context.Background(), p, mustVersion(t, "1.0.0"))
+	doc, err := tr.ReadVersion(context.Background(), p, addrs.MustParseVersion("1.0.0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,10 +347,10 @@ func TestTreeReadMissing(t *testing.T) {
 
 func TestTreePublishMergesVersions(t *testing.T) {
 	tr := openTree(t)
-	p := mustProvider(t, "hashicorp/foo")
-	linux := mustPlatform(t, "linux_amd64")
+	p := addrs.MustParseProvider("hashicorp/foo")
+	linux := addrs.MustParsePlatform("linux_amd64")
 	for _, v := range []string{"1.9.0", "1.10.0", "1.2.0-beta1"} {
-		err := tr.Publish(Release{Provider: p, Version: mustVersion(t, v), Archives: []Archive{
+		err := tr.Publish(Release{Provider: p, Version: addrs.MustParseVersion(v), Archives: []Archive{
 			{Platform: linux, Staged: stage(t, tr, v, "zip "+v), Hashes: []hashing.Hash{h1A}},
 		}})
 		if err != nil {
@@ -373,15 +375,15 @@ func TestTreePublishMergesVersions(t *testing.T) {
 
 func TestTreePublishMergesPlatforms(t *testing.T) {
 	tr := openTree(t)
-	p := mustProvider(t, "hashicorp/foo")
-	v := mustVersion(t, "1.0")
-	linux := mustPlatform(t, "linux_amd64")
-	darwin := mustPlatform(t, "darwin_arm64")
+	p := addrs.MustParseProvider("hashicorp/foo")
+	v := addrs.MustParseVersion("1.0")
+	linux := addrs.MustParsePlatform("linux_amd64")
+	darwin := addrs.MustParsePlatform("darwin_arm64")
 
 	publish := func(plat string, content string, hashes ...hashing.Hash) {
 		t.Helper()
 		err := tr.Publish(Release{Provider: p, Version: v, Archives: []Archive{
-			{Platform: mustPlatform(t, plat), Staged: stage(t, tr, plat, content), Hashes: hashes},
+			{Platform: addrs.MustParsePlatform(plat), Staged: stage(t, tr, plat, content), Hashes: hashes},
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -427,10 +429,10 @@ func TestTreePublishMergesPlatforms(t *testing.T) {
 // from an earlier run); Publish only lists it.
 func TestTreePublishAlreadyInPlace(t *testing.T) {
 	tr := openTree(t)
-	p := mustProvider(t, "hashicorp/foo")
-	v := mustVersion(t, "1.0.0")
-	linux := mustPlatform(t, "linux_amd64")
-	darwin := mustPlatform(t, "darwin_arm64")
+	p := addrs.MustParseProvider("hashicorp/foo")
+	v := addrs.MustParseVersion("1.0.0")
+	linux := addrs.MustParsePlatform("linux_amd64")
+	darwin := addrs.MustParsePlatform("darwin_arm64")
 	if err := WriteFile(tr.Path(ArchivePath(p, v, linux)), []byte("in place")); err != nil {
 		t.Fatal(err)
 	}
@@ -463,9 +465,9 @@ func TestTreePublishAlreadyInPlace(t *testing.T) {
 // A release whose staged file vanished fails before any document changes.
 func TestTreePublishMissingStagedFile(t *testing.T) {
 	tr := openTree(t)
-	p := mustProvider(t, "hashicorp/foo")
-	err := tr.Publish(Release{Provider: p, Version: mustVersion(t, "1.0.0"), Archives: []Archive{
-		{Platform: mustPlatform(t, "linux_amd64"), Staged: filepath.Join(tr.Root(), StagingDirName, "gone.zip")},
+	p := addrs.MustParseProvider("hashicorp/foo")
+	err := tr.Publish(Release{Provider: p, Version: addrs.MustParseVersion("1.0.0"), Archives: []Archive{
+		{Platform: addrs.MustParsePlatform("linux_amd64"), Staged: filepath.Join(tr.Root(), StagingDirName, "gone.zip")},
 	}})
 	if err == nil {
 		t.Fatal("Publish of a missing staged file succeeded")
@@ -494,10 +496,10 @@ func TestTreePublishRefusesBadExisting(t *testing.T) {
 		for _, b := range bad {
 			t.Run(file+"/"+b.name, func(t *testing.T) {
 				tr := openTree(t)
-				p := mustProvider(t, "hashicorp/foo")
-				v := mustVersion(t, "1.0.0")
+				p := addrs.MustParseProvider("hashicorp/foo")
+				v := addrs.MustParseVersion("1.0.0")
 				err := tr.Publish(Release{Provider: p, Version: v, Archives: []Archive{
-					{Platform: mustPlatform(t, "linux_amd64"), Staged: stage(t, tr, "linux", "linux"), Hashes: []hashing.Hash{h1A}},
+					{Platform: addrs.MustParsePlatform("linux_amd64"), Staged: stage(t, tr, "linux", "linux"), Hashes: []hashing.Hash{h1A}},
 				}})
 				if err != nil {
 					t.Fatal(err)
@@ -511,15 +513,15 @@ func TestTreePublishRefusesBadExisting(t *testing.T) {
 				// version: both need the bad file.
 				releases := []Release{
 					{Provider: p, Version: v, Archives: []Archive{
-						{Platform: mustPlatform(t, "darwin_arm64"), Staged: stage(t, tr, "darwin", "darwin"), Hashes: []hashing.Hash{h1B}},
+						{Platform: addrs.MustParsePlatform("darwin_arm64"), Staged: stage(t, tr, "darwin", "darwin"), Hashes: []hashing.Hash{h1B}},
 					}},
 					{Provider: p, Version: v, Archives: []Archive{
-						{Platform: mustPlatform(t, "linux_amd64"), Staged: stage(t, tr, "linux", "linux rebuilt"), Hashes: []hashing.Hash{h1B}},
+						{Platform: addrs.MustParsePlatform("linux_amd64"), Staged: stage(t, tr, "linux", "linux rebuilt"), Hashes: []hashing.Hash{h1B}},
 					}},
 				}
 				if file == "index.json" {
-					releases = append(releases, Release{Provider: p, Version: mustVersion(t, "2.0.0"), Archives: []Archive{
-						{Platform: mustPlatform(t, "linux_amd64"), Staged: stage(t, tr, "linux2", "linux 2"), Hashes: []hashing.Hash{h1B}},
+					releases = append(releases, Release{Provider: p, Version: addrs.MustParseVersion("2.0.0"), Archives: []Archive{
+						{Platform: addrs.MustParsePlatform("linux_amd64"), Staged: stage(t, tr, "linux2", "linux 2"), Hashes: []hashing.Hash{h1B}},
 					}})
 				}
 				for _, r := range releases {
@@ -544,15 +546,15 @@ func TestTreePublishRefusesBadExisting(t *testing.T) {
 func TestTreePublishConcurrent(t *testing.T) {
 	tr := openTree(t)
 	providers := []string{"hashicorp/foo", "example.com/ns/bar"}
-	linux := mustPlatform(t, "linux_amd64")
+	linux := addrs.MustParsePlatform("linux_amd64")
 	const n = 24
 
 	var wg sync.WaitGroup
 	errs := make(chan error, n*len(providers))
 	for _, ps := range providers {
-		p := mustProvider(t, ps)
+		p := addrs.MustParseProvider(ps)
 		for i := range n {
-			v := mustVersion(t, fmt.Sprintf("1.%d.0", i))
+			v := addrs.MustParseVersion(fmt.Sprintf("1.%d.0", i))
 			staged := stage(t, tr, fmt.Sprintf("%s-%d", p.Type, i), v.String())
 			wg.Add(1)
 			go func() {
@@ -572,7 +574,7 @@ func TestTreePublishConcurrent(t *testing.T) {
 	}
 
 	for _, ps := range providers {
-		p := mustProvider(t, ps)
+		p := addrs.MustParseProvider(ps)
 		idx, err := tr.ReadIndex(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
@@ -585,7 +587,7 @@ func TestTreePublishConcurrent(t *testing.T) {
 			t.Errorf("%s index.json after concurrent publishes (-want +got):\n%s", ps, diff)
 		}
 		for i := range n {
-			v := mustVersion(t, fmt.Sprintf("1.%d.0", i))
+			v := addrs.MustParseVersion(fmt.Sprintf("1.%d.0", i))
 			doc, err := tr.ReadVersion(context.Background(), p, v)
 			if err != nil {
 				t.Fatal(err)

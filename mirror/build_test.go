@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
+
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -212,7 +214,7 @@ func TestBuildSigningPolicy(t *testing.T) {
 			if !errors.As(err, &verr) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want VerificationError containing %q", err, tt.wantErr)
 			}
-			if h.exists(strings.Replace(fooDir, "registry.opentofu.org", string(mustProvider(tt.provider).Hostname), 1) + "index.json") {
+			if h.exists(strings.Replace(fooDir, "registry.opentofu.org", string(addrs.MustParseProvider(tt.provider).Hostname), 1) + "index.json") {
 				t.Error("an unverified release was published")
 			}
 		})

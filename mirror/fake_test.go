@@ -47,8 +47,8 @@ func memURL(s string) *url.URL { return &url.URL{Scheme: "mem", Opaque: s} }
 
 // add publishes a release signed by key "good" with the given platforms.
 func (s *fakeSource) add(provider, version string, platforms ...string) {
-	p := mustProvider(provider)
-	v := mustVersion(version)
+	p := addrs.MustParseProvider(provider)
+	v := addrs.MustParseVersion(version)
 	s.versions[p.String()] = append(s.versions[p.String()], version)
 	var sums strings.Builder
 	base := fmt.Sprintf("%s/%s", p, v)
@@ -85,7 +85,7 @@ func (s *fakeSource) AvailableVersions(_ context.Context, p addrs.Provider) (add
 	}
 	var out addrs.VersionList
 	for _, raw := range s.versions[p.String()] {
-		out = append(out, mustVersion(raw))
+		out = append(out, addrs.MustParseVersion(raw))
 	}
 	return out, nil
 }
@@ -144,22 +144,6 @@ func (fakeChecker) CheckSignature(doc, sig []byte, keys []string) (Signer, error
 	return Signer{KeyID: id, Fingerprint: strings.Repeat("0", 40-len(id)) + id, Expired: strings.HasPrefix(signer, "expired")}, nil
 }
 
-func mustProvider(s string) addrs.Provider {
-	p, err := addrs.ParseProvider(s)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
-func mustVersion(s string) addrs.Version {
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 func mustPlatforms(ss ...string) []addrs.Platform {
 	var out []addrs.Platform
 	for _, s := range ss {
@@ -178,5 +162,5 @@ func requirement(t *testing.T, provider, constraints string, platforms ...string
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Requirement{Provider: mustProvider(provider), Constraints: constraints, Allowed: set, Platforms: mustPlatforms(platforms...)}
+	return Requirement{Provider: addrs.MustParseProvider(provider), Constraints: constraints, Allowed: set, Platforms: mustPlatforms(platforms...)}
 }

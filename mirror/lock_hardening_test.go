@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
+
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -16,7 +18,7 @@ import (
 // lists, and refuses a record that says otherwise.
 func TestLockRefusesForgedProvenance(t *testing.T) {
 	h, l := builtTree(t)
-	p, v := mustProvider("hashicorp/foo"), mustVersion("1.1.0")
+	p, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.1.0")
 	path := filepath.Join(h.root, layout.ProvenancePath(p, v))
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -42,7 +44,7 @@ func TestLockRefusesForgedProvenance(t *testing.T) {
 // when its provenance record is left as it was.
 func TestLockRefusesArchiveNotInSignedSums(t *testing.T) {
 	h, l := builtTree(t)
-	p, v := mustProvider("hashicorp/foo"), mustVersion("1.1.0")
+	p, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.1.0")
 	linux, darwin := mustPlatforms("linux_amd64")[0], mustPlatforms("darwin_arm64")[0]
 	other, err := os.ReadFile(filepath.Join(h.root, layout.ArchivePath(p, v, darwin)))
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
+
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -31,7 +33,7 @@ func builtTree(t *testing.T) (*harness, *Locker) {
 }
 
 func need(provider string, constraints ...string) Need {
-	return Need{Provider: mustProvider(provider), Constraints: constraints, Root: "root"}
+	return Need{Provider: addrs.MustParseProvider(provider), Constraints: constraints, Root: "root"}
 }
 
 func TestLockRecordsH1PerPlatformAndEveryZH(t *testing.T) {
@@ -77,7 +79,7 @@ func TestLockWithoutPlatformsTakesAllMirrored(t *testing.T) {
 func TestLockHonoursLockedVersion(t *testing.T) {
 	_, l := builtTree(t)
 	n := need("hashicorp/foo", ">= 1.0.0")
-	locked := mustVersion("1.0.0")
+	locked := addrs.MustParseVersion("1.0.0")
 	n.Locked = &locked
 	entry, err := l.Lock(context.Background(), n, mustPlatforms("linux_amd64"))
 	if err != nil || entry.Version.String() != "1.0.0" {
@@ -85,7 +87,7 @@ func TestLockHonoursLockedVersion(t *testing.T) {
 	}
 	n = need("hashicorp/foo", "~> 1.0")
 	for v, want := range map[string]string{"2.0.0": "does not satisfy", "1.5.0": "does not hold"} {
-		bad := mustVersion(v)
+		bad := addrs.MustParseVersion(v)
 		n.Locked = &bad
 		if _, err := l.Lock(context.Background(), n, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("locked %s: err = %v, want %q", v, err, want)
@@ -105,7 +107,7 @@ func TestLockErrors(t *testing.T) {
 	if _, err := l.Lock(ctx, need("hashicorp/absent"), nil); err == nil {
 		t.Error("unknown provider: no error")
 	}
-	sig := filepath.Join(h.root, layout.SignaturePath(mustProvider("hashicorp/foo"), mustVersion("1.1.0")))
+	sig := filepath.Join(h.root, layout.SignaturePath(addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.1.0")))
 	if err := os.WriteFile(sig, []byte("signed-by:evil"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestLockErrors(t *testing.T) {
 
 func TestBuildKeepsProvenance(t *testing.T) {
 	h, _ := builtTree(t)
-	p, v := mustProvider("hashicorp/foo"), mustVersion("1.0.0")
+	p, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0")
 	tree, err := layout.OpenExisting(h.root)
 	if err != nil {
 		t.Fatal(err)
@@ -149,21 +151,21 @@ func TestNeedRequirement(t *testing.T) {
 		t.Fatal(err)
 	}
 	for v, want := range map[string]bool{"1.0.0": false, "1.1.0": true, "1.9.0": true, "2.0.0": false} {
-		if got := req.Allowed.Has(mustVersion(v)); got != want {
+		if got := req.Allowed.Has(addrs.MustParseVersion(v)); got != want {
 			t.Errorf("Allowed.Has(%s) = %v, want %v", v, got, want)
 		}
 	}
 	if req.Newest != 1 {
 		t.Errorf("Newest = %d, want 1 (a configuration installs one version)", req.Newest)
 	}
-	locked := mustVersion("1.0.0")
+	locked := addrs.MustParseVersion("1.0.0")
 	n.Locked = &locked
 	if _, err := n.Requirement(nil); err == nil || !strings.Contains(err.Error(), "does not satisfy") {
 		t.Errorf("contradicting lock: err = %v", err)
 	}
-	locked = mustVersion("1.2.0")
+	locked = addrs.MustParseVersion("1.2.0")
 	req, err = n.Requirement(nil)
-	if err != nil || !req.Allowed.Has(locked) || req.Allowed.Has(mustVersion("1.3.0")) {
+	if err != nil || !req.Allowed.Has(locked) || req.Allowed.Has(addrs.MustParseVersion("1.3.0")) {
 		t.Errorf("locked requirement allows more than the locked version: %v", err)
 	}
 }

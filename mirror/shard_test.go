@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"strings"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
 func TestParseShard(t *testing.T) {
@@ -35,7 +37,7 @@ func TestShardsPartitionPackages(t *testing.T) {
 	for n := 1; n <= 7; n++ {
 		counts := make([]int, n)
 		for _, pkg := range pkgs {
-			p, v, plat := mustProvider(pkg[0]), mustVersion(pkg[1]), mustPlatforms(pkg[2])[0]
+			p, v, plat := addrs.MustParseProvider(pkg[0]), addrs.MustParseVersion(pkg[1]), mustPlatforms(pkg[2])[0]
 			owners := 0
 			for k := 1; k <= n; k++ {
 				if (Shard{Index: k, Count: n}).Owns(p, v, plat) {

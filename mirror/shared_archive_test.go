@@ -16,7 +16,7 @@ import (
 func TestPlatformsWithIdenticalArchives(t *testing.T) {
 	h := newHarness(t)
 	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64", "windows_amd64")
-	p, v := mustProvider("hashicorp/foo"), mustVersion("1.0.0")
+	p, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0")
 	body := makeZip("the same for every platform")
 	var sums strings.Builder
 	for _, plat := range []string{"darwin_arm64", "linux_amd64", "windows_amd64"} {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
 func keyID(name string) string { return strings.ToUpper(hex.EncodeToString([]byte(name))) }
@@ -26,7 +28,7 @@ func TestTrustPolicyResolution(t *testing.T) {
 		"registry.opentofu.org/acme/x": {KeyIDs: []string{"A"}},
 	}
 	for addr, want := range tests {
-		got := policy.For(mustProvider(addr))
+		got := policy.For(addrs.MustParseProvider(addr))
 		if strings.Join(got.KeyIDs, ",") != strings.Join(want.KeyIDs, ",") || got.RefuseExpired != want.RefuseExpired || got.RefuseUnsigned != want.RefuseUnsigned {
 			t.Errorf("For(%s) = %+v, want %+v (the provider rule must win over the namespace rule, which wins over the default)", addr, got, want)
 		}

@@ -151,7 +151,7 @@ func TestBundleOfStoreIsTheDirectoryBundle(t *testing.T) {
 // sees.
 func TestBundleOfStoreWhilePublishing(t *testing.T) {
 	s := newSigner(t)
-	foo, v1 := mustProvider(t, "hashicorp/foo"), mustVersion(t, "1.0.0")
+	foo, v1 := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0")
 	for _, tc := range []struct {
 		name     string
 		at       string // the Open (or "list") before which another build publishes
@@ -193,7 +193,7 @@ func TestBundleOfStoreWhilePublishing(t *testing.T) {
 func TestBundleOfStoreRefusesWhatVanishes(t *testing.T) {
 	site := t.TempDir()
 	publishRelease(t, site, newSigner(t), "foo", "1.0.0", "linux_amd64", "darwin_arm64")
-	p, v := mustProvider(t, "hashicorp/foo"), mustVersion(t, "1.0.0")
+	p, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0")
 	archive := layout.ArchivePath(p, v, addrs.Platform{OS: "darwin", Arch: "arm64"})
 	store := newWatchedStore(t, site)
 	store.before[archive] = func() {
@@ -224,22 +224,4 @@ func TestBundleOfStoreRefusesEmptyStore(t *testing.T) {
 	if _, err := Create(context.Background(), CreateOptions{Mirror: layout.NewTree(store), Out: out}); err == nil || !strings.Contains(err.Error(), ErrEmptyMirror.Error()) {
 		t.Fatalf("err = %v, want ErrEmptyMirror", err)
 	}
-}
-
-func mustProvider(t *testing.T, s string) addrs.Provider {
-	t.Helper()
-	p, err := addrs.ParseProvider(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustVersion(t *testing.T, s string) addrs.Version {
-	t.Helper()
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

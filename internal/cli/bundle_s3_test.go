@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -72,59 +71,6 @@ func (c *s3Counter) takeWrites() []string {
 	return w
 }
 
-// s3Object is what a test compares of an object.
-type s3Object struct {
-	data        string
-	contentType string
-	etag        string
-	modified    string
-}
-
-// bucketFiles returns every object under prefix in bucket, by key
-// relative to the prefix, leaving out tfmirror's private .tfmirror/, read
-// with the server's own SDK client.
-func bucketFiles(t *testing.T, srv *s3test.Server, bucket, prefix string) map[string]s3Object {
-	t.Helper()
-	client := srv.Client(t)
-	out := map[string]s3Object{}
-	pages := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, obj := range page.Contents {
-			key := strings.TrimPrefix(aws.ToString(obj.Key), prefix)
-			if strings.HasPrefix(key, ".tfmirror/") {
-				continue
-			}
-			got, err := client.GetObject(t.Context(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: obj.Key})
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, err := io.ReadAll(got.Body)
-			got.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[key] = s3Object{
-				data: string(data), contentType: aws.ToString(got.ContentType),
-				etag: aws.ToString(got.ETag), modified: aws.ToTime(got.LastModified).String(),
-			}
-		}
-	}
-	return out
-}
-
-// contents is the data of each object.
-func contents(objects map[string]s3Object) map[string]string {
-	out := make(map[string]string, len(objects))
-	for k, o := range objects {
-		out[k] = o.data
-	}
-	return out
-}
-
 // putObject stores data at key with the SDK, bypassing tfmirror (no
 // SHA-256 metadata), as another tool would.
 func putObject(t *testing.T, srv *s3test.Server, bucket, key string, data []byte) {
@@ -144,27 +90,6 @@ func noSecret(t *testing.T, srv *s3test.Server, outputs ...string) {
 			t.Errorf("the secret access key was printed:\n%s", out)
 		}
 	}
-}
-
-// bucketAndSite builds the same mirror (foo 1.0.0 for two platforms) into
-// DIR/site and into s3://mirror/site/ from one download, and returns the
-// origin (with the server's environment), DIR and the bucket's URI.
-func bucketAndSite(t *testing.T, srv *s3test.Server) (origin, string, string) {
-	t.Helper()
-	srv.CreateBucket(t, "mirror")
-	o := newOrigin(t)
-	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64", "darwin_arm64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64", "darwin_arm64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
-	o.environ = append(o.environ, srv.Environ()...)
-	o.environ = append(o.environ, "XDG_CACHE_HOME="+t.TempDir())
-	bucket := srv.URI("mirror", "site/")
-	if code, stdout, stderr := o.run(t, dir, "build", "--out", "site", "--out", bucket); code != ExitOK {
-		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
-	}
-	return o, dir, bucket
 }
 
 // A bucket is bundled exactly as a directory holding the same mirror is,

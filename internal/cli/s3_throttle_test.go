@@ -392,25 +392,7 @@ func TestBuildIntoBucketThrottleTransient(t *testing.T) {
 
 	// The bucket holds exactly the directory's published files.
 	local := publishedFiles(t, filepath.Join(s.dir, "site"))
-	remote := map[string]string{}
-	client := srv.Client(t)
-	listed, err := client.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String("mirror"), Prefix: aws.String("site/")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range listed.Contents {
-		key := strings.TrimPrefix(aws.ToString(obj.Key), "site/")
-		if strings.HasPrefix(key, ".tfmirror/") {
-			continue
-		}
-		out, err := client.GetObject(t.Context(), &s3.GetObjectInput{Bucket: aws.String("mirror"), Key: obj.Key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(out.Body)
-		out.Body.Close()
-		remote[key] = string(data)
-	}
+	remote := contents(bucketFiles(t, srv, "mirror", "site/"))
 	diffSnapshots(t, local, remote)
 	versions := checkBucketResolves(t, srv, "mirror", "site/")
 	if got := versions["registry.opentofu.org/hashicorp/foo"]; !slices.Equal(got, []string{"1.0.0"}) {

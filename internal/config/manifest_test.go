@@ -56,15 +56,6 @@ func mustParse(t *testing.T, src string) *config.Manifest {
 	return m
 }
 
-func mustVersion(t *testing.T, s string) addrs.Version {
-	t.Helper()
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func platforms(ps ...string) []addrs.Platform {
 	var out []addrs.Platform
 	for _, s := range ps {
@@ -120,7 +111,7 @@ func TestParseValidManifest(t *testing.T) {
 	}
 	for _, a := range allowed {
 		r := m.Requirements[a.req]
-		if got := r.Allowed.Has(mustVersion(t, a.version)); got != a.want {
+		if got := r.Allowed.Has(addrs.MustParseVersion(a.version)); got != a.want {
 			t.Errorf("%s allows %s = %v, want %v", r.Provider, a.version, got, a.want)
 		}
 	}
@@ -156,7 +147,7 @@ func TestParseMinimalManifest(t *testing.T) {
 	if got, want := r.Provider.String(), "registry.opentofu.org/hashicorp/aws"; got != want {
 		t.Errorf("provider = %s, want %s", got, want)
 	}
-	if !r.Allowed.Has(mustVersion(t, "1.2.3")) || r.Allowed.Has(mustVersion(t, "1.2.4")) {
+	if !r.Allowed.Has(addrs.MustParseVersion("1.2.3")) || r.Allowed.Has(addrs.MustParseVersion("1.2.4")) {
 		t.Errorf("versions = \"1.2.3\" should allow exactly 1.2.3")
 	}
 	if r.Newest != 0 {

@@ -18,8 +18,8 @@ import (
 )
 
 var (
-	foo = mustProvider("registry.opentofu.org/hashicorp/foo")
-	v1  = mustVersion("1.0.0")
+	foo = addrs.MustParseProvider("registry.opentofu.org/hashicorp/foo")
+	v1  = addrs.MustParseVersion("1.0.0")
 )
 
 // fetcher retries as tfmirror does, but without waiting long.
@@ -27,22 +27,6 @@ func fetcher(c *http.Client) *httpx.Fetcher {
 	p := httpx.DefaultPolicy()
 	p.MinBackoff, p.MaxBackoff = time.Millisecond, time.Millisecond
 	return httpx.NewFetcher(c, p)
-}
-
-func mustProvider(s string) addrs.Provider {
-	p, err := addrs.ParseProvider(s)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
-func mustVersion(s string) addrs.Version {
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
 
 // serveTree writes a small mirror tree and serves it over TLS, with JSON
@@ -114,10 +98,10 @@ func TestClientRequiresJSONContentType(t *testing.T) {
 
 func TestClientErrors(t *testing.T) {
 	c := serveTree(t, "application/json", false)
-	if _, err := c.Versions(context.Background(), mustProvider("hashicorp/absent")); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, err := c.Versions(context.Background(), addrs.MustParseProvider("hashicorp/absent")); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("missing provider: err = %v", err)
 	}
-	if _, err := c.ReadRecord(context.Background(), foo, mustVersion("9.9.9")); err == nil {
+	if _, err := c.ReadRecord(context.Background(), foo, addrs.MustParseVersion("9.9.9")); err == nil {
 		t.Error("missing release: no error")
 	}
 	for _, bad := range []string{"ftp://x/", "not a url", "https://"} {

@@ -31,26 +31,9 @@ import (
 )
 
 var (
-	foo = mustProvider("hashicorp/foo")
-	bar = mustProvider("hashicorp/bar")
+	foo = addrs.MustParseProvider("hashicorp/foo")
+	bar = addrs.MustParseProvider("hashicorp/bar")
 )
-
-func mustProvider(s string) addrs.Provider {
-	p, err := addrs.ParseProvider(s)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
-func mustVersion(t *testing.T, s string) addrs.Version {
-	t.Helper()
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
 
 // backend is a kind of store a tree is pruned in.
 type backend struct {
@@ -212,7 +195,7 @@ func publish(t *testing.T, store layout.Store, p addrs.Provider, versions []stri
 	}()
 	var releases []layout.Release
 	for _, raw := range versions {
-		v := mustVersion(t, raw)
+		v := addrs.MustParseVersion(raw)
 		rel := layout.Release{Provider: p, Version: v, Record: &layout.Record{
 			Provenance: layout.Provenance{Archives: map[string]layout.ProvenanceArchive{}, SigningKeys: []string{}},
 			Signature:  []byte("signature of " + raw),
@@ -246,7 +229,7 @@ func publish(t *testing.T, store layout.Store, p addrs.Provider, versions []stri
 
 // versionFiles are the files a published version has.
 func versionFiles(t *testing.T, p addrs.Provider, raw string, platforms ...string) []string {
-	v := mustVersion(t, raw)
+	v := addrs.MustParseVersion(raw)
 	out := []string{layout.VersionPath(p, v), layout.ProvenancePath(p, v), layout.SumsPath(p, v), layout.SignaturePath(p, v)}
 	for _, name := range platforms {
 		plat, _ := addrs.ParsePlatform(name)
@@ -564,7 +547,7 @@ func TestPruneReversePublishOrder(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		v1, v01 := mustVersion(t, "1.0.0"), mustVersion(t, "0.1.0")
+		v1, v01 := addrs.MustParseVersion("1.0.0"), addrs.MustParseVersion("0.1.0")
 		linux, _ := addrs.ParsePlatform("linux_amd64")
 		darwin, _ := addrs.ParsePlatform("darwin_arm64")
 		want := []string{
@@ -614,7 +597,7 @@ func TestPruneLeavesOtherFilesAlone(t *testing.T) {
 		}
 		// A leftover of an interrupted publication of 3.0.0, which the
 		// manifest selects: a build will list it.
-		v3 := mustVersion(t, "3.0.0")
+		v3 := addrs.MustParseVersion("3.0.0")
 		linux, _ := addrs.ParsePlatform("linux_amd64")
 		unlock, err := store.Lock(t.Context(), time.Minute, layout.Publish)
 		if err != nil {
@@ -671,7 +654,7 @@ func TestPruneLeftoversWaitForGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := mustVersion(t, "0.9.0")
+	v := addrs.MustParseVersion("0.9.0")
 	linux, _ := addrs.ParsePlatform("linux_amd64")
 	if err := store.Put(t.Context(), layout.ArchivePath(foo, v, linux), layout.Content{Data: []byte("half a publication")}); err != nil {
 		t.Fatal(err)

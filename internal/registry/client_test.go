@@ -70,7 +70,7 @@ func testDiscoveryWithRelativeServiceURL(t *testing.T, ca *testca.CA, reg *faker
 	}
 
 	// The discovery result is cached for later calls.
-	if _, err := c.PackageMeta(ctx(t), p, mustVersion(t, "1.0.0"), linuxAMD64); err != nil {
+	if _, err := c.PackageMeta(ctx(t), p, addrs.MustParseVersion("1.0.0"), linuxAMD64); err != nil {
 		t.Fatalf("PackageMeta: %v", err)
 	}
 	want := []string{
@@ -88,7 +88,7 @@ func testPackageMetaAndFetch(t *testing.T, ca *testca.CA, reg *fakeregistry.Regi
 	c := newClient(t, ca, nil, nil)
 	p := provider(fakeHost(reg), "hashicorp", "bar")
 
-	meta, err := c.PackageMeta(ctx(t), p, mustVersion(t, "1.0.0"), addrs.Platform{OS: "darwin", Arch: "arm64"})
+	meta, err := c.PackageMeta(ctx(t), p, addrs.MustParseVersion("1.0.0"), addrs.Platform{OS: "darwin", Arch: "arm64"})
 	if err != nil {
 		t.Fatalf("PackageMeta: %v", err)
 	}
@@ -134,14 +134,14 @@ func testPackageMetaUnsignedAndProtocols(t *testing.T, ca *testca.CA, reg *faker
 	reg.AddWithOptions("acme", "four", "1.0.0", fakeregistry.Options{Protocols: []string{"4.0"}}, "linux_amd64")
 	c := newClient(t, ca, nil, nil)
 
-	meta, err := c.PackageMeta(ctx(t), provider(fakeHost(reg), "acme", "six"), mustVersion(t, "1.0.0"), linuxAMD64)
+	meta, err := c.PackageMeta(ctx(t), provider(fakeHost(reg), "acme", "six"), addrs.MustParseVersion("1.0.0"), linuxAMD64)
 	if err != nil {
 		t.Fatalf("PackageMeta: %v", err)
 	}
 	if len(meta.SigningKeys) != 0 {
 		t.Errorf("SigningKeys = %q, want none", meta.SigningKeys)
 	}
-	_, err = c.PackageMeta(ctx(t), provider(fakeHost(reg), "acme", "four"), mustVersion(t, "1.0.0"), linuxAMD64)
+	_, err = c.PackageMeta(ctx(t), provider(fakeHost(reg), "acme", "four"), addrs.MustParseVersion("1.0.0"), linuxAMD64)
 	wantErrContains(t, err, "plugin protocols 4.0")
 }
 
@@ -157,7 +157,7 @@ func testPackageMetaUnknownPlatform(t *testing.T, ca *testca.CA, reg *fakeregist
 		{"1.0.0", addrs.Platform{OS: "windows", Arch: "amd64"}},
 		{"9.9.9", linuxAMD64},
 	} {
-		_, err := c.PackageMeta(ctx(t), p, mustVersion(t, tt.version), tt.plat)
+		_, err := c.PackageMeta(ctx(t), p, addrs.MustParseVersion(tt.version), tt.plat)
 		if !errors.Is(err, mirror.ErrPlatformUnavailable) {
 			t.Errorf("PackageMeta(%s, %s) error = %v, want ErrPlatformUnavailable", tt.version, tt.plat, err)
 		}
@@ -192,7 +192,7 @@ func testServicesOverrideSkipsDiscovery(t *testing.T, ca *testca.CA, reg *fakere
 			if len(list) != 1 || list[0].String() != "1.0.0" {
 				t.Errorf("versions = %v, want [1.0.0]", list)
 			}
-			meta, err := c.PackageMeta(ctx(t), p, mustVersion(t, "1.0.0"), linuxAMD64)
+			meta, err := c.PackageMeta(ctx(t), p, addrs.MustParseVersion("1.0.0"), linuxAMD64)
 			if err != nil {
 				t.Fatalf("PackageMeta: %v", err)
 			}
@@ -406,7 +406,7 @@ func TestAPIRejectsHTML(t *testing.T) {
 
 	_, err := c.AvailableVersions(ctx(t), p)
 	wantErrContains(t, err, srv.URL+"/v1/acme/foo/versions returned an HTML page instead of JSON")
-	_, err = c.PackageMeta(ctx(t), p, mustVersion(t, "1.0.0"), linuxAMD64)
+	_, err = c.PackageMeta(ctx(t), p, addrs.MustParseVersion("1.0.0"), linuxAMD64)
 	wantErrContains(t, err, srv.URL+"/v1/acme/foo/1.0.0/download/linux/amd64 returned an HTML page instead of JSON")
 }
 
@@ -536,7 +536,7 @@ func TestCredentialsOnlyOnAPIRequests(t *testing.T) {
 			if _, err := c.AvailableVersions(ctx(t), p); err != nil {
 				t.Fatalf("AvailableVersions: %v", err)
 			}
-			meta, err := c.PackageMeta(ctx(t), p, mustVersion(t, "1.0.0"), linuxAMD64)
+			meta, err := c.PackageMeta(ctx(t), p, addrs.MustParseVersion("1.0.0"), linuxAMD64)
 			if err != nil {
 				t.Fatalf("PackageMeta: %v", err)
 			}

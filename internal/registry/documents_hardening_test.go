@@ -29,12 +29,12 @@ func TestHostileDocuments(t *testing.T) {
 
 	// The protocol number overflows every integer type; it used to panic
 	// inside the version library, in a build goroutine.
-	_, err := c.PackageMeta(ctx(t), provider(host, "hashicorp", "huge"), mustVersion(t, "1.0.0"), linuxAMD64)
+	_, err := c.PackageMeta(ctx(t), provider(host, "hashicorp", "huge"), addrs.MustParseVersion("1.0.0"), linuxAMD64)
 	wantErrContains(t, err, "the package speaks plugin protocols 99999999999999999999999")
 
 	// OpenTofu 1.12's packages field announces the archive's size.
 	reg.AnnouncePackages()
-	meta, err := c.PackageMeta(ctx(t), provider(host, "hashicorp", "foo"), mustVersion(t, "1.0.0"), linuxAMD64)
+	meta, err := c.PackageMeta(ctx(t), provider(host, "hashicorp", "foo"), addrs.MustParseVersion("1.0.0"), linuxAMD64)
 	if err != nil {
 		t.Fatalf("PackageMeta: %v", err)
 	}
@@ -66,7 +66,7 @@ func TestPackagesField(t *testing.T) {
 	} {
 		srv := newServer(t, ca, serveJSON(doc(tt.packages)))
 		c := newClient(t, ca, map[addrs.Hostname]map[string]string{srv.Host: {"providers.v1": srv.URL + "/v1/"}}, nil)
-		meta, err := c.PackageMeta(ctx(t), provider(srv.Host, "hashicorp", "foo"), mustVersion(t, "1.0.0"), linuxAMD64)
+		meta, err := c.PackageMeta(ctx(t), provider(srv.Host, "hashicorp", "foo"), addrs.MustParseVersion("1.0.0"), linuxAMD64)
 		if tt.want != "" {
 			wantErrContains(t, err, tt.want)
 			continue

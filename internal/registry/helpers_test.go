@@ -121,15 +121,6 @@ func mustURL(t *testing.T, s string) *url.URL {
 	return u
 }
 
-func mustVersion(t *testing.T, s string) addrs.Version {
-	t.Helper()
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 var linuxAMD64 = addrs.Platform{OS: "linux", Arch: "amd64"}
 
 func ctx(t *testing.T) context.Context {

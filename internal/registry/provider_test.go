@@ -54,7 +54,7 @@ func metaServer(t *testing.T, h http.Handler) (*server, func() (mirror.PackageMe
 	srv := newServer(t, ca, h)
 	c := newClient(t, ca, map[addrs.Hostname]map[string]string{metaHost: {"providers.v1": srv.URL + "/api/v1/providers/"}}, nil)
 	return srv, func() (mirror.PackageMeta, error) {
-		return c.PackageMeta(ctx(t), provider(metaHost, "acme", "foo"), mustVersion(t, "1.0.0"), linuxAMD64)
+		return c.PackageMeta(ctx(t), provider(metaHost, "acme", "foo"), addrs.MustParseVersion("1.0.0"), linuxAMD64)
 	}
 }
 

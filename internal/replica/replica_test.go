@@ -58,14 +58,14 @@ func sha(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }
 // SHA256SUMS (with a manifest line), signature and provenance.
 func publish(t *testing.T, tr *layout.Dir, r release) {
 	t.Helper()
-	p := mustProvider(t, r.provider)
-	v := mustVersion(t, r.version)
+	p := addrs.MustParseProvider(r.provider)
+	v := addrs.MustParseVersion(r.version)
 	rel := layout.Release{Provider: p, Version: v}
 	var sums bytes.Buffer
 	prov := layout.Provenance{Archives: map[string]layout.ProvenanceArchive{}, SigningKeys: []string{}}
 	lines := []string{}
 	for _, ps := range r.platforms {
-		plat := mustPlatform(t, ps)
+		plat := addrs.MustParsePlatform(ps)
 		data := archiveBytes(r, ps)
 		f, err := tr.CreateStaged("a")
 		if err != nil {
@@ -101,33 +101,6 @@ func publish(t *testing.T, tr *layout.Dir, r release) {
 	if err := tr.Publish(rel); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func mustProvider(t *testing.T, s string) addrs.Provider {
-	t.Helper()
-	p, err := addrs.ParseProvider(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustVersion(t *testing.T, s string) addrs.Version {
-	t.Helper()
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func mustPlatform(t *testing.T, s string) addrs.Platform {
-	t.Helper()
-	p, err := addrs.ParsePlatform(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func openTree(t *testing.T) *layout.Dir {
@@ -286,10 +259,10 @@ func TestWriteSignedRelease(t *testing.T) {
 	if diff := cmp.Diff(wantDL, dl); diff != "" {
 		t.Errorf("download document (-want +got):\n%s", diff)
 	}
-	p := mustProvider(t, "hashicorp/foo")
-	v := mustVersion(t, "1.0.0")
+	p := addrs.MustParseProvider("hashicorp/foo")
+	v := addrs.MustParseVersion("1.0.0")
 	for ref, want := range map[string]string{
-		dl.DownloadURL:         layout.ArchivePath(p, v, mustPlatform(t, "darwin_arm64")),
+		dl.DownloadURL:         layout.ArchivePath(p, v, addrs.MustParsePlatform("darwin_arm64")),
 		dl.ShasumsURL:          layout.SumsPath(p, v),
 		dl.ShasumsSignatureURL: layout.SignaturePath(p, v),
 	} {
@@ -403,7 +376,7 @@ func TestWriteLeavesOutWhatNoLongerVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p, v := mustProvider(t, "hashicorp/foo"), mustVersion(t, "2.0.0")
+	p, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("2.0.0")
 	sigPath := tr.Path(layout.SignaturePath(p, v))
 	sig := readFile(t, tr, filepath.ToSlash(layout.SignaturePath(p, v)))
 	sig[len(sig)-1] ^= 1
@@ -447,8 +420,8 @@ func TestWriteLeavesOutWhatNoLongerVerifies(t *testing.T) {
 // archive each leave the package out.
 func TestWriteChecksKeptFiles(t *testing.T) {
 	k := newKey(t)
-	p, v := mustProvider(t, "hashicorp/foo"), mustVersion(t, "1.0.0")
-	linux := mustPlatform(t, "linux_amd64")
+	p, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0")
+	linux := addrs.MustParsePlatform("linux_amd64")
 	for _, tc := range []struct {
 		name    string
 		damage  func(t *testing.T, tr *layout.Dir)

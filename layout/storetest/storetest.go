@@ -448,7 +448,7 @@ func TestReader(t *testing.T, open func(t *testing.T, dir string) layout.Reader)
 			}
 		}
 		// A version the mirror lacks reads as an empty document.
-		doc, err := tree.ReadVersion(t.Context(), first.Provider, mustVersion(t, "9.9.9"))
+		doc, err := tree.ReadVersion(t.Context(), first.Provider, addrs.MustParseVersion("9.9.9"))
 		if err != nil || len(doc.Archives) != 0 {
 			t.Errorf("unknown version: %v, %v; want an empty document", doc, err)
 		}
@@ -476,7 +476,7 @@ func TestReader(t *testing.T, open func(t *testing.T, dir string) layout.Reader)
 	})
 
 	t.Run("ReadRecordUnknownVersion", func(t *testing.T) {
-		rec, err := tree.ReadRecord(t.Context(), first.Provider, mustVersion(t, "9.9.9"))
+		rec, err := tree.ReadRecord(t.Context(), first.Provider, addrs.MustParseVersion("9.9.9"))
 		if !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("ReadRecord = %+v, %v; want an error wrapping fs.ErrNotExist", rec, err)
 		}
@@ -705,15 +705,6 @@ func fileOf(t *testing.T, exp Expect, rel string) File {
 	}
 	t.Fatalf("the fixture has no %s", rel)
 	return File{}
-}
-
-func mustVersion(t *testing.T, s string) addrs.Version {
-	t.Helper()
-	v, err := addrs.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 func sortedKeys[V any](m map[string]V) []string {
