@@ -25,7 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"golang.org/x/net/http/httpproxy"
+
+	"github.com/tfmirror/tfmirror/internal/environ"
 )
 
 // Config is what New needs besides the URI: what library code may not
@@ -122,29 +123,6 @@ const (
 	dialTimeout = 10 * time.Second
 )
 
-// environ is Config.Environ as a map; the last of duplicated keys wins.
-type environ map[string]string
-
-func parseEnviron(kv []string) environ {
-	env := environ{}
-	for _, e := range kv {
-		if k, v, ok := strings.Cut(e, "="); ok && k != "" {
-			env[k] = v
-		}
-	}
-	return env
-}
-
-// first returns the value of the first of keys set to a non-empty value.
-func (e environ) first(keys ...string) string {
-	for _, k := range keys {
-		if v := e[k]; v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // clientConfig is what New builds its client from.
 type clientConfig struct {
 	aws    aws.Config
@@ -154,13 +132,13 @@ type clientConfig struct {
 // loadConfig makes the SDK configuration from c. Error messages name
 // variables, never their values: no credential appears in them.
 func loadConfig(ctx context.Context, c Config) (clientConfig, error) {
-	env := parseEnviron(c.Environ)
+	env := environ.Parse(c.Environ)
 	var opts []func(*config.LoadOptions) error
 
-	if r := env.first("AWS_REGION", "AWS_DEFAULT_REGION"); r != "" {
+	if r := env.First("AWS_REGION", "AWS_DEFAULT_REGION"); r != "" {
 		opts = append(opts, config.WithRegion(r))
 	}
-	if p := env.first("AWS_PROFILE", "AWS_DEFAULT_PROFILE"); p != "" {
+	if p := env.First("AWS_PROFILE", "AWS_DEFAULT_PROFILE"); p != "" {
 		opts = append(opts, config.WithSharedConfigProfile(p))
 	}
 	home := env["HOME"]
@@ -222,7 +200,7 @@ func loadConfig(ctx context.Context, c Config) (clientConfig, error) {
 		return clientConfig{}, errors.New("s3store: Config.CAFile and Config.HTTPClient are exclusive: give the client's transport the CAs")
 	}
 
-	endpoint := env.first("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+	endpoint := env.First("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 	if endpoint != "" {
 		if err := checkEndpoint(endpoint); err != nil {
 			return clientConfig{}, err
@@ -307,7 +285,7 @@ func responseChecksum(v string) (aws.ResponseChecksumValidation, error) {
 // defaultHTTPClient returns the SDK's client with a bounded connect
 // timeout and the CA bundle and proxies of c and env, and the CA bundle's
 // PEM if there is one.
-func defaultHTTPClient(c Config, env environ) (*awshttp.BuildableClient, []byte, error) {
+func defaultHTTPClient(c Config, env environ.Env) (*awshttp.BuildableClient, []byte, error) {
 	caFile, source := c.CAFile, "CA file"
 	if caFile == "" {
 		caFile, source = env["AWS_CA_BUNDLE"], "AWS_CA_BUNDLE"
@@ -330,15 +308,11 @@ func defaultHTTPClient(c Config, env environ) (*awshttp.BuildableClient, []byte,
 			return nil, nil, fmt.Errorf("the %s %s holds no PEM certificate", source, caFile)
 		}
 	}
-	proxy := (&httpproxy.Config{
-		HTTPProxy:  env.first("HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: env.first("HTTPS_PROXY", "https_proxy"),
-		NoProxy:    env.first("NO_PROXY", "no_proxy"),
-	}).ProxyFunc()
+	proxy := env.Proxy()
 	return awshttp.NewBuildableClient().
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
 		WithTransportOptions(func(tr *http.Transport) {
-			tr.Proxy = func(r *http.Request) (*url.URL, error) { return proxy(r.URL) }
+			tr.Proxy = proxy
 			if pool != nil {
 				if tr.TLSClientConfig == nil {
 					tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}

@@ -20,7 +20,6 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/testnet"
 )
 
 // Version is the versitygw release the tests run.
@@ -119,7 +120,7 @@ func start(t testing.TB, certFile, keyFile string) *Server {
 	// may take it before the server does: try a few ports.
 	var lastErr error
 	for range 3 {
-		port, err := freePort()
+		port, err := testnet.FreePort()
 		if err != nil {
 			t.Fatalf("s3test: %v", err)
 		}
@@ -279,16 +280,6 @@ func (s *Server) BucketExists(t testing.TB, name string) bool {
 		}
 	}
 	return false
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	return port, l.Close()
 }
 
 func randomHex(t testing.TB, n int) string {

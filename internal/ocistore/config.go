@@ -1,0 +1,292 @@
+package ocistore
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/tfmirror/tfmirror/internal/environ"
+)
+
+// Config is what New needs besides the destination: what library code may
+// not read itself (the environment) and the client's settings.
+//
+// Credentials for the registry named by the template are, in this order:
+//   - TFMIRROR_OCI_USERNAME and TFMIRROR_OCI_PASSWORD from Environ (both,
+//     or neither; the password may be a registry token);
+//   - the Docker-style config file as Docker and ORAS find it:
+//     $DOCKER_CONFIG/config.json, else $HOME/.docker/config.json, with
+//     its "auths", "credHelpers" and "credsStore" (credential helpers
+//     docker-credential-NAME are run as Docker runs them);
+//   - then, as fallbacks, the containers-auth.json(5) files podman,
+//     skopeo and OpenTofu read: $REGISTRY_AUTH_FILE,
+//     $XDG_RUNTIME_DIR/containers/auth.json and
+//     ${XDG_CONFIG_HOME:-$HOME/.config}/containers/auth.json;
+//   - else none (anonymous).
+//
+// Credentials are only ever given to the template's registry host; a
+// redirect to another origin (scheme, host or port) drops them.
+type Config struct {
+	// Environ is the process environment as the CLI was given it,
+	// "KEY=value" strings; for a duplicated key the last one counts. Read:
+	// the credential variables above, SSL_CERT_FILE (a PEM file replacing
+	// the system certificate store when CAFile is empty), HTTPS_PROXY,
+	// HTTP_PROXY and NO_PROXY (either case).
+	Environ []string
+	// CAFile is a PEM file of the certificate authorities to trust for the
+	// registry instead of the system store.
+	CAFile string
+	// UserAgent is sent with every request; empty: "tfmirror".
+	UserAgent string
+	// Retries is how often a request that failed in a way that may go away
+	// (a connection error, 429, 5xx) is retried, with backoff; an upload
+	// is retried from the start of its file. 0: never.
+	Retries int
+	// ConnectTimeout bounds connecting and the TLS handshake; 0: 15s.
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for response headers once a request
+	// is sent; 0: 60s.
+	HeaderTimeout time.Duration
+	// Parallel is the default of PushOptions.Parallel; 0: 4.
+	Parallel int
+}
+
+// Environment variables of explicit credentials.
+const (
+	EnvUsername = "TFMIRROR_OCI_USERNAME"
+	EnvPassword = "TFMIRROR_OCI_PASSWORD"
+)
+
+const (
+	defaultConnectTimeout = 15 * time.Second
+	defaultHeaderTimeout  = 60 * time.Second
+	defaultParallel       = 4
+	maxRedirects          = 10
+)
+
+// credentialSource resolves the credentials of one registry host.
+type credentialSource struct {
+	registry string // host[:port] of the template
+	explicit *auth.Credential
+	store    credentials.Store
+	// files names where credentials were looked for, for messages.
+	files []string
+}
+
+// newCredentialSource finds the credentials of registry as described on
+// Config.
+func newCredentialSource(registry string, env environ.Env) (*credentialSource, error) {
+	src := &credentialSource{registry: registry}
+	user, pass := env[EnvUsername], env[EnvPassword]
+	switch {
+	case user != "" && pass != "":
+		src.explicit = &auth.Credential{Username: user, Password: pass}
+		src.files = []string{EnvUsername + "/" + EnvPassword}
+		return src, nil
+	case user != "":
+		return nil, fmt.Errorf("%s is set but %s is not", EnvUsername, EnvPassword)
+	case pass != "":
+		return nil, fmt.Errorf("%s is set but %s is not", EnvPassword, EnvUsername)
+	}
+
+	primary := ""
+	if d := env["DOCKER_CONFIG"]; d != "" {
+		primary = filepath.Join(d, "config.json")
+	} else if h := env["HOME"]; h != "" {
+		primary = filepath.Join(h, ".docker", "config.json")
+	}
+	var fallbacks []string
+	if f := env["REGISTRY_AUTH_FILE"]; f != "" {
+		fallbacks = append(fallbacks, f)
+	}
+	if d := env["XDG_RUNTIME_DIR"]; d != "" {
+		fallbacks = append(fallbacks, filepath.Join(d, "containers", "auth.json"))
+	}
+	if d := env.First("XDG_CONFIG_HOME"); d != "" {
+		fallbacks = append(fallbacks, filepath.Join(d, "containers", "auth.json"))
+	} else if h := env["HOME"]; h != "" {
+		fallbacks = append(fallbacks, filepath.Join(h, ".config", "containers", "auth.json"))
+	}
+
+	var stores []credentials.Store
+	for i, path := range append([]string{primary}, fallbacks...) {
+		if path == "" {
+			continue
+		}
+		if i > 0 {
+			if _, err := os.Stat(path); err != nil {
+				continue // a missing fallback file is not worth a message
+			}
+		}
+		st, err := credentials.NewStore(path, credentials.StoreOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("read the Docker-style credentials file %s: %w", path, err)
+		}
+		stores = append(stores, st)
+		src.files = append(src.files, path)
+	}
+	switch len(stores) {
+	case 0:
+	case 1:
+		src.store = stores[0]
+	default:
+		src.store = credentials.NewStoreWithFallbacks(stores[0], stores[1:]...)
+	}
+	return src, nil
+}
+
+// credential is the auth.CredentialFunc of the registry's client: the
+// template's host gets its credentials, any other host (a token realm
+// elsewhere, a redirect target) none.
+func (c *credentialSource) credential(ctx context.Context, hostport string) (auth.Credential, error) {
+	if !c.sameRegistry(hostport) {
+		return auth.EmptyCredential, nil
+	}
+	if c.explicit != nil {
+		return *c.explicit, nil
+	}
+	if c.store == nil {
+		return auth.EmptyCredential, nil
+	}
+	cred, err := credentials.Credential(c.store)(ctx, hostport)
+	if err != nil {
+		// The message of a helper's failure may quote what the helper
+		// printed, never a secret it returned.
+		return auth.EmptyCredential, fmt.Errorf("credentials for %s: %w", hostport, err)
+	}
+	return cred, nil
+}
+
+func (c *credentialSource) sameRegistry(hostport string) bool {
+	if strings.EqualFold(hostport, c.registry) {
+		return true
+	}
+	// oras sends Docker Hub's traffic to registry-1.docker.io.
+	return c.registry == "docker.io" && hostport == "registry-1.docker.io"
+}
+
+// describe says where credentials were looked for, for messages.
+func (c *credentialSource) describe() string {
+	if len(c.files) == 0 {
+		return "no Docker config file (neither DOCKER_CONFIG nor HOME is set) and no " + EnvUsername
+	}
+	return strings.Join(c.files, ", ")
+}
+
+// newHTTPClient is the client under the auth client: the CA store of
+// cfg, proxies of env, bounded connect and header times, retries of
+// what may go away, and redirects that never carry credentials to
+// another origin.
+func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
+	caFile, source := cfg.CAFile, "CA file"
+	if caFile == "" {
+		caFile, source = env["SSL_CERT_FILE"], "SSL_CERT_FILE"
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the %s: %w", source, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("the %s %s holds no PEM certificate", source, caFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	connect := cfg.ConnectTimeout
+	if connect <= 0 {
+		connect = defaultConnectTimeout
+	}
+	header := cfg.HeaderTimeout
+	if header <= 0 {
+		header = defaultHeaderTimeout
+	}
+	proxy := env.Proxy()
+	tr := &http.Transport{
+		Proxy:                 proxy,
+		DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   connect,
+		ResponseHeaderTimeout: header,
+		ExpectContinueTimeout: time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   16,
+		ForceAttemptHTTP2:     true,
+	}
+	policy := &retry.GenericPolicy{
+		Retryable: retryable,
+		Backoff:   retry.DefaultBackoff,
+		MinWait:   200 * time.Millisecond,
+		MaxWait:   5 * time.Second,
+		MaxRetry:  max(cfg.Retries, 0),
+	}
+	return &http.Client{
+		Transport:     &retry.Transport{Base: tr, Policy: func() retry.Policy { return policy }},
+		CheckRedirect: checkRedirect,
+	}, nil
+}
+
+// retryable is oras's default predicate, except that an untrusted
+// certificate stays untrusted.
+func retryable(resp *http.Response, err error) (bool, error) {
+	var cert *tls.CertificateVerificationError
+	if errors.As(err, &cert) {
+		return false, nil
+	}
+	var unknown x509.UnknownAuthorityError
+	if errors.As(err, &unknown) {
+		return false, nil
+	}
+	return retry.DefaultPredicate(resp, err)
+}
+
+// checkRedirect drops the Authorization header once a redirect chain has
+// left the origin (scheme, host and port) of its first request, as
+// oras-go's auth client does too: net/http alone keeps it for a redirect
+// to the same host name on another port, or to a subdomain. A registry
+// sending blob downloads to S3 or a CDN must not receive the registry's
+// token there.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	for _, r := range append(via[1:], req) {
+		if !sameOrigin(via[0].URL, r.URL) {
+			req.Header.Del("Authorization")
+			req.Header.Del("Cookie")
+			break
+		}
+	}
+	return nil
+}
+
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && canonicalHost(a) == canonicalHost(b)
+}
+
+func canonicalHost(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
+}

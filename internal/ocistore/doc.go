@@ -1,0 +1,45 @@
+// Package ocistore is the OCI adapter of tfmirror's destinations: it
+// publishes provider releases into OCI registries in exactly the shape
+// OpenTofu's oci_mirror installation method reads (OpenTofu 1.10 and
+// later), and reads them back. A destination is named by
+// "oci://TEMPLATE", where TEMPLATE is OpenTofu's repository_template
+// (e.g. "registry.example.com/tf/${hostname}/${namespace}/${type}"), or by
+// "oci-layout://DIR", an OCI image layout per repository on disk for
+// carrying into an air gap (DIR/<hostname>/<namespace>/<type>, readable by
+// skopeo's oci: transport and oras --oci-layout).
+//
+// It owns:
+//   - the repository template and the mapping of a provider to its
+//     repository, and of a version to its tag (+ becomes _);
+//   - the artifacts: per version an image index (artifactType
+//     application/vnd.opentofu.provider) under the version's tag, one
+//     image manifest per platform (artifactType
+//     application/vnd.opentofu.provider-target, the OCI empty config, the
+//     byte-identical upstream zip as the single archive/zip layer), and a
+//     provenance artifact referring to the index (the upstream SHA256SUMS,
+//     its signature and the provenance record with the signing keys);
+//     built deterministically, so the same release gives the same digests
+//     on every run and machine;
+//   - how a release is pushed: blobs, then platform manifests, then the
+//     index under the tag, then the provenance artifact; what the
+//     repository already holds is found (HEAD) and never uploaded again;
+//     the index merges the platforms already under the tag; a tag whose
+//     package for a platform differs is refused (a layout.ConflictError)
+//     unless the caller asks for an overwrite;
+//   - the registry client: oras-go's remote repository with its auth
+//     client (Docker-style config files and credential helpers, explicit
+//     credentials from the environment, per-repository token scopes,
+//     credentials never sent to another origin on a redirect), TLS trust
+//     from a CA file or SSL_CERT_FILE, proxies, retries, and errors that
+//     say what went wrong (401, 403, an unreachable registry, an untrusted
+//     certificate, refused media types) and name the provider, version and
+//     repository;
+//   - the OCI image layout: blobs through oras-go's content/oci storage,
+//     index.json written by this package atomically and in a stable
+//     order, under a file lock.
+//
+// It does not decide what to publish, does not download or verify
+// packages (the caller hands it verified, staged archives and the
+// release's record), and does not judge signatures: mirror does that,
+// also for what ReadRecord returns. It knows nothing of the CLI.
+package ocistore

@@ -1,0 +1,593 @@
+package ocistore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2/registry"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// PushOptions say how a push merges with what the repository holds.
+type PushOptions struct {
+	// Policy decides about the kept origin files, as for a tree: under
+	// layout.Refuse (the zero value) a provenance record that differs from
+	// the one the repository keeps for the version (other SHA256SUMS,
+	// signature, signing keys, or another package recorded for a
+	// platform) is a conflict; under layout.Repair the release's record
+	// replaces it (platforms it does not name are kept). Packages are
+	// never replaced under either policy.
+	Policy layout.Policy
+	// Overwrite replaces whatever differs: a platform whose package under
+	// the tag has other bytes, a tag that holds something other than a
+	// provider index, a differing record. Only for a person who decided
+	// that the release's packages are the right ones: clients may have
+	// locked the old ones.
+	Overwrite bool
+	// Parallel bounds concurrent uploads; 0: Config.Parallel.
+	Parallel int
+}
+
+// PushReport counts what a push did.
+type PushReport struct {
+	Repository string
+	Tag        string
+	// Index is the digest of the index under the tag after the push.
+	Index string
+	// BlobsUploaded and BlobsPresent count the blobs (packages, the empty
+	// config, the provenance files) uploaded, and found in the repository
+	// already.
+	BlobsUploaded int
+	BlobsPresent  int
+	// ManifestsPushed and ManifestsPresent count the platform manifests
+	// and the provenance manifest.
+	ManifestsPushed  int
+	ManifestsPresent int
+	// IndexPushed reports whether the tag was written (created, or changed
+	// to add platforms).
+	IndexPushed bool
+	// RecordPushed reports whether a provenance artifact was written.
+	RecordPushed bool
+}
+
+// maxPushAttempts bounds how often a push is planned again because
+// another writer changed the tag meanwhile.
+const maxPushAttempts = 5
+
+// Push publishes a release into its provider's repository, in the order
+// registries require and clients expect: the blobs (each platform's
+// byte-identical archive, streamed from its staged file, and the OCI
+// empty config), then one image manifest per platform, then the index
+// under the version's tag, then the provenance artifact referring to the
+// index (SHA256SUMS, signature and provenance from r.Record, so the
+// release can be verified from the registry alone).
+//
+// Blobs and manifests the repository already holds are found (HEAD) and
+// not uploaded again. The index keeps the platforms (and any other
+// entries) already under the tag and adds the release's; a tag that
+// holds the same package for every platform of the release is left as
+// it is. A platform whose package under the tag has other bytes refuses
+// the whole push before anything is written, with a *layout.ConflictError
+// naming the repository, the tag and both digests, unless
+// opts.Overwrite. The same release gives the same digests on every run.
+//
+// An archive without a staged file (Staged == "") must be in the
+// repository already, named by a zh: hash among its Hashes.
+//
+// Every error names the provider, the version and the repository.
+func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (PushReport, error) {
+	t, name, err := s.open(r.Provider)
+	if err != nil {
+		return PushReport{}, fmt.Errorf("push %s %s: %w", r.Provider, r.Version, err)
+	}
+	ver := r.Version.String()
+	rep := PushReport{Repository: name, Tag: Tag(r.Version)}
+	if err := (registry.Reference{Reference: rep.Tag}).ValidateReferenceAsTag(); err != nil {
+		return rep, s.fail("push", r.Provider, ver, name, fmt.Errorf("the version's tag %q is not a valid OCI tag (letters, digits, _ . -, at most 128 characters): %w", rep.Tag, err))
+	}
+	defer s.lockTag(name + ":" + rep.Tag)()
+	pkgs, err := s.packages(ctx, t, r)
+	if err != nil {
+		return rep, s.fail("push", r.Provider, ver, name, err)
+	}
+	for attempt := 0; ; attempt++ {
+		pl, err := s.plan(ctx, t, name, r, pkgs, opts)
+		if err != nil {
+			return rep, s.fail("push", r.Provider, ver, name, err)
+		}
+		if len(pl.conflicts) > 0 {
+			return rep, s.fail("push", r.Provider, ver, name, &layout.ConflictError{Conflicts: pl.conflicts})
+		}
+		if err := s.execute(ctx, t, pl, opts, &rep); err != nil {
+			return rep, s.fail("push", r.Provider, ver, name, err)
+		}
+		rep.Index = pl.indexDesc.Digest.String()
+		if !pl.indexChanged || s.tmpl == nil {
+			return rep, nil
+		}
+		// A registry has no conditional tag update: another writer may
+		// have written the tag between our read and our write. Check, and
+		// merge again with what it wrote.
+		got, err := t.Resolve(ctx, rep.Tag)
+		if err != nil {
+			return rep, s.fail("push", r.Provider, ver, name, fmt.Errorf("check the tag %s: %w", rep.Tag, err))
+		}
+		if got.Digest == pl.indexDesc.Digest {
+			return rep, nil
+		}
+		if attempt+1 == maxPushAttempts {
+			return rep, s.fail("push", r.Provider, ver, name, fmt.Errorf("another writer keeps changing the tag %s (now %s)", rep.Tag, got.Digest))
+		}
+	}
+}
+
+// pkg is one platform's package to publish.
+type pkg struct {
+	plat     addrs.Platform
+	file     string             // staged archive, "" when in the repository already
+	layer    ocispec.Descriptor // the archive/zip layer
+	manifest []byte
+	entry    ocispec.Descriptor // the manifest's descriptor, as an index entry
+}
+
+// packages describes the release's archives as layers and manifests.
+func (s *Store) packages(ctx context.Context, t target, r layout.Release) ([]pkg, error) {
+	var out []pkg
+	seen := map[addrs.Platform]bool{}
+	for _, a := range r.Archives {
+		if seen[a.Platform] {
+			return nil, fmt.Errorf("the release lists %s twice", a.Platform)
+		}
+		seen[a.Platform] = true
+		d, size, err := archiveDigest(ctx, t, a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.Platform, err)
+		}
+		data, entry, layer, err := platformManifest(r.Provider, r.Version, a.Platform, d, size)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pkg{plat: a.Platform, file: a.Staged, layer: layer, manifest: data, entry: entry})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the release has no archive")
+	}
+	slices.SortFunc(out, func(a, b pkg) int { return strings.Compare(a.plat.String(), b.plat.String()) })
+	return out, nil
+}
+
+// archiveDigest is the sha256 digest and size of an archive: its zh: hash
+// when the caller gave one (the upload is checked against it), else
+// computed from the staged file.
+func archiveDigest(ctx context.Context, t target, a layout.Archive) (digest.Digest, int64, error) {
+	var zh digest.Digest
+	for _, h := range a.Hashes {
+		if d, ok := digestOfZH(h); ok {
+			zh = d
+			break
+		}
+	}
+	if a.Staged == "" {
+		if zh == "" {
+			return "", 0, errors.New("the archive has no staged file and no zh: hash")
+		}
+		size, found, err := t.BlobSize(ctx, ocispec.Descriptor{Digest: zh})
+		if err != nil {
+			return "", 0, err
+		}
+		if !found {
+			return "", 0, fmt.Errorf("the archive has no staged file and the repository does not hold %s: %w", zh, fs.ErrNotExist)
+		}
+		return zh, size, nil
+	}
+	info, err := os.Stat(a.Staged)
+	if err != nil {
+		return "", 0, err
+	}
+	if !info.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("%s is not a regular file", a.Staged)
+	}
+	if zh != "" {
+		return zh, info.Size(), nil
+	}
+	sum, n, err := hashing.HashFile(a.Staged)
+	if err != nil {
+		return "", 0, err
+	}
+	return digest.NewDigestFromBytes(digest.SHA256, sum[:]), n, nil
+}
+
+// pushPlan is what a push writes.
+type pushPlan struct {
+	pkgs         []pkg // packages whose blobs and manifests to push
+	indexData    []byte
+	indexDesc    ocispec.Descriptor
+	indexChanged bool
+	record       *layout.Record // nil: no provenance artifact
+	recordData   []byte
+	recordDesc   ocispec.Descriptor
+	recordBlobs  []blob
+	conflicts    []layout.Conflict
+}
+
+// plan reads what the tag holds and decides what to write.
+func (s *Store) plan(ctx context.Context, t target, name string, r layout.Release, pkgs []pkg, opts PushOptions) (*pushPlan, error) {
+	tag := Tag(r.Version)
+	ref := name + ":" + tag
+	pl := &pushPlan{}
+	conflict := func(format string, args ...any) {
+		pl.conflicts = append(pl.conflicts, layout.Conflict{Path: ref, Message: fmt.Sprintf(format, args...)})
+	}
+
+	var (
+		entries     []ocispec.Descriptor
+		annotations map[string]string
+		oldRecord   *layout.Record
+	)
+	existing, err := t.Resolve(ctx, tag)
+	found := err == nil
+	switch {
+	case isNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("resolve the tag %s: %w", tag, err)
+	}
+	fresh := !found
+	if found {
+		idx, problem, err := s.readIndex(ctx, t, existing)
+		switch {
+		case err != nil:
+			return nil, err
+		case problem != "" && opts.Overwrite:
+			fresh = true
+		case problem != "":
+			conflict("the tag holds %s (%s), not an OpenTofu provider index: tfmirror does not replace it unless told to overwrite", existing.Digest, problem)
+			return pl, nil
+		default:
+			entries, annotations = idx.Manifests, idx.Annotations
+		}
+		if !fresh {
+			rec, found, err := readRecord(ctx, t, existing)
+			switch {
+			case err != nil && !opts.Overwrite:
+				conflict("the provenance kept for the index %s cannot be read: %v", existing.Digest, err)
+			case err == nil && found:
+				oldRecord = &rec
+			}
+		}
+	}
+
+	// Merge the release's packages into the index.
+	changed := fresh
+	for _, p := range pkgs {
+		var same, differ []int // entries of p's platform with p's package, with another
+		var layers []ocispec.Descriptor
+		var readErr error
+		for i, d := range entries {
+			if plat, ok := targetPlatform(d); !ok || plat != p.plat {
+				continue
+			}
+			if d.Digest == p.entry.Digest {
+				same = append(same, i)
+				continue
+			}
+			layer, err := s.layerOf(ctx, t, d)
+			switch {
+			case err == nil && layer.Digest == p.layer.Digest:
+				same = append(same, i) // the same package in another tool's manifest: kept
+			case err != nil:
+				readErr = fmt.Errorf("the tag lists the manifest %s, which cannot be read: %w", d.Digest, err)
+				differ = append(differ, i)
+			default:
+				layers = append(layers, layer)
+				differ = append(differ, i)
+			}
+		}
+		switch {
+		case len(same)+len(differ) == 0:
+			entries = append(entries, p.entry)
+			pl.pkgs = append(pl.pkgs, p)
+			changed = true
+		case len(differ) == 0 && len(same) == 1:
+			// Published already.
+		case opts.Overwrite:
+			drop := append(same, differ...)
+			kept := entries[:0:0]
+			for i, d := range entries {
+				if !slices.Contains(drop, i) {
+					kept = append(kept, d)
+				}
+			}
+			entries = append(kept, p.entry)
+			pl.pkgs = append(pl.pkgs, p)
+			changed = true
+		case len(differ) == 0:
+			conflict("%s: the tag lists the platform %d times, which OpenTofu refuses as ambiguous", p.plat, len(same))
+		case len(layers) > 0:
+			conflict("%s: the tag holds the package %s, the release brings %s: tfmirror never replaces a published package, "+
+				"clients may have locked it; remove the tag first, or overwrite, if the new one is right",
+				p.plat, layers[0].Digest, p.layer.Digest)
+		default:
+			conflict("%s: %v; the release brings the package %s", p.plat, readErr, p.layer.Digest)
+		}
+	}
+
+	// The record.
+	rec, recConflicts := mergeRecord(oldRecord, r.Record, opts)
+	for _, c := range recConflicts {
+		conflict("%s", c)
+	}
+	if len(pl.conflicts) > 0 {
+		return pl, nil
+	}
+
+	if changed {
+		if pl.indexData, pl.indexDesc, err = encodeIndex(entries, annotations); err != nil {
+			return nil, err
+		}
+		pl.indexChanged = !found || pl.indexDesc.Digest != existing.Digest
+	} else {
+		pl.indexDesc = existing
+	}
+	if rec != nil {
+		pl.record = rec
+		pl.recordData, pl.recordDesc, pl.recordBlobs, err = provenanceArtifact(r.Provider, r.Version, *rec, pl.indexDesc)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return pl, nil
+}
+
+// readIndex reads the index under a tag; problem says why it is not an
+// OpenTofu provider index.
+func (s *Store) readIndex(ctx context.Context, t target, desc ocispec.Descriptor) (ocispec.Index, string, error) {
+	if desc.MediaType != ocispec.MediaTypeImageIndex {
+		return ocispec.Index{}, fmt.Sprintf("a %q", desc.MediaType), nil
+	}
+	data, err := fetchManifest(ctx, t, desc)
+	if err != nil {
+		return ocispec.Index{}, "", fmt.Errorf("read the index %s: %w", desc.Digest, err)
+	}
+	idx, err := decodeIndex(data)
+	if err != nil {
+		return ocispec.Index{}, err.Error(), nil
+	}
+	return idx, "", nil
+}
+
+// layerOf returns the package layer of a platform's manifest.
+func (s *Store) layerOf(ctx context.Context, t target, entry ocispec.Descriptor) (ocispec.Descriptor, error) {
+	data, err := fetchManifest(ctx, t, entry)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	return zipLayer(data)
+}
+
+// mergeRecord merges the release's record into the one kept, as
+// layout.Policy does for a tree.
+func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []string) {
+	switch {
+	case add == nil && old == nil:
+		return nil, nil
+	case add == nil:
+		return old, nil
+	case old == nil:
+		out := *add
+		out.Provenance.Archives = maps.Clone(add.Provenance.Archives)
+		if out.Provenance.Archives == nil {
+			out.Provenance.Archives = map[string]layout.ProvenanceArchive{}
+		}
+		return &out, nil
+	}
+	refuse := opts.Policy == layout.Refuse && !opts.Overwrite
+	var conflicts []string
+	out := *old
+	out.Provenance.Archives = maps.Clone(old.Provenance.Archives)
+	if out.Provenance.Archives == nil {
+		out.Provenance.Archives = map[string]layout.ProvenanceArchive{}
+	}
+	if !bytes.Equal(old.Sums, add.Sums) {
+		if refuse {
+			conflicts = append(conflicts, "the registry keeps other SHA256SUMS for this release than the publication brings")
+		}
+		out.Sums = add.Sums
+	}
+	switch {
+	case add.Signature == nil && old.Signature != nil:
+		if !refuse {
+			out.Signature = nil // Repair: the release has none now
+		}
+	case old.Signature == nil:
+		out.Signature = add.Signature // kept where there was none
+	case !bytes.Equal(old.Signature, add.Signature):
+		if refuse {
+			conflicts = append(conflicts, "the registry keeps another signature of SHA256SUMS for this release than the publication brings")
+		}
+		out.Signature = add.Signature
+	}
+	keys := add.Provenance.SigningKeys
+	if keys == nil {
+		keys = []string{}
+	}
+	oldKeys := old.Provenance.SigningKeys
+	if oldKeys == nil {
+		oldKeys = []string{}
+	}
+	if old.Provenance.KeyID != add.Provenance.KeyID || !slices.Equal(oldKeys, keys) {
+		if refuse {
+			conflicts = append(conflicts, fmt.Sprintf("the release was verified with other signing keys in the registry (key %q) than in the publication (key %q)",
+				old.Provenance.KeyID, add.Provenance.KeyID))
+		}
+	}
+	out.Provenance.KeyID, out.Provenance.SigningKeys = add.Provenance.KeyID, keys
+	for _, plat := range slices.Sorted(maps.Keys(add.Provenance.Archives)) {
+		a := add.Provenance.Archives[plat]
+		if d, ok := old.Provenance.Archives[plat]; ok && d != a && refuse {
+			conflicts = append(conflicts, fmt.Sprintf("%s: the registry records another package (%s) than the publication (%s)", plat, d.H1, a.H1))
+		}
+		out.Provenance.Archives[plat] = a
+	}
+	return &out, conflicts
+}
+
+// execute writes a plan: blobs, manifests, the index, the record.
+func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOptions, rep *PushReport) error {
+	parallel := opts.Parallel
+	if parallel <= 0 {
+		parallel = s.cfg.Parallel
+	}
+	if parallel <= 0 {
+		parallel = defaultParallel
+	}
+	type upload struct {
+		desc ocispec.Descriptor
+		file string
+		data []byte
+	}
+	var uploads []upload
+	seen := map[digest.Digest]bool{}
+	add := func(u upload) {
+		if !seen[u.desc.Digest] {
+			seen[u.desc.Digest] = true
+			uploads = append(uploads, u)
+		}
+	}
+	if len(pl.pkgs) > 0 || pl.record != nil {
+		empty := ocispec.DescriptorEmptyJSON
+		add(upload{desc: ocispec.Descriptor{MediaType: empty.MediaType, Digest: empty.Digest, Size: empty.Size}, data: empty.Data})
+	}
+	for _, p := range pl.pkgs {
+		add(upload{desc: ocispec.Descriptor{MediaType: p.layer.MediaType, Digest: p.layer.Digest, Size: p.layer.Size}, file: p.file})
+	}
+	for _, b := range pl.recordBlobs {
+		add(upload{desc: ocispec.Descriptor{MediaType: b.desc.MediaType, Digest: b.desc.Digest, Size: b.desc.Size}, data: b.data})
+	}
+
+	// 1. Blobs.
+	var uploaded, present atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for _, u := range uploads {
+		g.Go(func() error {
+			ok, err := t.Exists(gctx, u.desc)
+			if err != nil {
+				return fmt.Errorf("check blob %s: %w", u.desc.Digest, err)
+			}
+			if ok {
+				present.Add(1)
+				return nil
+			}
+			if u.file == "" && u.data == nil {
+				return fmt.Errorf("blob %s: not in the repository, and no staged file: %w", u.desc.Digest, fs.ErrNotExist)
+			}
+			if err := s.pushBlob(gctx, t, u.desc, u.file, u.data); err != nil {
+				return fmt.Errorf("upload blob %s: %w", u.desc.Digest, err)
+			}
+			uploaded.Add(1)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	rep.BlobsUploaded += int(uploaded.Load())
+	rep.BlobsPresent += int(present.Load())
+
+	// 2. The platforms' manifests.
+	var pushed, there atomic.Int64
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for _, p := range pl.pkgs {
+		g.Go(func() error {
+			ok, err := t.Exists(gctx, p.entry)
+			if err != nil {
+				return fmt.Errorf("check the %s manifest %s: %w", p.plat, p.entry.Digest, err)
+			}
+			if ok {
+				there.Add(1)
+				return nil
+			}
+			desc := ocispec.Descriptor{MediaType: p.entry.MediaType, Digest: p.entry.Digest, Size: p.entry.Size}
+			if err := t.Push(gctx, desc, bytes.NewReader(p.manifest)); err != nil {
+				return fmt.Errorf("push the %s manifest %s: %w", p.plat, p.entry.Digest, err)
+			}
+			pushed.Add(1)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	rep.ManifestsPushed += int(pushed.Load())
+	rep.ManifestsPresent += int(there.Load())
+
+	// 3. The index, under the tag.
+	if pl.indexChanged {
+		if err := t.PushTagged(ctx, pl.indexDesc, pl.indexData, rep.Tag); err != nil {
+			return fmt.Errorf("push the index %s as %s: %w", pl.indexDesc.Digest, rep.Tag, err)
+		}
+		rep.IndexPushed = true
+	}
+
+	// 4. The provenance artifact, referring to the index.
+	if pl.record != nil {
+		ok, err := t.Exists(ctx, pl.recordDesc)
+		if err != nil {
+			return fmt.Errorf("check the provenance manifest %s: %w", pl.recordDesc.Digest, err)
+		}
+		if ok {
+			rep.ManifestsPresent++
+			return nil
+		}
+		if err := t.PushReferrer(ctx, pl.recordDesc, pl.recordData, pl.indexDesc); err != nil {
+			return fmt.Errorf("push the provenance manifest %s: %w", pl.recordDesc.Digest, err)
+		}
+		rep.ManifestsPushed++
+		rep.RecordPushed = true
+	}
+	return nil
+}
+
+// pushBlob uploads a blob from a file (streamed, never held in memory) or
+// from memory, retrying from the start what may go away.
+func (s *Store) pushBlob(ctx context.Context, t target, desc ocispec.Descriptor, file string, data []byte) error {
+	for attempt := 0; ; attempt++ {
+		var err error
+		if file != "" {
+			var f *os.File
+			if f, err = os.Open(file); err != nil {
+				return err
+			}
+			err = t.Push(ctx, desc, f)
+			_ = f.Close()
+		} else {
+			err = t.Push(ctx, desc, bytes.NewReader(data))
+		}
+		if err == nil || attempt >= s.cfg.Retries || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		timer := time.NewTimer(min(250*time.Millisecond<<attempt, 5*time.Second))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+}

@@ -1,0 +1,586 @@
+package ocistore
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/environ"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// URI schemes of the destinations New opens.
+const (
+	SchemeRegistry = "oci://"
+	SchemeLayout   = "oci-layout://"
+)
+
+// Store is an OCI destination: the repositories of a registry that a
+// repository template names, or OCI image layouts in a directory. It is
+// safe for concurrent use.
+type Store struct {
+	location string
+	cfg      Config
+	env      environ.Env
+
+	tmpl *repoTemplate // oci://
+	dir  string        // oci-layout://
+
+	http      *http.Client
+	userAgent string
+
+	mu      sync.Mutex
+	clients map[string]*registryClient // by registry host
+	targets map[string]target          // by repository
+	owners  map[string]addrs.Provider  // repository -> the provider it holds
+	tags    map[string]*sync.Mutex     // "repository:tag" -> held by its push
+}
+
+// registryClient is the auth client of one registry host, shared by its
+// repositories: one token cache (tokens are cached per scope, so each
+// repository gets its own pull/push token), one credential source.
+type registryClient struct {
+	auth  *auth.Client
+	creds *credentialSource
+}
+
+// IsURI reports whether ref names an OCI destination.
+func IsURI(ref string) bool {
+	return strings.HasPrefix(ref, SchemeRegistry) || strings.HasPrefix(ref, SchemeLayout)
+}
+
+// New opens an OCI destination:
+//   - "oci://TEMPLATE", where TEMPLATE is exactly OpenTofu's
+//     repository_template (see repoTemplate for what is accepted), e.g.
+//     "registry.example.com/tf/${hostname}/${namespace}/${type}";
+//   - "oci-layout://DIR": an OCI image layout for each provider in
+//     DIR/<hostname>/<namespace>/<type> (created when first pushed to),
+//     so that skopeo reads oci:DIR/<hostname>/<namespace>/<type>:TAG and
+//     oras --oci-layout DIR/<hostname>/<namespace>/<type>:TAG.
+//
+// Nothing is contacted or created until it is needed.
+func New(_ context.Context, ref string, cfg Config) (*Store, error) {
+	s := &Store{
+		cfg:       cfg,
+		env:       environ.Parse(cfg.Environ),
+		clients:   map[string]*registryClient{},
+		targets:   map[string]target{},
+		owners:    map[string]addrs.Provider{},
+		tags:      map[string]*sync.Mutex{},
+		userAgent: cfg.UserAgent,
+	}
+	if s.userAgent == "" {
+		s.userAgent = "tfmirror"
+	}
+	switch {
+	case strings.HasPrefix(ref, SchemeRegistry):
+		raw := strings.TrimPrefix(ref, SchemeRegistry)
+		t, err := parseTemplate(raw)
+		if err != nil {
+			return nil, err
+		}
+		s.tmpl = t
+		s.location = SchemeRegistry + raw
+		if s.http, err = newHTTPClient(cfg, s.env); err != nil {
+			return nil, err
+		}
+	case strings.HasPrefix(ref, SchemeLayout):
+		dir := strings.TrimPrefix(ref, SchemeLayout)
+		if dir == "" {
+			return nil, fmt.Errorf("invalid OCI layout destination %q: no directory (oci-layout://DIR)", ref)
+		}
+		s.dir = filepath.Clean(dir)
+		s.location = SchemeLayout + dir
+	default:
+		return nil, fmt.Errorf("invalid OCI destination %q: want oci://REPOSITORY_TEMPLATE or oci-layout://DIR", ref)
+	}
+	return s, nil
+}
+
+// Location names the destination in messages: the URI it was opened with.
+// It never holds a secret.
+func (s *Store) Location() string { return s.location }
+
+// IsLayout reports whether the destination is an OCI image layout.
+func (s *Store) IsLayout() bool { return s.tmpl == nil }
+
+// Repository returns the repository holding a provider: "host/path" in a
+// registry, as the template gives it for the provider (exactly the
+// repository OpenTofu's oci_mirror reads), or the layout's directory. An
+// address the template turns into an invalid repository name, or into the
+// repository of another provider, is an error naming both.
+func (s *Store) Repository(p addrs.Provider) (string, error) {
+	name, _, _, err := s.repository(p)
+	return name, err
+}
+
+// repository returns the repository's name, its registry host and path
+// (for a registry), and records which provider it holds.
+func (s *Store) repository(p addrs.Provider) (name, host, path string, err error) {
+	if s.tmpl == nil {
+		// The provider address parts are valid path components:
+		// addrs.ParseProvider refuses anything else.
+		name = filepath.Join(s.dir, p.Hostname.String(), p.Namespace, p.Type)
+	} else {
+		rendered := s.tmpl.render(p)
+		host, path, err = splitRepository(rendered)
+		if err != nil {
+			return "", "", "", fmt.Errorf("provider %s: the repository template %q gives %q, which is not a valid OCI repository address "+
+				"(lowercase letters, digits and the separators . _ - / only): %w", p, s.tmpl.raw, rendered, err)
+		}
+		name = host + "/" + path
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.owners[name]; ok && other != p {
+		return "", "", "", fmt.Errorf("the repository template %q gives the same repository %s for %s and %s: "+
+			"use ${hostname}, ${namespace} and ${type} so that each provider has its own", s.templateText(), name, other, p)
+	}
+	s.owners[name] = p
+	return name, host, path, nil
+}
+
+func (s *Store) templateText() string {
+	if s.tmpl == nil {
+		return "${hostname}/${namespace}/${type}"
+	}
+	return s.tmpl.raw
+}
+
+// open returns the repository of p.
+func (s *Store) open(p addrs.Provider) (target, string, error) {
+	name, host, path, err := s.repository(p)
+	if err != nil {
+		return nil, "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.targets[name]; ok {
+		return t, name, nil
+	}
+	var t target
+	if s.tmpl == nil {
+		t = &layoutTarget{root: name}
+	} else {
+		client, err := s.clientLocked(host)
+		if err != nil {
+			return nil, "", err
+		}
+		repo, err := remote.NewRepository(host + "/" + path)
+		if err != nil {
+			return nil, "", fmt.Errorf("provider %s: repository %s: %w", p, name, err)
+		}
+		repo.Client = client.auth
+		// A registry without the referrers API keeps referrers in a
+		// "sha256-<hex>" tag; replaced referrer indexes are left for the
+		// registry's garbage collection rather than deleted (many
+		// registries do not allow deletes).
+		repo.SkipReferrersGC = true
+		t = &remoteTarget{repo: repo}
+	}
+	s.targets[name] = t
+	return t, name, nil
+}
+
+// lockTag serializes the pushes of one tag within the process.
+func (s *Store) lockTag(ref string) func() {
+	s.mu.Lock()
+	l, ok := s.tags[ref]
+	if !ok {
+		l = new(sync.Mutex)
+		s.tags[ref] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// clientLocked returns the auth client of a registry host.
+func (s *Store) clientLocked(host string) (*registryClient, error) {
+	if c, ok := s.clients[host]; ok {
+		return c, nil
+	}
+	creds, err := newCredentialSource(host, s.env)
+	if err != nil {
+		return nil, err
+	}
+	c := &registryClient{
+		creds: creds,
+		auth: &auth.Client{
+			Client:     s.http,
+			Header:     http.Header{"User-Agent": {s.userAgent}},
+			Cache:      auth.NewCache(),
+			Credential: creds.credential,
+		},
+	}
+	s.clients[host] = c
+	return c, nil
+}
+
+// fail wraps err for an operation on p's repository, explaining what the
+// registry answered.
+func (s *Store) fail(op string, p addrs.Provider, version, repo string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	kind := classify(err)
+	if errors.Is(kind, ErrNoCredentials) || errors.Is(kind, ErrUnauthorized) {
+		if host, ok := s.hostOf(repo); ok {
+			s.mu.Lock()
+			c := s.clients[host]
+			s.mu.Unlock()
+			if c != nil {
+				err = fmt.Errorf("%w (credentials for %s were looked for in: %s)", err, host, c.creds.describe())
+			}
+		}
+	}
+	return &Error{Op: op, Provider: p, Version: version, Repository: repo, Kind: kind, Err: err}
+}
+
+func (s *Store) hostOf(repo string) (string, bool) {
+	if s.tmpl == nil {
+		return "", false
+	}
+	host, _, ok := strings.Cut(repo, "/")
+	return host, ok
+}
+
+// Ping checks that the registry holding p's repository answers and
+// accepts the credentials (GET /v2/, as OpenTofu does before it reads),
+// so a command can fail early. A layout needs no check.
+func (s *Store) Ping(ctx context.Context, p addrs.Provider) error {
+	if s.tmpl == nil {
+		return nil
+	}
+	name, host, _, err := s.repository(p)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	client, err := s.clientLocked(host)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	reg, err := remote.NewRegistry(host)
+	if err != nil {
+		return err
+	}
+	reg.Client = client.auth
+	if err := reg.Ping(ctx); err != nil {
+		return s.fail("reach the registry of", p, "", name, err)
+	}
+	return nil
+}
+
+// Versions lists the versions whose tags the provider's repository holds:
+// tags that are the canonical tag of a version (VersionOfTag), sorted. A
+// repository that does not exist or holds no version is an error wrapping
+// layout.ErrNotInMirror, as for a tree.
+func (s *Store) Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	t, name, err := s.open(p)
+	if err != nil {
+		return nil, fmt.Errorf("list the versions of %s: %w", p, err)
+	}
+	tags, err := t.Tags(ctx)
+	if isNotFound(err) {
+		return nil, s.fail("list the versions of", p, "", name, fmt.Errorf("%w: %w", layout.ErrNotInMirror, err))
+	}
+	if err != nil {
+		return nil, s.fail("list the versions of", p, "", name, err)
+	}
+	var out addrs.VersionList
+	for _, tag := range tags {
+		if v, ok := VersionOfTag(tag); ok {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, s.fail("list the versions of", p, "", name, fmt.Errorf("%w: no tag is a version", layout.ErrNotInMirror))
+	}
+	out.Sort()
+	return out, nil
+}
+
+// Release is what a repository holds for a version.
+type Release struct {
+	Provider   addrs.Provider
+	Version    addrs.Version
+	Repository string
+	Tag        string
+	// Index is the digest of the image index under the tag.
+	Index string
+	// Archives are the platforms' packages, sorted by platform.
+	Archives []Archive
+}
+
+// Archive is one platform's package in a registry.
+type Archive struct {
+	Platform addrs.Platform
+	// Digest is the layer's digest, "sha256:<hex>"; ZH is the same as the
+	// package's zh: hash.
+	Digest string
+	ZH     hashing.Hash
+	Size   int64
+	// Manifest is the digest of the platform's image manifest.
+	Manifest string
+	// Filename is the layer's org.opencontainers.image.title, "" if none.
+	Filename string
+}
+
+// Archive returns the package of a platform, if the release has it.
+func (r Release) Archive(plat addrs.Platform) (Archive, bool) {
+	for _, a := range r.Archives {
+		if a.Platform == plat {
+			return a, true
+		}
+	}
+	return Archive{}, false
+}
+
+// Release describes what the repository holds under the version's tag,
+// read as OpenTofu reads it: per platform the package's digest and size.
+// found is false when the tag does not exist. A tag that holds something
+// OpenTofu cannot install from is an error wrapping ErrNotProvider.
+func (s *Store) Release(ctx context.Context, p addrs.Provider, v addrs.Version) (Release, bool, error) {
+	t, name, err := s.open(p)
+	if err != nil {
+		return Release{}, false, fmt.Errorf("read %s %s: %w", p, v, err)
+	}
+	tag := Tag(v)
+	desc, err := t.Resolve(ctx, tag)
+	if isNotFound(err) {
+		return Release{}, false, nil
+	}
+	if err != nil {
+		return Release{}, false, s.fail("read", p, v.String(), name, err)
+	}
+	rel, err := readRelease(ctx, t, desc)
+	if err != nil {
+		return Release{}, false, s.fail("read", p, v.String(), name+":"+tag, err)
+	}
+	rel.Provider, rel.Version, rel.Repository, rel.Tag = p, v, name, tag
+	return rel, true, nil
+}
+
+// shapeError marks an error about what a tag holds.
+func shapeError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotProvider, fmt.Sprintf(format, args...))
+}
+
+// readRelease reads the index desc names and its platforms' manifests.
+func readRelease(ctx context.Context, t target, desc ocispec.Descriptor) (Release, error) {
+	if desc.MediaType != ocispec.MediaTypeImageIndex {
+		return Release{}, shapeError("the tag names a %q, not an image index", desc.MediaType)
+	}
+	data, err := fetchManifest(ctx, t, desc)
+	if err != nil {
+		return Release{}, err
+	}
+	idx, err := decodeIndex(data)
+	if err != nil {
+		return Release{}, shapeError("%v", err)
+	}
+	rel := Release{Index: desc.Digest.String()}
+	seen := map[addrs.Platform]bool{}
+	for _, entry := range idx.Manifests {
+		plat, ok := targetPlatform(entry)
+		if !ok {
+			continue // OpenTofu ignores it too
+		}
+		if seen[plat] {
+			return Release{}, shapeError("the index lists %s twice (OpenTofu refuses an ambiguous index)", plat)
+		}
+		seen[plat] = true
+		mdata, err := fetchManifest(ctx, t, entry)
+		if err != nil {
+			return Release{}, fmt.Errorf("%s: %w", plat, err)
+		}
+		layer, err := zipLayer(mdata)
+		if err != nil {
+			return Release{}, shapeError("%s: %v", plat, err)
+		}
+		rel.Archives = append(rel.Archives, Archive{
+			Platform: plat,
+			Digest:   layer.Digest.String(),
+			ZH:       zhOf(layer.Digest),
+			Size:     layer.Size,
+			Manifest: entry.Digest.String(),
+			Filename: layer.Annotations[ocispec.AnnotationTitle],
+		})
+	}
+	if len(rel.Archives) == 0 {
+		return Release{}, shapeError("the index lists no %s manifest with a platform", ArtifactTypeProviderTarget)
+	}
+	slices.SortFunc(rel.Archives, func(a, b Archive) int { return strings.Compare(a.Platform.String(), b.Platform.String()) })
+	return rel, nil
+}
+
+// OpenArchive streams a platform's package from the repository. Reading
+// fails, instead of ending, if the bytes are not the layer's size and
+// digest. A missing tag or platform is an error wrapping fs.ErrNotExist.
+func (s *Store) OpenArchive(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (io.ReadCloser, error) {
+	rel, found, err := s.Release(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	t, name, err := s.open(p)
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", p, v, err)
+	}
+	if !found {
+		return nil, s.fail("read", p, v.String(), name, fmt.Errorf("no tag %s: %w", Tag(v), fs.ErrNotExist))
+	}
+	a, ok := rel.Archive(plat)
+	if !ok {
+		return nil, s.fail("read", p, v.String(), name+":"+rel.Tag, fmt.Errorf("no package for %s: %w", plat, fs.ErrNotExist))
+	}
+	desc := ocispec.Descriptor{MediaType: MediaTypeZip, Digest: digest.Digest(a.Digest), Size: a.Size}
+	rc, err := t.Fetch(ctx, desc)
+	if err != nil {
+		return nil, s.fail("read", p, v.String(), name, fmt.Errorf("%s package %s: %w", plat, a.Digest, err))
+	}
+	return &verifyingReader{rc: rc, h: sha256.New(), want: desc, what: fmt.Sprintf("%s %s %s package in %s", p, v, plat, name)}, nil
+}
+
+// ErrDigestMismatch means content read from a repository is not what its
+// descriptor says.
+var ErrDigestMismatch = errors.New("content does not match its digest")
+
+// verifyingReader checks a blob's size and digest as it is read: the
+// read that would end it returns an error instead of io.EOF when they
+// differ.
+type verifyingReader struct {
+	rc   io.ReadCloser
+	h    hash.Hash
+	n    int64
+	want ocispec.Descriptor
+	what string
+	err  error
+}
+
+func (r *verifyingReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	n, err := r.rc.Read(p)
+	r.n += int64(n)
+	r.h.Write(p[:n])
+	if r.n > r.want.Size {
+		r.err = fmt.Errorf("%s: more than the %d bytes of %s: %w", r.what, r.want.Size, r.want.Digest, ErrDigestMismatch)
+		return n, r.err
+	}
+	if errors.Is(err, io.EOF) {
+		got := digest.NewDigestFromBytes(digest.SHA256, r.h.Sum(nil))
+		switch {
+		case r.n != r.want.Size:
+			r.err = fmt.Errorf("%s: %d bytes, want %d: %w", r.what, r.n, r.want.Size, io.ErrUnexpectedEOF)
+			return n, r.err
+		case got != r.want.Digest:
+			r.err = fmt.Errorf("%s: read %s, want %s: %w", r.what, got, r.want.Digest, ErrDigestMismatch)
+			return n, r.err
+		}
+	}
+	return n, err
+}
+
+func (r *verifyingReader) Close() error { return r.rc.Close() }
+
+// ReadRecord returns the release's record kept in the registry: the
+// provenance artifact referring to the version's index, with the upstream
+// SHA256SUMS, its signature and the provenance (signing keys, h1 and zh
+// hashes per platform). A version without one is an error wrapping
+// fs.ErrNotExist, as for a tree. The record is returned as kept; whether
+// it is trusted is the caller's decision.
+func (s *Store) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error) {
+	t, name, err := s.open(p)
+	if err != nil {
+		return layout.Record{}, fmt.Errorf("read the provenance of %s %s: %w", p, v, err)
+	}
+	tag := Tag(v)
+	desc, err := t.Resolve(ctx, tag)
+	if isNotFound(err) {
+		return layout.Record{}, s.fail("read the provenance of", p, v.String(), name, fmt.Errorf("no tag %s: %w", tag, fs.ErrNotExist))
+	}
+	if err != nil {
+		return layout.Record{}, s.fail("read the provenance of", p, v.String(), name, err)
+	}
+	rec, found, err := readRecord(ctx, t, desc)
+	if err != nil {
+		return layout.Record{}, s.fail("read the provenance of", p, v.String(), name+":"+tag, err)
+	}
+	if !found {
+		return layout.Record{}, s.fail("read the provenance of", p, v.String(), name+":"+tag,
+			fmt.Errorf("no %s artifact refers to the index %s: %w", ArtifactTypeProvenance, desc.Digest, fs.ErrNotExist))
+	}
+	return rec, nil
+}
+
+// readRecord reads the provenance artifact referring to index, if there
+// is one.
+func readRecord(ctx context.Context, t target, index ocispec.Descriptor) (layout.Record, bool, error) {
+	refs, err := t.Referrers(ctx, index, ArtifactTypeProvenance)
+	if err != nil {
+		return layout.Record{}, false, fmt.Errorf("list the referrers of %s: %w", index.Digest, err)
+	}
+	switch len(refs) {
+	case 0:
+		return layout.Record{}, false, nil
+	case 1:
+	default:
+		var ds []string
+		for _, r := range refs {
+			ds = append(ds, r.Digest.String())
+		}
+		slices.Sort(ds)
+		return layout.Record{}, false, fmt.Errorf("%d provenance artifacts refer to the index %s (%s); expected one", len(refs), index.Digest, strings.Join(ds, ", "))
+	}
+	data, err := fetchManifest(ctx, t, refs[0])
+	if err != nil {
+		return layout.Record{}, false, err
+	}
+	sums, sig, prov, err := decodeProvenanceManifest(data)
+	if err != nil {
+		return layout.Record{}, false, err
+	}
+	read := func(d ocispec.Descriptor, limit int64) ([]byte, error) {
+		if d.Size > limit || d.Size < 0 {
+			return nil, fmt.Errorf("%s layer %s has %d bytes, more than %d", d.MediaType, d.Digest, d.Size, limit)
+		}
+		return fetchAll(ctx, t, d)
+	}
+	var rec layout.Record
+	if rec.Sums, err = read(sums, layout.MaxSumsBytes); err != nil {
+		return layout.Record{}, false, err
+	}
+	if sig.Digest != "" {
+		if rec.Signature, err = read(sig, layout.MaxSumsBytes); err != nil {
+			return layout.Record{}, false, err
+		}
+	}
+	provData, err := read(prov, layout.MaxDocumentBytes)
+	if err != nil {
+		return layout.Record{}, false, err
+	}
+	if rec.Provenance, err = layout.DecodeProvenance(provData); err != nil {
+		return layout.Record{}, false, err
+	}
+	return rec, true, nil
+}
