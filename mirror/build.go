@@ -53,6 +53,9 @@ type Builder struct {
 	// Execute publishes into each, from one download. Their stores must be
 	// locked for Execute.
 	Trees []*layout.Tree
+	// Registries are destinations that are not trees (OCI registries):
+	// Execute publishes into them too, from the same download.
+	Registries []Registry
 	// Work is the local workspace downloads are staged in.
 	Work    *layout.Workspace
 	Options Options

@@ -15,6 +15,7 @@ type kept struct {
 	plat  addrs.Platform
 	size  int64
 	keyID string
+	zh    hashing.Hash
 }
 
 // keptPackages finds the platforms of a release that a rebuild can keep
@@ -25,15 +26,15 @@ type kept struct {
 // usual, which still downloads nothing when the bytes already there are
 // right.
 func (b *Builder) keptPackages(ctx context.Context, p addrs.Provider, v addrs.Version, platforms []addrs.Platform) []kept {
-	if len(b.Trees) == 0 {
-		return nil
+	var out []kept
+	if len(b.Trees) > 0 {
+		out = platformsKept(ctx, b.Trees[0], p, v, platforms, b.Options.VerifyExisting)
+		for _, t := range b.Trees[1:] {
+			more := platformsKept(ctx, t, p, v, platforms, b.Options.VerifyExisting)
+			out = slices.DeleteFunc(out, func(k kept) bool { return !slices.Contains(more, k) })
+		}
 	}
-	out := platformsKept(ctx, b.Trees[0], p, v, platforms, b.Options.VerifyExisting)
-	for _, t := range b.Trees[1:] {
-		more := platformsKept(ctx, t, p, v, platforms, b.Options.VerifyExisting)
-		out = slices.DeleteFunc(out, func(k kept) bool { return !slices.Contains(more, k) })
-	}
-	return out
+	return b.keptInRegistries(ctx, p, v, platforms, out, len(b.Trees) > 0)
 }
 
 func platformsKept(ctx context.Context, t *layout.Tree, p addrs.Provider, v addrs.Version, platforms []addrs.Platform, verify bool) []kept {
@@ -57,7 +58,7 @@ func platformsKept(ctx context.Context, t *layout.Tree, p addrs.Provider, v addr
 			continue
 		}
 		if intact(ctx, t, layout.ArchivePath(p, v, plat), a, verify) {
-			out = append(out, kept{plat: plat, size: a.Size, keyID: rec.Provenance.KeyID})
+			out = append(out, kept{plat: plat, size: a.Size, keyID: rec.Provenance.KeyID, zh: a.ZH})
 		}
 	}
 	return out

@@ -265,6 +265,12 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched) {
 	// short, and keeps the work done so far.
 	ctx = context.WithoutCancel(ctx)
 	var errs []error
+	// Registries first: the last tree may move the staged files away.
+	for _, reg := range b.Registries {
+		if err := reg.Publish(ctx, rel); err != nil {
+			errs = append(errs, fmt.Errorf("publish into %s: %w", reg.Location(), err))
+		}
+	}
 	for i, t := range b.Trees {
 		b.setMove(rel.Archives, i == len(b.Trees)-1)
 		if _, err := t.PublishAll(ctx, layout.Repair, []layout.Release{rel}); err != nil {

@@ -83,8 +83,11 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	if err != nil {
 		return err
 	}
+	if len(outs.trees()) == 0 && (opts.WriteLockFiles || opts.RegistryReplica) {
+		return &InputError{errors.New("--write-lock-files and --registry-replica read the mirror from a directory or a bucket: add one with --out (lock files from an OCI mirror: \"tfmirror lock --mirror oci://...\" is not available yet)")}
+	}
 	locks.Warn(in.roots, hooks.line)
-	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Options: opts.Builder}
+	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(), Options: opts.Builder}
 	plan, err := b.Plan(ctx, in.reqs)
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
@@ -135,6 +138,9 @@ func execute(ctx context.Context, b *mirror.Builder, plan *mirror.Plan, outs out
 func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hooks Hooks) error {
 	if opts.RegistryReplica {
 		for _, o := range outs {
+			if o.Tree == nil {
+				continue // a registry: the replica's documents point at a tree's files
+			}
 			if err := WriteReplica(ctx, o.Tree, opts.Checker, opts.Builder.Trust, hooks.line); err != nil {
 				return err
 			}
@@ -143,7 +149,7 @@ func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hook
 	if !opts.WriteLockFiles {
 		return nil
 	}
-	locker := &mirror.Locker{Mirror: outs[0].Tree, Checker: opts.Checker, Trust: opts.Builder.Trust}
+	locker := &mirror.Locker{Mirror: outs.trees()[0], Checker: opts.Checker, Trust: opts.Builder.Trust}
 	updates, err := locks.Compute(ctx, locker, in.roots, in.platforms)
 	if err != nil {
 		return fmt.Errorf("the mirror was built, but no lock file was written:\n%w", err)

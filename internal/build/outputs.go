@@ -13,8 +13,10 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/dest"
+	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // output is one --out destination.
@@ -26,6 +28,8 @@ type outputs []*output
 type Destinations struct {
 	// S3 configures s3:// destinations (the environment, the CA).
 	S3 s3store.Config
+	// OCI configures oci:// and oci-layout:// destinations.
+	OCI ocistore.Config
 	// WorkDir is the workspace of a build with no local directory
 	// destination (partial downloads kept there resume in the next run);
 	// "" means a temporary directory.
@@ -42,7 +46,7 @@ func openOutputs(ctx context.Context, refs []string, kind layout.Kind, d Destina
 		if err != nil {
 			return nil, err
 		}
-		key := o.Store.Location()
+		key := o.Location()
 		if first, dup := seen[key]; dup {
 			return nil, &InputError{fmt.Errorf("--out %s and --out %s are the same destination", first, ref)}
 		}
@@ -56,7 +60,7 @@ func openOutputs(ctx context.Context, refs []string, kind layout.Kind, d Destina
 }
 
 func openOutput(ctx context.Context, ref string, kind layout.Kind, d Destinations) (*output, error) {
-	o, err := dest.Open(ctx, ref, kind, dest.Config{S3: d.S3})
+	o, err := dest.Open(ctx, ref, kind, dest.Config{S3: d.S3, OCI: d.OCI})
 	var input *dest.InputError
 	if errors.As(err, &input) {
 		return nil, &InputError{fmt.Errorf("--out %w", input.Err)}
@@ -67,12 +71,26 @@ func openOutput(ctx context.Context, ref string, kind layout.Kind, d Destination
 	return o, nil
 }
 
+// trees are the destinations that keep a mirror tree, in order.
 func (outs outputs) trees() []*layout.Tree {
-	trees := make([]*layout.Tree, len(outs))
-	for i, o := range outs {
-		trees[i] = o.Tree
+	var trees []*layout.Tree
+	for _, o := range outs {
+		if o.Tree != nil {
+			trees = append(trees, o.Tree)
+		}
 	}
 	return trees
+}
+
+// registries are the destinations that are OCI registries or layouts.
+func (outs outputs) registries() []mirror.Registry {
+	var regs []mirror.Registry
+	for _, o := range outs {
+		if o.OCI != nil {
+			regs = append(regs, ociRegistry{o.OCI})
+		}
+	}
+	return regs
 }
 
 // lock takes every destination's lock, in order, and opens the workspace:
@@ -88,6 +106,9 @@ func (outs outputs) lock(ctx context.Context, wait time.Duration, workDir string
 		return errors.Join(errs...)
 	}
 	for _, o := range outs {
+		if o.Store == nil {
+			continue // a registry: concurrent pushes merge under the tag
+		}
 		unlock, err := o.Store.Lock(ctx, wait, layout.Publish)
 		if err != nil {
 			return nil, nil, errors.Join(err, release())
@@ -112,7 +133,7 @@ func (outs outputs) workspaceDir(workDir string) string {
 	}
 	var names []string
 	for _, o := range outs {
-		names = append(names, o.Store.Location())
+		names = append(names, o.Location())
 	}
 	sum := sha256.Sum256([]byte(strings.Join(names, "\n")))
 	if workDir == "" {
@@ -128,6 +149,9 @@ func (outs outputs) materialize(ctx context.Context, work *layout.Workspace, kin
 		return nil
 	}
 	for _, o := range outs {
+		if o.Tree == nil {
+			continue
+		}
 		if err := layout.Materialize(ctx, o.Tree, work, o.Dir, kind, limits); err != nil {
 			return fmt.Errorf("write the %s filesystem mirror %s: %w", kind, o.Dir, err)
 		}

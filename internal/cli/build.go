@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/build"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/signing"
@@ -87,7 +88,7 @@ be served while it is being built.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Config, "config", "c", "mirror.hcl", "manifest `file` to read")
-	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "where to publish the mirror: a `directory` (created if missing) or s3://BUCKET/PREFIX/ (repeatable: one download publishes into every one)")
+	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "where to publish the mirror: a `directory` (created if missing), s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE (an OCI registry, the template exactly as in OpenTofu's oci_mirror block, e.g. 'oci://registry.example.com/tf/${namespace}/${type}') or oci-layout://DIRECTORY (OCI image layouts); repeatable: one download publishes into every one")
 	f.BoolVar(&opts.Strict, "strict", false, "fail when a selected release lacks a requested platform, instead of skipping it with a warning")
 	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse packages without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
 	f.IntVarP(&opts.Parallel, "parallel", "p", mirror.DefaultParallel, "maximum number of concurrent downloads")
@@ -173,8 +174,15 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	out := newPrinter(env.Stdout, opts.JSON)
 	return build.Run(ctx, build.Options{
 		Manifest: manifest, Dirs: opts.Dirs, Platforms: platforms, Out: opts.Out, Layout: kind,
-		Destinations: build.Destinations{S3: s3store.Config{Environ: env.Environ}, WorkDir: cacheDir(env)},
-		Source:       source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout,
+		Destinations: build.Destinations{
+			S3: s3store.Config{Environ: env.Environ},
+			OCI: ocistore.Config{
+				Environ: env.Environ, UserAgent: userAgent(env), Parallel: opts.Parallel,
+				Retries: net.Retries, ConnectTimeout: net.ConnectTimeout, HeaderTimeout: net.HeaderTimeout,
+			},
+			WorkDir: cacheDir(env),
+		},
+		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout,
 		DryRun: opts.DryRun, RegistryReplica: opts.RegistryReplica, WriteLockFiles: opts.WriteLockFiles,
 		Builder: mirror.Options{
 			Strict:         opts.Strict,
@@ -213,6 +221,12 @@ func loadManifest(opts buildOptions) (*config.Manifest, error) {
 	return m, err
 }
 
+// userAgent is what tfmirror calls itself in requests.
+func userAgent(env Env) string {
+	v, _ := versionInfo(env)
+	return "tfmirror/" + v
+}
+
 // newRegistryClient wires the registry client with the manifest's host
 // blocks and credentials; TF_TOKEN_* variables win, as in OpenTofu.
 // SSL_CERT_FILE is read from env, so the CLI behaves the same in-process.
@@ -221,7 +235,7 @@ func newRegistryClient(env Env, m *config.Manifest, policy httpx.Policy) (*regis
 	if err != nil {
 		return nil, err
 	}
-	ua := "tfmirror/" + func() string { v, _ := versionInfo(env); return v }()
+	ua := userAgent(env)
 	tokens := maps.Clone(m.Tokens)
 	maps.Copy(tokens, config.TokensFromEnv(env.Environ))
 	return registry.New(registry.Config{

@@ -319,7 +319,7 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 			conflict("%s: the tag lists the platform %d times, which OpenTofu refuses as ambiguous", p.plat, len(same))
 		case len(layers) > 0:
 			conflict("%s: the tag holds the package %s, the release brings %s: tfmirror never replaces a published package, "+
-				"clients may have locked it; remove the tag first, or overwrite, if the new one is right",
+				"clients may have locked it; remove the tag first if the new one is right",
 				p.plat, layers[0].Digest, p.layer.Digest)
 		default:
 			conflict("%s: %v; the release brings the package %s", p.plat, readErr, p.layer.Digest)

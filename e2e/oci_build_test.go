@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/ocistore"
+	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
+	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
+)
+
+// TestBuildIntoOCIRegistry builds into a real registry with
+// `tfmirror build --out oci://TEMPLATE` (and a directory from the same
+// download), has tofu 1.12 and 1.10 install from it with only an
+// oci_mirror block, builds again (no blob, no manifest uploaded), and
+// builds from an origin that re-released a version with other bytes:
+// refused, naming the repository and tag, with the registry left as it
+// was.
+func TestBuildIntoOCIRegistry(t *testing.T) {
+	plat := requireMirroredHostPlatform(t)
+	f := newBucketFixture(t)
+	srv := registrytest.StartWith(t, registrytest.Options{CA: f.ca})
+	template := srv.Host + "/mirror/${hostname}/${namespace}/${type}"
+	env := append(slices.Clone(f.env), "DOCKER_CONFIG="+srv.DockerConfigDir)
+	build := func(t *testing.T, dir string, wantCode int, extra ...string) (string, string) {
+		t.Helper()
+		args := append([]string{"build", "--config", "mirror.hcl", "--out", "oci://" + template}, extra...)
+		stdout, stderr, code := runTfmirror(t, dir, env, args...)
+		if code != wantCode {
+			t.Fatalf("tfmirror %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, stdout, stderr)
+		}
+		return stdout, stderr
+	}
+	build(t, f.work, 0, "--out", filepath.Join(f.work, "site"))
+	uploads, manifests := srv.BlobUploads(t), len(srv.ManifestPuts(t))
+	if uploads == 0 || manifests == 0 {
+		t.Fatalf("the build uploaded %d blobs and %d manifests", uploads, manifests)
+	}
+
+	want := map[string]pkgVersion{
+		"registry.opentofu.org/hashicorp/foo": bucketPackages[0],
+		"registry.test/acme/baz":              bucketPackages[1],
+	}
+	creds := fmt.Sprintf("oci_default_credentials {\n  docker_style_config_files = [%q]\n}\n", srv.DockerConfig)
+	for name, bin := range map[string]func(testing.TB) string{"tofu 1.12": tofuBin, "tofu 1.10": oldTofuBin} {
+		t.Run(name, func(t *testing.T) {
+			wd := t.TempDir()
+			writeFile(t, filepath.Join(wd, "main.tf"), ociMainTF)
+			initThroughMirror(t, f, bin(t), wd, ociMirrorCLI(template, creds), plat, want)
+			checkOCILock(t, f, wd, plat, want)
+		})
+	}
+
+	t.Run("no-op", func(t *testing.T) {
+		before := len(f.reg.Requests())
+		stdout, _ := build(t, f.work, 0)
+		if got := srv.BlobUploads(t); got != uploads {
+			t.Errorf("the second build uploaded %d blobs; want none", got-uploads)
+		}
+		if got := len(srv.ManifestPuts(t)); got != manifests {
+			t.Errorf("the second build pushed %d manifests; want none", got-manifests)
+		}
+		for _, r := range f.reg.Requests()[before:] {
+			if strings.HasSuffix(r, ".zip") {
+				t.Errorf("the second build downloaded %s", r)
+			}
+		}
+		if !strings.Contains(stdout, "4 already present") {
+			t.Errorf("the second build does not report its 4 packages as already present:\n%s", stdout)
+		}
+	})
+
+	t.Run("tag holds another package", func(t *testing.T) {
+		// Someone pushed foo 1.0.0 by hand, from an origin that serves
+		// other bytes, without tfmirror's provenance: the build fetches
+		// from its origin, and must refuse to re-point the tag.
+		g := &fixture{ca: f.ca, pkgs: []pkgVersion{bucketPackages[0]}}
+		g.pkgs[0].dirEntries = true
+		g.reg = fakeregistry.New(t, f.ca)
+		g.reg.AddWithOptions("hashicorp", "foo", "1.0.0", fakeregistry.Options{DirEntries: true}, g.pkgs[0].platforms...)
+		other := srv.Host + "/handmade/${hostname}/${namespace}/${type}"
+		store, err := ocistore.New(t.Context(), "oci://"+other, ocistore.Config{Environ: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := originRelease(t, g, g.pkgs[0])
+		rel.Record = nil
+		if _, err := store.Push(t.Context(), rel, ocistore.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before, found, err := store.Release(t.Context(), rel.Provider, rel.Version)
+		if err != nil || !found {
+			t.Fatalf("the hand-pushed tag: %v, found %v", err, found)
+		}
+		args := []string{"build", "--config", "mirror.hcl", "--out", "oci://" + other}
+		stdout, stderr, code := runTfmirror(t, f.work, env, args...)
+		if code == 0 {
+			t.Fatalf("the build re-pointed a tag holding another package:\n%s%s", stdout, stderr)
+		}
+		for _, s := range []string{srv.Host + "/handmade/registry.opentofu.org/hashicorp/foo", "1.0.0", before.Archives[0].Digest} {
+			if !strings.Contains(stderr, s) {
+				t.Errorf("the refusal does not name %q:\n%s", s, stderr)
+			}
+		}
+		after, _, err := store.Release(t.Context(), rel.Provider, rel.Version)
+		if err != nil || after.Index != before.Index {
+			t.Errorf("the tag now names %s (%v); it named %s", after.Index, err, before.Index)
+		}
+	})
+}

@@ -1,0 +1,50 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/ocistore"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// ociRegistry is an OCI registry or image layout as a build's
+// destination.
+type ociRegistry struct{ s *ocistore.Store }
+
+func (r ociRegistry) Location() string { return r.s.Location() }
+
+// Held returns the packages under the version's tag that its provenance
+// artifact records with the same bytes. A blob is named by its digest, so
+// what the registry lists is what it holds: nothing needs downloading to
+// be checked.
+func (r ociRegistry) Held(ctx context.Context, p addrs.Provider, v addrs.Version) (map[addrs.Platform]mirror.HeldPackage, error) {
+	rel, found, err := r.s.Release(ctx, p, v)
+	if err != nil || !found {
+		return nil, err
+	}
+	rec, err := r.s.ReadRecord(ctx, p, v)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no provenance: publish again, to add it
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[addrs.Platform]mirror.HeldPackage{}
+	for _, a := range rel.Archives {
+		if prov, ok := rec.Provenance.Archives[a.Platform.String()]; ok && prov.ZH == a.ZH && prov.Size == a.Size {
+			out[a.Platform] = mirror.HeldPackage{ZH: a.ZH, Size: a.Size, KeyID: rec.Provenance.KeyID}
+		}
+	}
+	return out, nil
+}
+
+// Publish pushes the release under the build's policy: the provenance is
+// repaired, a package with other bytes is refused.
+func (r ociRegistry) Publish(ctx context.Context, rel layout.Release) error {
+	_, err := r.s.Push(ctx, rel, ocistore.PushOptions{Policy: layout.Repair})
+	return err
+}
