@@ -17,6 +17,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
+
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // layoutTarget is one repository kept as an OCI image layout directory:
@@ -99,7 +101,7 @@ func (l *layoutTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.R
 	if err := syncFile(p); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(p))
+	return layout.SyncDir(filepath.Dir(p))
 }
 
 // layoutIndex is index.json as read.
@@ -304,7 +306,7 @@ func (l *layoutTarget) updateIndex(ctx context.Context, change func([]ocispec.De
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(l.root, ocispec.ImageIndexFile), data)
+	return layout.WriteFile(filepath.Join(l.root, ocispec.ImageIndexFile), data)
 }
 
 // ensureLayout creates the layout's directory, its oci-layout file and an
@@ -331,7 +333,7 @@ func (l *layoutTarget) ensureLayout() error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(p, data); err != nil {
+		if err := layout.WriteFile(p, data); err != nil {
 			return err
 		}
 	}
@@ -352,40 +354,6 @@ func withoutRefName(a map[string]string) map[string]string {
 		return nil
 	}
 	return out
-}
-
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory, fsync, mode 0644, rename, fsync of the directory.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tfmirror-tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	cleanup := func(err error) error {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return cleanup(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return cleanup(err)
-	}
-	if err := f.Sync(); err != nil {
-		return cleanup(err)
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
 }
 
 func syncFile(path string) error {

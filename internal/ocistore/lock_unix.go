@@ -20,16 +20,3 @@ func lockFile(path string) (func(), error) {
 	}
 	return func() { _ = f.Close() }, nil // closing releases the lock
 }
-
-// syncDir makes a directory's entries durable.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}

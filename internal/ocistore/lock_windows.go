@@ -22,6 +22,3 @@ func lockFile(path string) (func(), error) {
 	}
 	return func() { _ = f.Close() }, nil
 }
-
-// syncDir is a no-op: Windows cannot sync a directory.
-func syncDir(string) error { return nil }
