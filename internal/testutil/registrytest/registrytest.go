@@ -206,6 +206,7 @@ func (s *Server) run(bin, conf string) error {
 	cmd.Stdout = s.log
 	cmd.Stderr = s.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	testnet.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

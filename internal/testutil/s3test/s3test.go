@@ -161,6 +161,7 @@ func (s *Server) run(bin, addr, certFile, keyFile string) error {
 	}
 	cmd.Stdout = s.log
 	cmd.Stderr = s.log
+	testnet.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
