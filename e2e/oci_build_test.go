@@ -54,6 +54,38 @@ func TestBuildIntoOCIRegistry(t *testing.T) {
 		})
 	}
 
+	t.Run("lock from the registry", func(t *testing.T) {
+		// tfmirror lock reads the registry alone: every platform's h1:
+		// (from the archives, checked against the signed SHA256SUMS kept
+		// next to the index) and a zh: per SHA256SUMS line; tofu accepts
+		// the file with -lockfile=readonly.
+		wd := t.TempDir()
+		writeFile(t, filepath.Join(wd, "main.tf"), ociMainTF)
+		before := len(f.reg.Requests())
+		stdout, stderr, code := runTfmirror(t, wd, env, "lock", "--mirror", "oci://"+template, ".")
+		if code != 0 {
+			t.Fatalf("tfmirror lock: exit %d\n%s%s", code, stdout, stderr)
+		}
+		if n := len(f.reg.Requests()) - before; n != 0 {
+			t.Errorf("tfmirror lock made %d requests to the origin", n)
+		}
+		for addr, entry := range parseLock(t, filepath.Join(wd, ".terraform.lock.hcl")) {
+			h1 := 0
+			for _, h := range entry.Hashes {
+				if strings.HasPrefix(h, "h1:") {
+					h1++
+				}
+			}
+			if h1 != 2 {
+				t.Errorf("%s: %d h1: hashes in the lock file, want one per mirrored platform (2): %q", addr, h1, entry.Hashes)
+			}
+		}
+		out, err := runTofu(t, tofuBin(t), wd, ociMirrorCLI(template, creds), f.env, "init", "-input=false", "-lockfile=readonly")
+		if err != nil {
+			t.Fatalf("tofu init -lockfile=readonly: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("no-op", func(t *testing.T) {
 		before := len(f.reg.Requests())
 		stdout, _ := build(t, f.work, 0)

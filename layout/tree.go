@@ -299,3 +299,8 @@ func (t *Tree) List(ctx context.Context, dir string) ([]string, error) {
 	}
 	return t.s.List(ctx, dir)
 }
+
+// OpenArchive streams a package's archive from the tree.
+func (t *Tree) OpenArchive(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (io.ReadCloser, error) {
+	return t.r.Open(ctx, ArchivePath(p, v, plat))
+}

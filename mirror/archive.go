@@ -10,31 +10,58 @@ import (
 	"os"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
 // errMissing means a file a document lists is not in the mirror.
 var errMissing = errors.New("listed but missing")
 
-// archiveSums reads an archive of a tree and computes every hash of it:
-// in place when the tree is on the local filesystem, else through a
-// temporary file in tempDir ("" means the system's) that is removed after.
-// A missing archive wraps errMissing.
-func archiveSums(ctx context.Context, t *layout.Tree, rel string, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
+// Packages is a built mirror as lock files are computed from it: a tree
+// (a directory, a bucket, a published URL) or a registry (OCI). Missing
+// things are errors wrapping fs.ErrNotExist.
+type Packages interface {
+	// Location names the mirror in messages; it never holds a secret.
+	Location() string
+	// Versions lists the versions the mirror holds of a provider.
+	Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error)
+	// ReadRecord returns what the mirror kept of a release's origin:
+	// SHA256SUMS, signature, signing keys and provenance.
+	ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error)
+	// OpenArchive streams a package's archive.
+	OpenArchive(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (io.ReadCloser, error)
+}
+
+var _ Packages = (*layout.Tree)(nil)
+
+// archiveSums reads a package's archive from a mirror and computes every
+// hash of it. A missing archive wraps errMissing.
+func archiveSums(ctx context.Context, m Packages, pkg Package, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
+	if t, ok := m.(*layout.Tree); ok {
+		return treeArchiveSums(ctx, t, layout.ArchivePath(pkg.Provider, pkg.Version, pkg.Platform), limits, tempDir)
+	}
+	body, err := m.OpenArchive(ctx, pkg.Provider, pkg.Version, pkg.Platform)
+	return streamSums(body, err, limits, tempDir)
+}
+
+// treeArchiveSums reads the archive at rel of a tree and computes every
+// hash of it: in place when the tree is on the local filesystem, else
+// through a temporary file.
+func treeArchiveSums(ctx context.Context, t *layout.Tree, rel string, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
+	if local, ok := t.LocalPath(rel); ok {
+		return localArchiveSums(local, limits)
+	}
+	body, err := t.Reader().Open(ctx, rel)
+	return streamSums(body, err, limits, tempDir)
+}
+
+// streamSums hashes an archive read from body (or fails with err, from
+// opening it) through a temporary file in tempDir ("" means the
+// system's) that is removed after.
+func streamSums(body io.ReadCloser, err error, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
 	if limits == (hashing.ZipLimits{}) {
 		limits = hashing.DefaultZipLimits
 	}
-	if local, ok := t.LocalPath(rel); ok {
-		sum, _, err := hashing.HashFile(local)
-		if errors.Is(err, fs.ErrNotExist) {
-			return hashing.ArchiveSums{}, errMissing
-		}
-		if err != nil {
-			return hashing.ArchiveSums{}, err
-		}
-		return hashing.HashArchive(local, sum, limits)
-	}
-	body, err := t.Reader().Open(ctx, rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return hashing.ArchiveSums{}, errMissing
 	}
@@ -58,10 +85,24 @@ func archiveSums(ctx context.Context, t *layout.Tree, rel string, limits hashing
 	return hashing.HashArchive(tmp.Name(), w.Sum(), limits)
 }
 
+func localArchiveSums(local string, limits hashing.ZipLimits) (hashing.ArchiveSums, error) {
+	if limits == (hashing.ZipLimits{}) {
+		limits = hashing.DefaultZipLimits
+	}
+	sum, _, err := hashing.HashFile(local)
+	if errors.Is(err, fs.ErrNotExist) {
+		return hashing.ArchiveSums{}, errMissing
+	}
+	if err != nil {
+		return hashing.ArchiveSums{}, err
+	}
+	return hashing.HashArchive(local, sum, limits)
+}
+
 // signedArchiveSums is archiveSums for an archive whose bytes the signed
 // SHA256SUMS fixes: bytes with another digest are refused.
-func signedArchiveSums(ctx context.Context, t *layout.Tree, rel string, want [sha256.Size]byte, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
-	sums, err := archiveSums(ctx, t, rel, limits, tempDir)
+func signedArchiveSums(ctx context.Context, m Packages, pkg Package, want [sha256.Size]byte, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
+	sums, err := archiveSums(ctx, m, pkg, limits, tempDir)
 	if err != nil {
 		return sums, err
 	}

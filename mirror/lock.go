@@ -31,7 +31,7 @@ type LockEntry struct {
 // their bytes against the signed SHA256SUMS: a provenance record is not
 // signed, so nothing it says is copied into a lock file on trust.
 type Locker struct {
-	Mirror  *layout.Tree
+	Mirror  Packages
 	Checker SignatureChecker
 	Trust   TrustPolicy
 	// Limits bound what an archive may unpack to; zero means
@@ -144,7 +144,7 @@ func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Prov
 	if !ok {
 		return "", &VerificationError{Package: pkg, Problem: fmt.Sprintf("the signed SHA256SUMS has no line for %q", a.Filename)}
 	}
-	computed, err := signedArchiveSums(ctx, l.Mirror, layout.ArchivePath(rel.Provider, rel.Version, plat), digest, l.Limits, l.TempDir)
+	computed, err := signedArchiveSums(ctx, l.Mirror, pkg, digest, l.Limits, l.TempDir)
 	if err != nil {
 		return "", &VerificationError{Package: pkg, Problem: "the archive cannot be checked", Err: err}
 	}

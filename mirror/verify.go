@@ -167,7 +167,7 @@ func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, p addrs.P
 	if !ok {
 		return hashing.ArchiveSums{}, false
 	}
-	computed, err := archiveSums(ctx, v.Mirror, rel, v.Limits, v.TempDir)
+	computed, err := treeArchiveSums(ctx, v.Mirror, rel, v.Limits, v.TempDir)
 	if err != nil {
 		r.problem(rel, "%s archive: %v", plat, err)
 		return hashing.ArchiveSums{}, false

@@ -83,8 +83,8 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	if err != nil {
 		return err
 	}
-	if len(outs.trees()) == 0 && (opts.WriteLockFiles || opts.RegistryReplica) {
-		return &InputError{errors.New("--write-lock-files and --registry-replica read the mirror from a directory or a bucket: add one with --out (lock files from an OCI mirror: \"tfmirror lock --mirror oci://...\" is not available yet)")}
+	if len(outs.trees()) == 0 && opts.RegistryReplica {
+		return &InputError{errors.New("--registry-replica writes the replica next to a network mirror's files: add a directory or a bucket with --out")}
 	}
 	locks.Warn(in.roots, hooks.line)
 	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(), Options: opts.Builder}
@@ -149,7 +149,7 @@ func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hook
 	if !opts.WriteLockFiles {
 		return nil
 	}
-	locker := &mirror.Locker{Mirror: outs.trees()[0], Checker: opts.Checker, Trust: opts.Builder.Trust}
+	locker := &mirror.Locker{Mirror: outs.packages(), Checker: opts.Checker, Trust: opts.Builder.Trust}
 	updates, err := locks.Compute(ctx, locker, in.roots, in.platforms)
 	if err != nil {
 		return fmt.Errorf("the mirror was built, but no lock file was written:\n%w", err)

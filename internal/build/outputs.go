@@ -82,6 +82,14 @@ func (outs outputs) trees() []*layout.Tree {
 	return trees
 }
 
+// packages is the first destination, to compute lock files from.
+func (outs outputs) packages() mirror.Packages {
+	if o := outs[0]; o.OCI != nil {
+		return o.OCI
+	}
+	return outs[0].Tree
+}
+
 // registries are the destinations that are OCI registries or layouts.
 func (outs outputs) registries() []mirror.Registry {
 	var regs []mirror.Registry

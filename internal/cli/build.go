@@ -15,7 +15,6 @@ import (
 	"github.com/tfmirror/tfmirror/internal/build"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
-	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/signing"
@@ -175,11 +174,8 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	return build.Run(ctx, build.Options{
 		Manifest: manifest, Dirs: opts.Dirs, Platforms: platforms, Out: opts.Out, Layout: kind,
 		Destinations: build.Destinations{
-			S3: s3store.Config{Environ: env.Environ},
-			OCI: ocistore.Config{
-				Environ: env.Environ, UserAgent: userAgent(env), Parallel: opts.Parallel,
-				Retries: net.Retries, ConnectTimeout: net.ConnectTimeout, HeaderTimeout: net.HeaderTimeout,
-			},
+			S3:      s3store.Config{Environ: env.Environ},
+			OCI:     ociConfig(env, net, opts.Parallel),
 			WorkDir: cacheDir(env),
 		},
 		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout,

@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/internal/netmirror"
+	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -67,7 +68,7 @@ Nothing is written unless every directory's lock file can be computed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Mirror, "mirror", "m", "", "the built mirror: a directory or an http(s) URL")
+	f.StringVarP(&opts.Mirror, "mirror", "m", "", "the built mirror: a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE (quote it: the template holds ${...}) or oci-layout://DIRECTORY")
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, as os_arch (repeatable; default: every platform the mirror holds)")
 	addTrustFlags(cmd, &opts.Trust)
 	addNetworkFlags(cmd, &opts.Net)
@@ -87,18 +88,40 @@ func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, plat
 	if err != nil {
 		return err
 	}
-	tree, err := openMirror(ctx, env, opts.Mirror, net)
+	packages, err := openPackages(ctx, env, opts.Mirror, net)
 	if err != nil {
 		return err
 	}
 	report := func(s string) { fmt.Fprintln(env.Stdout, s) }
 	locks.Warn(roots, report)
-	locker := &mirror.Locker{Mirror: tree, Checker: signing.Checker{}, Trust: trust}
+	locker := &mirror.Locker{Mirror: packages, Checker: signing.Checker{}, Trust: trust}
 	updates, err := locks.Compute(ctx, locker, roots, platforms)
 	if err != nil {
 		return fmt.Errorf("no lock file was written:\n%w", err)
 	}
 	return locks.Write(updates, report)
+}
+
+// openPackages opens a built mirror to compute lock files from: an OCI
+// registry or layout, or any mirror openMirror opens.
+func openPackages(ctx context.Context, env Env, ref string, policy httpx.Policy) (mirror.Packages, error) {
+	if !ocistore.IsURI(ref) {
+		return openMirror(ctx, env, ref, policy)
+	}
+	store, err := ocistore.New(ctx, ref, ociConfig(env, policy, 0))
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return store, nil
+}
+
+// ociConfig configures OCI registries from the environment and the
+// network flags.
+func ociConfig(env Env, policy httpx.Policy, parallel int) ocistore.Config {
+	return ocistore.Config{
+		Environ: env.Environ, UserAgent: userAgent(env), Parallel: parallel,
+		Retries: policy.Retries, ConnectTimeout: policy.ConnectTimeout, HeaderTimeout: policy.HeaderTimeout,
+	}
 }
 
 // openMirror opens a built mirror for reading: a URL or a local directory.
@@ -118,7 +141,7 @@ func openMirror(ctx context.Context, env Env, ref string, policy httpx.Policy) (
 		return layout.NewTree(client), nil
 	}
 	if strings.Contains(ref, "://") {
-		return nil, usageError{fmt.Errorf("%q: only directories, http(s) URLs and s3://BUCKET/PREFIX/ are supported", ref)}
+		return nil, usageError{fmt.Errorf("%q: only directories, http(s) URLs and s3://BUCKET/PREFIX/ are supported here (lock also reads oci://REPOSITORY_TEMPLATE and oci-layout://DIRECTORY)", ref)}
 	}
 	tree, err := layout.OpenExisting(ref)
 	if err != nil {
