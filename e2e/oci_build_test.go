@@ -86,6 +86,13 @@ func TestBuildIntoOCIRegistry(t *testing.T) {
 		}
 	})
 
+	t.Run("verify", func(t *testing.T) {
+		res := verifySite(t, f.work, env, "oci://"+template)
+		if res.Providers != 2 || res.Versions != 2 || res.Archives != 4 {
+			t.Errorf("verify counted %d providers, %d versions, %d archives; want 2, 2, 4", res.Providers, res.Versions, res.Archives)
+		}
+	})
+
 	t.Run("no-op", func(t *testing.T) {
 		before := len(f.reg.Requests())
 		stdout, _ := build(t, f.work, 0)
@@ -140,6 +147,31 @@ func TestBuildIntoOCIRegistry(t *testing.T) {
 		after, _, err := store.Release(t.Context(), rel.Provider, rel.Version)
 		if err != nil || after.Index != before.Index {
 			t.Errorf("the tag now names %s (%v); it named %s", after.Index, err, before.Index)
+		}
+	})
+
+	t.Run("re-pointed tag is found", func(t *testing.T) {
+		// Someone re-points foo 1.0.0 at a well-formed index of another
+		// package: tofu would install it; verify must say so.
+		g := &fixture{ca: f.ca, pkgs: []pkgVersion{bucketPackages[0]}}
+		g.pkgs[0].dirEntries = true
+		g.reg = fakeregistry.New(t, f.ca)
+		g.reg.AddWithOptions("hashicorp", "foo", "1.0.0", fakeregistry.Options{DirEntries: true}, g.pkgs[0].platforms...)
+		store, err := ocistore.New(t.Context(), "oci://"+template, ocistore.Config{Environ: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := originRelease(t, g, g.pkgs[0])
+		rel.Record = nil
+		if _, err := store.Push(t.Context(), rel, ocistore.PushOptions{Overwrite: true}); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runTfmirror(t, f.work, env, "verify", "oci://"+template)
+		if code != 3 {
+			t.Fatalf("verify of a re-pointed tag: exit %d, want 3\n%s%s", code, stdout, stderr)
+		}
+		if !strings.Contains(stdout, srv.Host+"/mirror/registry.opentofu.org/hashicorp/foo:1.0.0") {
+			t.Errorf("verify does not name the re-pointed tag:\n%s", stdout)
 		}
 	})
 }

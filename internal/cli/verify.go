@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -22,7 +25,7 @@ type verifyOptions struct {
 func newVerifyCmd(env Env) *cobra.Command {
 	opts := verifyOptions{Net: httpx.DefaultPolicy()}
 	cmd := &cobra.Command{
-		Use:   "verify PATH_OR_URL",
+		Use:   "verify PATH_OR_URL|s3://BUCKET/PREFIX/|oci://TEMPLATE",
 		Short: "Check a built or published mirror the way clients see it",
 		Long: `verify checks a mirror directory or a published https:// mirror as
 OpenTofu would use it: every index.json and <version>.json parses with the
@@ -32,9 +35,18 @@ zh: listed for it matches its bytes; the kept SHA256SUMS, signature and keys are
 trusted under the trust policy (the manifest's trust blocks, as for a
 build), and every archive is the one that signed file lists.
 
+An OCI registry or layout (oci://REPOSITORY_TEMPLATE, oci-layout://DIR) is
+checked for the providers the manifest's provider blocks name (a registry
+need not list its repositories): every version tag's index and manifests as
+OpenTofu reads them, every archive against its digest, and the provenance
+kept next to each index (SHA256SUMS, signature, keys) under the trust
+policy, which must list each archive: a tag re-pointed at another package
+is found.
+
 Each problem is printed with its path. The exit code is 3 if there is any.`,
 		Example: `  tfmirror verify site
-  tfmirror verify https://mirror.example.com/ --json`,
+  tfmirror verify https://mirror.example.com/ --json
+  tfmirror verify --config mirror.hcl 'oci://registry.example.com/tf/${namespace}/${type}'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Net.Validate(); err != nil {
@@ -65,12 +77,7 @@ func runVerify(ctx context.Context, env Env, opts verifyOptions, ref string) err
 	if err != nil {
 		return err
 	}
-	tree, err := openMirror(ctx, env, ref, net)
-	if err != nil {
-		return err
-	}
-	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: trust}
-	report, err := v.Verify(ctx)
+	report, err := verifyMirror(ctx, env, opts, ref, trust, net)
 	if err != nil {
 		return err
 	}
@@ -91,6 +98,39 @@ func runVerify(ctx context.Context, env Env, opts verifyOptions, ref string) err
 	fmt.Fprintf(env.Stdout, "%d providers, %d versions, %d archives checked: %d problems, %d warnings\n",
 		report.Providers, report.Versions, report.Archives, len(report.Problems), len(report.Warnings))
 	return failure
+}
+
+// verifyMirror checks a tree, or an OCI registry or layout for the
+// providers the manifest names (a registry need not list its
+// repositories).
+func verifyMirror(ctx context.Context, env Env, opts verifyOptions, ref string, trust mirror.TrustPolicy, net httpx.Policy) (*mirror.VerifyReport, error) {
+	if !ocistore.IsURI(ref) {
+		tree, err := openMirror(ctx, env, ref, net)
+		if err != nil {
+			return nil, err
+		}
+		v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: trust}
+		return v.Verify(ctx)
+	}
+	m, err := opts.Trust.manifest()
+	if err != nil {
+		return nil, err
+	}
+	var providers []addrs.Provider
+	for _, req := range m.Requirements {
+		if !slices.ContainsFunc(providers, req.Provider.Equals) {
+			providers = append(providers, req.Provider)
+		}
+	}
+	if len(providers) == 0 {
+		return nil, usageError{fmt.Errorf("%s: a registry cannot be asked which repositories it holds; name the providers to check with the provider blocks of a manifest (--config)", ref)}
+	}
+	store, err := ocistore.New(ctx, ref, ociConfig(env, net, 0))
+	if err != nil {
+		return nil, usageError{err}
+	}
+	v := &mirror.RegistryVerifier{Registry: store, Providers: providers, Checker: signing.Checker{}, Trust: trust}
+	return v.Verify(ctx)
 }
 
 func printVerifyJSON(env Env, r *mirror.VerifyReport, failure error) error {
