@@ -93,7 +93,34 @@ func TestBuildIntoOCIRegistry(t *testing.T) {
 		}
 	})
 
+	// Copies without the origin: the directory into an OCI layout, the
+	// layout into the registry under another prefix; tofu installs from
+	// there, and the origin saw no request.
+	t.Run("copy without the origin", func(t *testing.T) {
+		layoutDir := t.TempDir()
+		copied := srv.Host + "/copied/${hostname}/${namespace}/${type}"
+		before := len(f.reg.Requests())
+		for _, args := range [][]string{
+			{"build", "--config", "mirror.hcl", "--from", filepath.Join(f.work, "site"), "--out", "oci-layout://" + layoutDir},
+			{"build", "--config", "mirror.hcl", "--from", "oci-layout://" + layoutDir, "--out", "oci://" + copied},
+		} {
+			stdout, stderr, code := runTfmirror(t, f.work, env, args...)
+			if code != 0 || !strings.Contains(stdout, "4 mirrored") {
+				t.Fatalf("tfmirror %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+			}
+		}
+		if n := len(f.reg.Requests()) - before; n != 0 {
+			t.Errorf("copying made %d requests to the origin: %q", n, f.reg.Requests()[before:])
+		}
+		wd := t.TempDir()
+		writeFile(t, filepath.Join(wd, "main.tf"), ociMainTF)
+		initThroughMirror(t, f, tofuBin(t), wd, ociMirrorCLI(copied, creds), plat, want)
+		checkOCILock(t, f, wd, plat, want)
+		verifySite(t, f.work, env, "oci://"+copied)
+	})
+
 	t.Run("no-op", func(t *testing.T) {
+		uploads, manifests := srv.BlobUploads(t), len(srv.ManifestPuts(t))
 		before := len(f.reg.Requests())
 		stdout, _ := build(t, f.work, 0)
 		if got := srv.BlobUploads(t); got != uploads {

@@ -40,6 +40,7 @@ type buildOptions struct {
 	Layout            string
 	RegistryReplica   bool
 	Shard             string
+	From              string
 	Net               httpx.Policy // --retries and the timeouts
 	netFlagsSet       map[string]bool
 }
@@ -99,9 +100,23 @@ be served while it is being built.`,
 	f.BoolVar(&opts.VerifyExisting, "verify-existing", false, "re-hash every archive already in the mirror instead of trusting its recorded size, and replace any that does not match")
 	f.BoolVar(&opts.RegistryReplica, "registry-replica", false, "after the build, also write a static copy of the provider registry protocol under <out>/replica/, so clients with a host block install with full signature verification")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a writer this build may not write with: another build into the same directory, a prune of the same bucket (0 fails at once)")
+	f.StringVar(&opts.From, "from", "", "take the packages from a `mirror` already built (a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY) instead of the origin registries, with the SHA256SUMS, signature and keys it kept of each release checked as from the origin: copy a mirror into another kind of destination without contacting the origin")
 	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
+}
+
+// buildSource is where a build gets its packages: the origin registries,
+// or with --from a mirror already built.
+func buildSource(ctx context.Context, env Env, from string, m *config.Manifest, net httpx.Policy) (mirror.Source, error) {
+	if from == "" {
+		return newRegistryClient(env, m, net)
+	}
+	packages, err := openPackages(ctx, env, from, net)
+	if err != nil {
+		return nil, fmt.Errorf("--from: %w", err)
+	}
+	return &mirror.MirrorSource{Mirror: packages}, nil
 }
 
 // checkShard validates --shard and the flags it cannot go with.
@@ -162,7 +177,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	if err := net.Validate(); err != nil {
 		return usageError{err}
 	}
-	source, err := newRegistryClient(env, manifest, net)
+	source, err := buildSource(ctx, env, opts.From, manifest, net)
 	if err != nil {
 		return err
 	}
