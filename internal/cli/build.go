@@ -26,6 +26,7 @@ import (
 type buildOptions struct {
 	Config            string
 	configSet         bool // --config was given explicitly
+	outSet            bool // --out was given: the manifest's out blocks do not count
 	Dirs              []string
 	Platforms         []string
 	WriteLockFiles    bool
@@ -81,6 +82,7 @@ be served while it is being built.`,
 				return usageError{err}
 			}
 			opts.configSet = cmd.Flags().Changed("config")
+			opts.outSet = cmd.Flags().Changed("out")
 			opts.netFlagsSet = changedFlags(cmd, config.NetworkFlags...)
 			opts.Dirs = dirs
 			return runBuild(cmd.Context(), env, opts)
@@ -88,7 +90,7 @@ be served while it is being built.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Config, "config", "c", "mirror.hcl", "manifest `file` to read")
-	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "where to publish the mirror: a `directory` (created if missing), s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE (an OCI registry, the template exactly as in OpenTofu's oci_mirror block, e.g. 'oci://registry.example.com/tf/${namespace}/${type}') or oci-layout://DIRECTORY (OCI image layouts); repeatable: one download publishes into every one")
+	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "where to publish the mirror (default: the manifest's out blocks, else site): a `directory` (created if missing), s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE (an OCI registry, the template exactly as in OpenTofu's oci_mirror block, e.g. 'oci://registry.example.com/tf/${namespace}/${type}') or oci-layout://DIRECTORY (OCI image layouts); repeatable: one download publishes into every one")
 	f.BoolVar(&opts.Strict, "strict", false, "fail when a selected release lacks a requested platform, instead of skipping it with a warning")
 	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse packages without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
 	f.IntVarP(&opts.Parallel, "parallel", "p", mirror.DefaultParallel, "maximum number of concurrent downloads")
@@ -180,6 +182,9 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	source, err := buildSource(ctx, env, opts.From, manifest, net)
 	if err != nil {
 		return err
+	}
+	if !opts.outSet && len(manifest.Outs) > 0 {
+		opts.Out = manifest.Outs
 	}
 	var shard mirror.Shard
 	if opts.Shard != "" {

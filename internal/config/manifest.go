@@ -33,10 +33,13 @@ type Manifest struct {
 	Trust mirror.TrustPolicy
 	// Settings are the settings block's values.
 	Settings Settings
+	// Outs are the out attribute's destinations, for a build given no --out:
+	// directories as absolute paths, other destinations as written.
+	Outs []string
 }
 
 var rootSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "platforms"}},
+	Attributes: []hcl.AttributeSchema{{Name: "platforms"}, {Name: "out"}},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "provider", LabelNames: []string{"source"}},
 		{Type: "host", LabelNames: []string{"hostname"}},
@@ -96,6 +99,11 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 		diags = append(diags, ds...)
 	}
 	m.Platforms = defaults
+	if attr, ok := content.Attributes["out"]; ok {
+		var ds hcl.Diagnostics
+		m.Outs, ds = decodeOut(attr, dir)
+		diags = append(diags, ds...)
+	}
 	seen := make(map[string]hcl.Range)
 	trustSeen := make(map[string]hcl.Range)
 	settingsSeen := false
