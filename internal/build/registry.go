@@ -43,8 +43,15 @@ func (r ociRegistry) Held(ctx context.Context, p addrs.Provider, v addrs.Version
 }
 
 // Publish pushes the release under the build's policy: the provenance is
-// repaired, a package with other bytes is refused.
+// repaired, a package with other bytes is refused. A repository template
+// that does not fit the build's providers (an invalid repository name,
+// one repository for two providers) is an InputError: the store found it
+// while the build planned (Held names every provider first) and pushes
+// nothing through it.
 func (r ociRegistry) Publish(ctx context.Context, rel layout.Release) error {
 	_, err := r.s.Push(ctx, rel, ocistore.PushOptions{Policy: layout.Repair})
+	if errors.Is(err, ocistore.ErrTemplate) {
+		return &InputError{err}
+	}
 	return err
 }

@@ -41,7 +41,19 @@ var (
 	// ErrNotProvider: a tag holds something OpenTofu cannot install a
 	// provider from.
 	ErrNotProvider = errors.New("not an OpenTofu provider release")
+	// ErrTemplate: the repository template does not fit a provider: it
+	// gives an invalid repository address, or the repository of another
+	// provider. Found without contacting the registry; the error's message
+	// names the template and the providers.
+	ErrTemplate = errors.New("the repository template does not fit the providers")
 )
+
+// templateError is an error of the repository template for a provider:
+// its message as it is, and errors.Is(err, ErrTemplate).
+type templateError struct{ error }
+
+func (e templateError) Unwrap() error        { return e.error }
+func (e templateError) Is(target error) bool { return target == ErrTemplate }
 
 // Error is a failure of an operation on a provider's repository. Its
 // message names the provider, the version (when there is one) and the

@@ -89,11 +89,18 @@ const maxPushAttempts = 5
 // An archive without a staged file (Staged == "") must be in the
 // repository already, named by a zh: hash among its Hashes.
 //
+// Once the template has not fitted a provider (see Repository), every
+// push fails with that error (an ErrTemplate) before anything is
+// contacted.
+//
 // Every error names the provider, the version and the repository.
 func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (PushReport, error) {
 	t, name, err := s.open(r.Provider)
 	if err != nil {
 		return PushReport{}, fmt.Errorf("push %s %s: %w", r.Provider, r.Version, err)
+	}
+	if err := s.misfitFor(r.Provider, r.Version); err != nil {
+		return PushReport{}, err
 	}
 	ver := r.Version.String()
 	rep := PushReport{Repository: name, Tag: Tag(r.Version)}

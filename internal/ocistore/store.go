@@ -50,6 +50,9 @@ type Store struct {
 	targets map[string]target          // by repository
 	owners  map[string]addrs.Provider  // repository -> the provider it holds
 	tags    map[string]*sync.Mutex     // "repository:tag" -> held by its push
+	// misfit is the first error of the template for a provider (an
+	// ErrTemplate): every push after it fails.
+	misfit error
 }
 
 // registryClient is the auth client of one registry host, shared by its
@@ -124,7 +127,14 @@ func (s *Store) IsLayout() bool { return s.tmpl == nil }
 // registry, as the template gives it for the provider (exactly the
 // repository OpenTofu's oci_mirror reads), or the layout's directory. An
 // address the template turns into an invalid repository name, or into the
-// repository of another provider, is an error naming both.
+// repository of another provider, is an error naming both, wrapping
+// ErrTemplate.
+//
+// Such an error also makes every later Push of the Store fail with it: a
+// template that does not fit every provider a caller names publishes none
+// of them, so a caller that names each provider (Repository, Release,
+// Versions) before it pushes, as a build does while it plans, leaves no
+// repository holding half of what was asked.
 func (s *Store) Repository(p addrs.Provider) (string, error) {
 	name, _, _, err := s.repository(p)
 	return name, err
@@ -141,19 +151,45 @@ func (s *Store) repository(p addrs.Provider) (name, host, path string, err error
 		rendered := s.tmpl.render(p)
 		host, path, err = splitRepository(rendered)
 		if err != nil {
-			return "", "", "", fmt.Errorf("provider %s: the repository template %q gives %q, which is not a valid OCI repository address "+
-				"(lowercase letters, digits and the separators . _ - / only): %w", p, s.tmpl.raw, rendered, err)
+			return "", "", "", s.misfits(fmt.Errorf("provider %s: the repository template %q gives %q, which is not a valid OCI repository address "+
+				"(lowercase letters, digits and the separators . _ - / only): %w", p, s.tmpl.raw, rendered, err))
 		}
 		name = host + "/" + path
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if other, ok := s.owners[name]; ok && other != p {
-		return "", "", "", fmt.Errorf("the repository template %q gives the same repository %s for %s and %s: "+
-			"use ${hostname}, ${namespace} and ${type} so that each provider has its own", s.templateText(), name, other, p)
+	other, taken := s.owners[name]
+	if !taken {
+		s.owners[name] = p
 	}
-	s.owners[name] = p
+	s.mu.Unlock()
+	if taken && other != p {
+		return "", "", "", s.misfits(fmt.Errorf("the repository template %q gives the same repository %s for %s and %s: "+
+			"use ${hostname}, ${namespace} and ${type} so that each provider has its own", s.templateText(), name, other, p))
+	}
 	return name, host, path, nil
+}
+
+// misfits records err, an error of the template for a provider, as the
+// reason to refuse every later push, and returns it as an ErrTemplate.
+func (s *Store) misfits(err error) error {
+	err = templateError{err}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.misfit == nil {
+		s.misfit = err
+	}
+	return err
+}
+
+// misfitFor returns the error that refuses pushes of p because the
+// template did not fit a provider, or nil.
+func (s *Store) misfitFor(p addrs.Provider, v addrs.Version) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.misfit == nil {
+		return nil
+	}
+	return fmt.Errorf("push %s %s: nothing is pushed through a repository template that does not fit every provider: %w", p, v, s.misfit)
 }
 
 func (s *Store) templateText() string {
