@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // RegistryMirror is a registry (OCI) as verify reads it.
@@ -49,9 +50,14 @@ func (v *RegistryVerifier) Verify(ctx context.Context) (*VerifyReport, error) {
 		}
 		r.Providers++
 		versions, err := v.Registry.Versions(ctx, p)
-		if err != nil {
+		if errors.Is(err, layout.ErrNotInMirror) {
 			r.problem(p.String(), "%v", err)
 			continue
+		}
+		if err != nil {
+			// Not a problem of the mirror: the registry cannot be read
+			// (down, credentials refused).
+			return nil, fmt.Errorf("list the versions of %s: %w", p, err)
 		}
 		for _, ver := range versions {
 			r.Versions++

@@ -87,6 +87,9 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 		return &InputError{errors.New("--registry-replica writes the replica next to a network mirror's files: add a directory or a bucket with --out")}
 	}
 	locks.Warn(in.roots, hooks.line)
+	if err := outs.checkRegistries(ctx, in.reqs); err != nil {
+		return err
+	}
 	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(), Options: opts.Builder}
 	plan, err := b.Plan(ctx, in.reqs)
 	if err != nil {

@@ -3,7 +3,11 @@ package build
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
@@ -54,4 +58,34 @@ func (r ociRegistry) Publish(ctx context.Context, rel layout.Release) error {
 		return &InputError{err}
 	}
 	return err
+}
+
+// checkRegistries fails a build before any download when an OCI
+// destination cannot take it: a repository template that does not give
+// each required provider a repository of its own (an input error), or a
+// registry that cannot be reached or refuses the credentials, asked once
+// per registry host.
+func (outs outputs) checkRegistries(ctx context.Context, reqs []mirror.Requirement) error {
+	for _, o := range outs {
+		if o.OCI == nil {
+			continue
+		}
+		hosts := map[string]addrs.Provider{} // a provider per registry host
+		for _, req := range reqs {
+			repo, err := o.OCI.Repository(req.Provider)
+			if err != nil {
+				return &InputError{fmt.Errorf("--out %s: %w", o.Ref, err)}
+			}
+			host, _, _ := strings.Cut(repo, "/")
+			if _, seen := hosts[host]; !seen {
+				hosts[host] = req.Provider
+			}
+		}
+		for _, host := range slices.Sorted(maps.Keys(hosts)) {
+			if err := o.OCI.Ping(ctx, hosts[host]); err != nil {
+				return fmt.Errorf("nothing was downloaded: %w", err)
+			}
+		}
+	}
+	return nil
 }

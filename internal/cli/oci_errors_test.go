@@ -112,7 +112,6 @@ func TestOCIBuildRegistryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	down := fmt.Sprintf("127.0.0.1:%d", port)
-	repo := f.srv.Host + "/mirror/registry.opentofu.org/hashicorp/foo"
 	cases := []struct {
 		name     string
 		env      []string
@@ -123,24 +122,25 @@ func TestOCIBuildRegistryErrors(t *testing.T) {
 			name:     "wrong credentials",
 			env:      []string{"DOCKER_CONFIG=" + f.srv.WrongDockerConfig(t)},
 			template: f.template(),
-			want:     []string{"push registry.opentofu.org/hashicorp/foo 1.0.0 to " + repo + ":", "the registry refused the credentials (401 Unauthorized)", "credentials for " + f.srv.Host + " were looked for in"},
+			want:     []string{"nothing was downloaded: reach the registry of registry.opentofu.org/hashicorp/", "the registry refused the credentials (401 Unauthorized)", "credentials for " + f.srv.Host + " were looked for in"},
 		},
 		{
 			name:     "no credentials",
 			env:      []string{"DOCKER_CONFIG=" + t.TempDir()},
 			template: f.template(),
-			want:     []string{"push registry.opentofu.org/hashicorp/foo 1.0.0 to " + repo + ":", "the registry requires credentials, and none were found for it", "credentials for " + f.srv.Host + " were looked for in"},
+			want:     []string{"nothing was downloaded: reach the registry of registry.opentofu.org/hashicorp/", "the registry requires credentials, and none were found for it", "credentials for " + f.srv.Host + " were looked for in"},
 		},
 		{
 			name:     "registry down",
 			env:      []string{"DOCKER_CONFIG=" + f.srv.DockerConfigDir},
 			template: down + "/mirror/${hostname}/${namespace}/${type}",
-			want:     []string{"push registry.opentofu.org/hashicorp/foo 1.0.0 to " + down + "/mirror/registry.opentofu.org/hashicorp/foo:", "the registry cannot be reached", "connection refused"},
+			want:     []string{"nothing was downloaded: reach the registry of registry.opentofu.org/hashicorp/", " in " + down + "/mirror/registry.opentofu.org/hashicorp/", "the registry cannot be reached", "connection refused"},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			puts, uploads := len(f.srv.ManifestPuts(t)), f.srv.BlobUploads(t)
+			origin := len(f.o.reg.Requests())
 			start := time.Now()
 			code, stdout, stderr := f.run(t, f.dir, tc.env, "build", "--retries", "1", "--out", "oci://"+tc.template)
 			if d := time.Since(start); d > 60*time.Second {
@@ -150,8 +150,13 @@ func TestOCIBuildRegistryErrors(t *testing.T) {
 				t.Errorf("exit %d, want %d", code, ExitFailure)
 			}
 			wantAll(t, "stderr", stderr, tc.want...)
-			wantAll(t, "stderr", stderr, "registry.opentofu.org/hashicorp/bar 1.0.0")
+			wantAll(t, "stderr", stderr, " in "+strings.SplitN(tc.template, "/", 2)[0]+"/mirror/registry.opentofu.org/hashicorp/")
 			f.noSecret(t, stdout+stderr)
+			for _, r := range f.o.reg.Requests()[origin:] {
+				if strings.HasSuffix(r, ".zip") {
+					t.Errorf("an archive was downloaded before the registry was found unusable: %s", r)
+				}
+			}
 			if got := f.srv.ManifestPuts(t); len(got) != puts {
 				t.Errorf("manifests were pushed: %q", got[puts:])
 			}
@@ -202,8 +207,8 @@ func TestOCIBuildTemplateErrors(t *testing.T) {
 			name:     "two providers in one repository",
 			template: host + "/mirror/${namespace}",
 			want: []string{`the repository template "` + host + `/mirror/${namespace}" gives the same repository ` + host + "/mirror/hashicorp" +
-				" for registry.opentofu.org/hashicorp/bar and registry.opentofu.org/hashicorp/foo",
-				"nothing is pushed through a repository template that does not fit every provider"},
+				" for registry.opentofu.org/hashicorp/bar and registry.opentofu.org/hashicorp/foo"},
+			offline: true,
 		},
 		{
 			// The one address part that can make a template's repository
@@ -352,4 +357,17 @@ func pushImage(t *testing.T, repo *remote.Repository, tag string) digest.Digest 
 		t.Fatal(err)
 	}
 	return desc.Digest
+}
+
+// verify of a registry it cannot read (credentials refused) is a failure
+// to check (exit 1), not a problem found in the mirror (exit 3).
+func TestOCIVerifyCannotRead(t *testing.T) {
+	f := newOCIFixture(t)
+	env := []string{"DOCKER_CONFIG=" + f.srv.WrongDockerConfig(t)}
+	code, stdout, stderr := f.run(t, f.dir, env, "verify", "--config", "mirror.hcl", "oci://"+f.template())
+	if code != ExitFailure {
+		t.Errorf("exit %d, want %d\n%s%s", code, ExitFailure, stdout, stderr)
+	}
+	wantAll(t, "stderr", stderr, "the registry refused the credentials")
+	f.noSecret(t, stdout+stderr)
 }
