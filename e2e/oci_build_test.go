@@ -175,6 +175,16 @@ func TestBuildIntoOCIRegistry(t *testing.T) {
 		if err != nil || after.Index != before.Index {
 			t.Errorf("the tag now names %s (%v); it named %s", after.Index, err, before.Index)
 		}
+
+		// Asked for explicitly, the build re-points the tag.
+		stdout, stderr, code = runTfmirror(t, f.work, env, append(args, "--overwrite-oci-tags")...)
+		if code != 0 {
+			t.Fatalf("build --overwrite-oci-tags: exit %d\n%s%s", code, stdout, stderr)
+		}
+		if now, _, err := store.Release(t.Context(), rel.Provider, rel.Version); err != nil || now.Index == before.Index {
+			t.Errorf("--overwrite-oci-tags left the tag at %s (%v)", now.Index, err)
+		}
+		verifySite(t, f.work, env, "oci://"+other)
 	})
 
 	t.Run("re-pointed tag is found", func(t *testing.T) {

@@ -90,7 +90,7 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	if err := outs.checkRegistries(ctx, in.reqs); err != nil {
 		return err
 	}
-	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(), Options: opts.Builder}
+	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(opts.Destinations.OverwriteOCITags), Options: opts.Builder}
 	plan, err := b.Plan(ctx, in.reqs)
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)

@@ -30,6 +30,9 @@ type Destinations struct {
 	S3 s3store.Config
 	// OCI configures oci:// and oci-layout:// destinations.
 	OCI ocistore.Config
+	// OverwriteOCITags lets a build re-point a version tag that holds
+	// other packages than the release brings; by default that is refused.
+	OverwriteOCITags bool
 	// WorkDir is the workspace of a build with no local directory
 	// destination (partial downloads kept there resume in the next run);
 	// "" means a temporary directory.
@@ -91,11 +94,11 @@ func (outs outputs) packages() mirror.Packages {
 }
 
 // registries are the destinations that are OCI registries or layouts.
-func (outs outputs) registries() []mirror.Registry {
+func (outs outputs) registries(overwrite bool) []mirror.Registry {
 	var regs []mirror.Registry
 	for _, o := range outs {
 		if o.OCI != nil {
-			regs = append(regs, ociRegistry{o.OCI})
+			regs = append(regs, ociRegistry{s: o.OCI, overwrite: overwrite})
 		}
 	}
 	return regs

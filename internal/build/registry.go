@@ -17,7 +17,12 @@ import (
 
 // ociRegistry is an OCI registry or image layout as a build's
 // destination.
-type ociRegistry struct{ s *ocistore.Store }
+type ociRegistry struct {
+	s *ocistore.Store
+	// overwrite re-points a tag that holds other packages: only when the
+	// user asked for it (--overwrite-oci-tags).
+	overwrite bool
+}
 
 func (r ociRegistry) Location() string { return r.s.Location() }
 
@@ -53,7 +58,7 @@ func (r ociRegistry) Held(ctx context.Context, p addrs.Provider, v addrs.Version
 // while the build planned (Held names every provider first) and pushes
 // nothing through it.
 func (r ociRegistry) Publish(ctx context.Context, rel layout.Release) error {
-	_, err := r.s.Push(ctx, rel, ocistore.PushOptions{Policy: layout.Repair})
+	_, err := r.s.Push(ctx, rel, ocistore.PushOptions{Policy: layout.Repair, Overwrite: r.overwrite})
 	if errors.Is(err, ocistore.ErrTemplate) {
 		return &InputError{err}
 	}

@@ -42,6 +42,7 @@ type buildOptions struct {
 	RegistryReplica   bool
 	Shard             string
 	From              string
+	OverwriteOCITags  bool
 	Net               httpx.Policy // --retries and the timeouts
 	netFlagsSet       map[string]bool
 }
@@ -103,6 +104,7 @@ be served while it is being built.`,
 	f.BoolVar(&opts.RegistryReplica, "registry-replica", false, "after the build, also write a static copy of the provider registry protocol under <out>/replica/, so clients with a host block install with full signature verification")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a writer this build may not write with: another build into the same directory, a prune of the same bucket (0 fails at once)")
 	f.StringVar(&opts.From, "from", "", "take the packages from a `mirror` already built (a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY) instead of the origin registries, with the SHA256SUMS, signature and keys it kept of each release checked as from the origin: copy a mirror into another kind of destination without contacting the origin")
+	f.BoolVar(&opts.OverwriteOCITags, "overwrite-oci-tags", false, "re-point an OCI version tag that holds other packages than the release brings (by default the build refuses, naming both digests: clients may have locked the old ones)")
 	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
@@ -194,9 +196,10 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	return build.Run(ctx, build.Options{
 		Manifest: manifest, Dirs: opts.Dirs, Platforms: platforms, Out: opts.Out, Layout: kind,
 		Destinations: build.Destinations{
-			S3:      s3store.Config{Environ: env.Environ},
-			OCI:     ociConfig(env, net, opts.Parallel),
-			WorkDir: cacheDir(env),
+			S3:               s3store.Config{Environ: env.Environ},
+			OCI:              ociConfig(env, net, opts.Parallel),
+			OverwriteOCITags: opts.OverwriteOCITags,
+			WorkDir:          cacheDir(env),
 		},
 		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout,
 		DryRun: opts.DryRun, RegistryReplica: opts.RegistryReplica, WriteLockFiles: opts.WriteLockFiles,
