@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -260,10 +261,24 @@ func TestTofuInstallsFromOCIRegistry(t *testing.T) {
 }
 
 // copyFromLayout copies tag of the OCI layout at dir, with its referrers,
-// into repository of srv with oras-go's read-only layout store.
+// into repository of srv: with the oras CLI ($TFMIRROR_ORAS, which
+// scripts/test builds), an independent reader of the layout, else with
+// oras-go's read-only layout store.
 func copyFromLayout(t *testing.T, dir, tag string, srv *registrytest.Server, repository string) {
 	t.Helper()
 	ctx := t.Context()
+	if bin := os.Getenv("TFMIRROR_ORAS"); bin != "" {
+		cmd := exec.CommandContext(ctx, bin, "cp", "--recursive", "--from-oci-layout", dir+":"+tag,
+			"--to-ca-file", srv.CAFile, "--to-registry-config", srv.DockerConfig, srv.Host+"/"+repository+":"+tag)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("oras cp %s:%s: %v\n%s", dir, tag, err, out)
+		}
+		return
+	}
+	if isCI() {
+		t.Fatal("TFMIRROR_ORAS is not set: scripts/test builds the oras CLI")
+	}
 	src, err := oci.NewFromFS(ctx, os.DirFS(dir))
 	if err != nil {
 		t.Fatalf("read the layout %s: %v", dir, err)
