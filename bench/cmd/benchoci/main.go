@@ -38,18 +38,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tfmirror/tfmirror/bench/internal/benchenv"
 )
 
 func main() {
@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		"OCI_REGISTRY_PID":    strconv.Itoa(reg.cmd.Process.Pid),
 		"OCI_PID":             strconv.Itoa(os.Getpid()),
 	}
-	if err := writeState(o.stateDir, info); err != nil {
+	if err := benchenv.Write(o.stateDir, "oci.env", info); err != nil {
 		_ = ln.Close()
 		return err
 	}
@@ -157,18 +157,4 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	return nil
-}
-
-// writeState writes dir/oci.env atomically, so its presence means the
-// registry is ready.
-func writeState(dir string, info map[string]string) error {
-	var env strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(info)) {
-		fmt.Fprintf(&env, "%s=%s\n", k, info[k])
-	}
-	tmp := filepath.Join(dir, ".oci.env.tmp")
-	if err := os.WriteFile(tmp, []byte(env.String()), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, "oci.env"))
 }

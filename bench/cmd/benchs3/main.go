@@ -34,15 +34,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +49,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/tfmirror/tfmirror/bench/internal/benchenv"
 )
 
 // region is the region versitygw answers for.
@@ -157,7 +156,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		"S3_REGION":            region,
 		"S3_PID":               strconv.Itoa(os.Getpid()),
 	}
-	if err := writeState(o.stateDir, info); err != nil {
+	if err := benchenv.Write(o.stateDir, "s3.env", info); err != nil {
 		_ = ln.Close()
 		return err
 	}
@@ -178,20 +177,6 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	return nil
-}
-
-// writeState writes dir/s3.env atomically, so its presence means the
-// server is ready. It holds credentials: mode 0600.
-func writeState(dir string, info map[string]string) error {
-	var env strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(info)) {
-		fmt.Fprintf(&env, "%s=%s\n", k, info[k])
-	}
-	tmp := filepath.Join(dir, ".s3.env.tmp")
-	if err := os.WriteFile(tmp, []byte(env.String()), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, "s3.env"))
 }
 
 // gateway is a running versitygw.
