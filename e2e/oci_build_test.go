@@ -119,6 +119,40 @@ func TestBuildIntoOCIRegistry(t *testing.T) {
 		verifySite(t, f.work, env, "oci://"+copied)
 	})
 
+	// Two shards at once into a registry: split by version, so they never
+	// push one tag, and together they hold every platform.
+	t.Run("shards", func(t *testing.T) {
+		sharded := srv.Host + "/sharded/${hostname}/${namespace}/${type}"
+		var procs []*tfmirrorProc
+		for k := 1; k <= 2; k++ {
+			procs = append(procs, startTfmirror(t, f.work, env, "build", "--config", "mirror.hcl", "--out", "oci://"+sharded, "--shard", fmt.Sprintf("%d/2", k)))
+		}
+		owner := map[string]int{} // "provider version" -> the shard that mirrored it
+		for k, p := range procs {
+			if code, _ := p.wait(t); code != 0 {
+				t.Fatalf("tfmirror %s: exit %d", strings.Join(p.args, " "), code)
+			}
+			for _, line := range strings.Split(p.stdout.String(), "\n") {
+				fields := strings.Fields(line)
+				if len(fields) < 4 || fields[0] != "mirrored" {
+					continue
+				}
+				key := fields[1] + " " + fields[2]
+				if o, ok := owner[key]; ok && o != k {
+					t.Errorf("%s: platforms mirrored by two shards; into a registry a version must stay in one", key)
+				}
+				owner[key] = k
+			}
+		}
+		if len(owner) != 2 {
+			t.Errorf("the shards mirrored %d versions; want 2", len(owner))
+		}
+		res := verifySite(t, f.work, env, "oci://"+sharded)
+		if res.Versions != 2 || res.Archives != 4 {
+			t.Errorf("the shards left %d versions and %d archives; want 2 and 4", res.Versions, res.Archives)
+		}
+	})
+
 	t.Run("no-op", func(t *testing.T) {
 		uploads, manifests := srv.BlobUploads(t), len(srv.ManifestPuts(t))
 		before := len(f.reg.Requests())

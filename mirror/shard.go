@@ -22,6 +22,10 @@ import (
 type Shard struct {
 	Index int // from 1 to Count
 	Count int
+	// ByVersion keeps every platform of a version in one shard: for
+	// destinations that cannot merge concurrent writes of one document
+	// (an OCI registry has no conditional tag update).
+	ByVersion bool
 }
 
 // ParseShard reads "K/N" (K from 1 to N, as jest and playwright count).
@@ -39,7 +43,7 @@ func ParseShard(s string) (Shard, error) {
 // Validate checks that the shard is one of its count.
 func (s Shard) Validate() error {
 	switch {
-	case s == Shard{}:
+	case s.Index == 0 && s.Count == 0:
 		return nil
 	case s.Count < 1:
 		return errors.New("a shard count must be at least 1")
@@ -61,8 +65,12 @@ func (s Shard) Owns(p addrs.Provider, v addrs.Version, plat addrs.Platform) bool
 	if s.Count <= 1 {
 		return true
 	}
+	key := p.String() + " " + v.String()
+	if !s.ByVersion {
+		key += " " + plat.String()
+	}
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(p.String() + " " + v.String() + " " + plat.String()))
+	_, _ = h.Write([]byte(key))
 	return h.Sum64()%uint64(s.Count) == uint64(s.Index-1)
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 func TestParseShard(t *testing.T) {
-	for in, want := range map[string]Shard{"1/1": {1, 1}, "1/4": {1, 4}, "4/4": {4, 4}, "12/16": {12, 16}} {
+	for in, want := range map[string]Shard{"1/1": {Index: 1, Count: 1}, "1/4": {Index: 1, Count: 4}, "4/4": {Index: 4, Count: 4}, "12/16": {Index: 12, Count: 16}} {
 		got, err := ParseShard(in)
 		if err != nil || got != want {
 			t.Errorf("ParseShard(%q) = %v, %v; want %v", in, got, err, want)
@@ -99,6 +99,27 @@ func TestShardsBuildTheWholeTree(t *testing.T) {
 	for path, sum := range want {
 		if got[path] != sum {
 			t.Errorf("%s differs between the sharded and the whole build", path)
+		}
+	}
+}
+
+// ByVersion keeps every platform of a version in one shard, and still
+// gives every package exactly one shard.
+func TestShardByVersion(t *testing.T) {
+	plats := mustPlatforms("linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64")
+	p := addrs.MustParseProvider("hashicorp/aws")
+	for _, ver := range []string{"5.0.0", "5.1.0", "5.2.0", "5.3.0", "6.0.0"} {
+		v := addrs.MustParseVersion(ver)
+		owners := map[int]bool{}
+		for _, plat := range plats {
+			for k := 1; k <= 3; k++ {
+				if (Shard{Index: k, Count: 3, ByVersion: true}).Owns(p, v, plat) {
+					owners[k] = true
+				}
+			}
+		}
+		if len(owners) != 1 {
+			t.Errorf("%s: its platforms are in shards %v; want one", ver, owners)
 		}
 	}
 }

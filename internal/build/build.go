@@ -90,6 +90,11 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	if err := outs.checkRegistries(ctx, in.reqs); err != nil {
 		return err
 	}
+	if len(outs.registries(false)) > 0 {
+		// Shards that pushed platforms of one version into a registry
+		// would race on its tag.
+		opts.Builder.Shard.ByVersion = true
+	}
 	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(opts.Destinations.OverwriteOCITags), Options: opts.Builder}
 	plan, err := b.Plan(ctx, in.reqs)
 	if err != nil {
