@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -270,7 +271,7 @@ func (s *Store) publishing(ctx context.Context, p *publisher) error {
 	key := s.prefix + writersDir + info.ID
 	for {
 		info.Refreshed = time.Now().UTC().Format(time.RFC3339)
-		etag, err := s.writeLock(ctx, key, info, nil, nil)
+		etag, err := s.writeLease(ctx, key, info)
 		if err != nil {
 			return fmt.Errorf("write to %s: take a writer lease: %w", s.Location(), s.fail(key, err))
 		}
@@ -299,6 +300,27 @@ func (s *Store) publishing(ctx context.Context, p *publisher) error {
 		}
 	}
 }
+
+// writeLease writes a publisher's lease object. The key is this writer's
+// own, so a conflict (409) can only come from the store's handling of other
+// writers' leases next to it (versitygw's POSIX backend answers 409
+// ExistingObjectIsDirectory while another lease's removal takes their
+// directory away; S3 answers 409 OperationAborted): it is retried a few
+// times.
+func (s *Store) writeLease(ctx context.Context, key string, info lockInfo) (string, error) {
+	for attempt := 1; ; attempt++ {
+		etag, err := s.writeLock(ctx, key, info, nil, nil)
+		if err == nil || statusCode(err) != http.StatusConflict || attempt == leaseAttempts {
+			return etag, err
+		}
+		if err := sleep(ctx, time.Duration(attempt)*50*time.Millisecond); err != nil {
+			return "", err
+		}
+	}
+}
+
+// leaseAttempts bounds the writes of a lease object that conflict.
+const leaseAttempts = 5
 
 // deleteLease deletes a lease object of this store's, conditional on its
 // ETag.
