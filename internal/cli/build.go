@@ -55,7 +55,10 @@ func newBuildCmd(env Env) *cobra.Command {
 		Long: `build reads the manifest, lists each provider's versions at its origin
 registry, selects those matching the manifest, and for every platform
 downloads the package, checks it against the release's signed SHA256SUMS and
-publishes it into the output directory as a provider network mirror.
+publishes it into every --out destination: a directory or a bucket as a
+provider network mirror, an OCI registry or image layout as OpenTofu's
+oci_mirror reads it. With --from, the packages come from a mirror already
+built instead of the origin.
 
 Providers come from the manifest's provider blocks and from OpenTofu or
 Terraform configurations: root module directories named as arguments or by
@@ -66,9 +69,11 @@ would: the version pinned in .terraform.lock.hcl, else the newest release
 that satisfies every constraint in the module tree.
 
 Building into an existing mirror merges: versions and platforms already there
-stay listed and nothing is deleted. Files appear atomically and in publish
-order (archives, then <version>.json, then index.json), so the directory can
-be served while it is being built.`,
+stay listed and nothing is deleted (tfmirror prune removes what the manifest
+no longer selects). Files appear atomically and in publish order (archives,
+then <version>.json, then index.json; blobs, then manifests, then the tag in
+a registry), so a destination can be served while it is being built, and
+several builds (or --shard workers) may publish into one bucket at once.`,
 		Example: `  tfmirror build
   tfmirror build --config mirror.hcl --out /srv/mirror --json
   tfmirror build live/app-a live/app-b --platform linux_amd64 --platform darwin_arm64 --write-lock-files`,
@@ -91,7 +96,7 @@ be served while it is being built.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Config, "config", "c", "mirror.hcl", "manifest `file` to read")
-	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "where to publish the mirror (default: the manifest's out blocks, else site): a `directory` (created if missing), s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE (an OCI registry, the template exactly as in OpenTofu's oci_mirror block, e.g. 'oci://registry.example.com/tf/${namespace}/${type}') or oci-layout://DIRECTORY (OCI image layouts); repeatable: one download publishes into every one")
+	f.StringArrayVarP(&opts.Out, "out", "o", []string{"site"}, "where to publish the mirror (default: the manifest's out list, else site): a `directory` (created if missing), s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE (an OCI registry, the template exactly as in OpenTofu's oci_mirror block, e.g. 'oci://registry.example.com/tf/${namespace}/${type}') or oci-layout://DIRECTORY (OCI image layouts); repeatable: one download publishes into every one")
 	f.BoolVar(&opts.Strict, "strict", false, "fail when a selected release lacks a requested platform, instead of skipping it with a warning")
 	f.BoolVar(&opts.RequireSignatures, "require-signatures", false, "refuse packages without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
 	f.IntVarP(&opts.Parallel, "parallel", "p", mirror.DefaultParallel, "maximum number of concurrent downloads")
