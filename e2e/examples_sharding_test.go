@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
 )
 
 // exampleLine returns the one line of examples/sharding/name that starts
@@ -75,11 +73,7 @@ func TestShardingExamples(t *testing.T) {
 	if tfmirrorBin == "" {
 		t.Fatal("tfmirror binary not built")
 	}
-	srv := s3test.Start(t)
-	srv.CreateBucket(t, s3Bucket)
-	c := newCrashRegistry(t)
-	c.env = append(c.env, srv.Environ()...)
-	c.build(t, "full.hcl", srv.URI(s3Bucket, "whole/"))
+	srv, c, _ := wholeBuildInBucket(t)
 	if err := os.Rename(filepath.Join(c.work, "full.hcl"), filepath.Join(c.work, "mirror.hcl")); err != nil {
 		t.Fatal(err)
 	}

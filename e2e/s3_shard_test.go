@@ -22,12 +22,7 @@ import (
 // together must leave the very objects the one build does, catalog
 // included: same keys, same bytes, same Content-Type and Cache-Control.
 func TestShardsBuildOneBucket(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.CreateBucket(t, s3Bucket)
-	c := newCrashRegistry(t)
-	proxy := startS3Proxy(t, srv.Endpoint)
-	c.env = append(c.env, s3Environ(srv, proxy.URL)...)
-	c.build(t, "full.hcl", srv.URI(s3Bucket, "whole/"))
+	srv, c, proxy := wholeBuildInBucket(t)
 
 	const n = 4
 	procs := make([]*tfmirrorProc, n)
@@ -58,12 +53,7 @@ func TestShardsBuildOneBucket(t *testing.T) {
 // writes must be refused (412) and retried, and the prefix must end with
 // every version: the objects of one build of all of them.
 func TestConcurrentBuildsIntoOneBucketLoseNothing(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.CreateBucket(t, s3Bucket)
-	c := newCrashRegistry(t)
-	proxy := startS3Proxy(t, srv.Endpoint)
-	c.env = append(c.env, s3Environ(srv, proxy.URL)...)
-	c.build(t, "full.hcl", srv.URI(s3Bucket, "whole/"))
+	srv, c, proxy := wholeBuildInBucket(t)
 
 	proxy.Hold = func(r *http.Request) time.Duration {
 		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, ".json") && strings.Contains(r.URL.Path, "/together/") &&
@@ -100,6 +90,20 @@ host "registry.opentofu.org" {
 		t.Error("no conditional write was refused: the builds did not collide, so the test did not test the merge")
 	}
 	sameObjects(t, srv, "whole/", "together/")
+}
+
+// wholeBuildInBucket starts an S3 server behind a counting proxy and the
+// crash tests' registry, and builds full.hcl, unsharded, into the prefix
+// whole/ for the concurrent builds to be compared with.
+func wholeBuildInBucket(t *testing.T) (*s3test.Server, *crashRegistry, *s3Proxy) {
+	t.Helper()
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, s3Bucket)
+	c := newCrashRegistry(t)
+	proxy := startS3Proxy(t, srv.Endpoint)
+	c.env = append(c.env, s3Environ(srv, proxy.URL)...)
+	c.build(t, "full.hcl", srv.URI(s3Bucket, "whole/"))
+	return srv, c, proxy
 }
 
 // sameObjects requires the published objects (not .tfmirror/) under two
