@@ -15,65 +15,29 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
 )
 
-// zipEntry is one entry of a test zip. A name ending in "/" is written as an
-// explicit directory entry and its body is ignored.
-type zipEntry struct {
-	name string
-	body string
-}
-
-// Fixtures shared by the hashing tests. withDirs holds explicit directory
-// entries ("docs/", "docs/sub/"), as some provider zips do; flat has the
-// same files without them.
+// Fixtures shared by the hashing tests. dirEntries holds explicit directory
+// entries ("docs/", "docs/sub/"), as some provider zips do; flatEntries has
+// the same files without them.
 var (
-	flatEntries = []zipEntry{
-		{"terraform-provider-foo_v1.0.0", "#!/bin/sh\necho provider\n"},
-		{"docs/readme.md", "# foo\n"},
-		{"docs/sub/notes.txt", "notes"},
-		{"LICENSE", "MPL-2.0\n"},
+	flatEntries = []zipbuild.Entry{
+		file("terraform-provider-foo_v1.0.0", "#!/bin/sh\necho provider\n"),
+		file("docs/readme.md", "# foo\n"),
+		file("docs/sub/notes.txt", "notes"),
+		file("LICENSE", "MPL-2.0\n"),
 	}
-	dirEntries = []zipEntry{
-		{"docs/", ""},
-		{"terraform-provider-foo_v1.0.0", "#!/bin/sh\necho provider\n"},
-		{"docs/readme.md", "# foo\n"},
-		{"docs/sub/", ""},
-		{"docs/sub/notes.txt", "notes"},
-		{"LICENSE", "MPL-2.0\n"},
+	dirEntries = []zipbuild.Entry{
+		file("docs/", ""),
+		file("terraform-provider-foo_v1.0.0", "#!/bin/sh\necho provider\n"),
+		file("docs/readme.md", "# foo\n"),
+		file("docs/sub/", ""),
+		file("docs/sub/notes.txt", "notes"),
+		file("LICENSE", "MPL-2.0\n"),
 	}
 )
-
-// writeZip builds a zip in a fresh temporary directory and returns its path
-// and SHA-256.
-func writeZip(t *testing.T, entries []zipEntry) (string, [sha256.Size]byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, e := range entries {
-		hdr := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
-		if strings.HasSuffix(e.name, "/") {
-			hdr.Method = zip.Store
-		}
-		w, err := zw.CreateHeader(hdr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasSuffix(e.name, "/") {
-			if _, err := io.WriteString(w, e.body); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "pkg.zip")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path, sha256.Sum256(buf.Bytes())
-}
 
 // extractZip unpacks the zip at path into a fresh directory, as an
 // installer would, and returns the directory.
@@ -115,12 +79,12 @@ func extractZip(t *testing.T, path string) string {
 // referenceH1 computes h1 from the formula in tofu-internals.md §2,
 // independently of dirhash: sorted "<hex sha256>  <name>\n" lines, then
 // base64 of their SHA-256.
-func referenceH1(entries []zipEntry) Hash {
+func referenceH1(entries []zipbuild.Entry) Hash {
 	var names []string
 	bodies := make(map[string]string)
 	for _, e := range entries {
-		names = append(names, e.name)
-		bodies[e.name] = e.body
+		names = append(names, e.Name)
+		bodies[e.Name] = e.Body
 	}
 	sort.Strings(names)
 	h := sha256.New()
@@ -130,10 +94,10 @@ func referenceH1(entries []zipEntry) Hash {
 	return Hash("h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil)))
 }
 
-func withoutDirs(entries []zipEntry) []zipEntry {
-	var out []zipEntry
+func withoutDirs(entries []zipbuild.Entry) []zipbuild.Entry {
+	var out []zipbuild.Entry
 	for _, e := range entries {
-		if !strings.HasSuffix(e.name, "/") {
+		if !strings.HasSuffix(e.Name, "/") {
 			out = append(out, e)
 		}
 	}
@@ -145,18 +109,18 @@ const emptyH1 Hash = "h1:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
 func TestH1(t *testing.T) {
 	tests := []struct {
 		name    string
-		entries []zipEntry
+		entries []zipbuild.Entry
 		// same reports whether H1Zip and H1Unpacked must agree.
 		same bool
 	}{
 		{"no directory entries", flatEntries, true},
 		{"explicit directory entries", dirEntries, false},
-		{"single file", []zipEntry{{"a", "a"}}, true},
-		{"only a directory entry", []zipEntry{{"docs/", ""}}, false},
+		{"single file", []zipbuild.Entry{file("a", "a")}, true},
+		{"only a directory entry", []zipbuild.Entry{file("docs/", "")}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path, _ := writeZip(t, tt.entries)
+			path, _ := zipbuild.Write(t, tt.entries...)
 
 			zipH1, err := H1Zip(path)
 			if err != nil {
@@ -196,7 +160,7 @@ func TestH1(t *testing.T) {
 }
 
 func TestH1EmptyZip(t *testing.T) {
-	path, _ := writeZip(t, nil)
+	path, _ := zipbuild.Write(t)
 	for name, f := range map[string]func(string) (Hash, error){"H1Zip": H1Zip, "H1Unpacked": H1Unpacked} {
 		got, err := f(path)
 		if err != nil {
@@ -211,12 +175,12 @@ func TestH1EmptyZip(t *testing.T) {
 // Permissions, timestamps and compression are not part of h1, and the
 // order of entries in the archive does not matter.
 func TestH1IgnoresEntryOrder(t *testing.T) {
-	reversed := make([]zipEntry, len(flatEntries))
+	reversed := make([]zipbuild.Entry, len(flatEntries))
 	for i, e := range flatEntries {
 		reversed[len(flatEntries)-1-i] = e
 	}
-	a, _ := writeZip(t, flatEntries)
-	b, _ := writeZip(t, reversed)
+	a, _ := zipbuild.Write(t, flatEntries...)
+	b, _ := zipbuild.Write(t, reversed...)
 	ha, err := H1Zip(a)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +201,7 @@ func TestH1Errors(t *testing.T) {
 	if err := os.WriteFile(notZip, []byte("this is not a zip file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	newline, _ := writeZip(t, []zipEntry{{"bad\nname", "x"}})
+	newline, _ := zipbuild.Write(t, file("bad\nname", "x"))
 
 	for _, path := range []string{missing, notZip, newline} {
 		if h, err := H1Zip(path); err == nil {
@@ -270,7 +234,7 @@ func TestZH(t *testing.T) {
 func TestArchiveHashes(t *testing.T) {
 	tests := []struct {
 		name    string
-		entries []zipEntry
+		entries []zipbuild.Entry
 		want    int
 	}{
 		{"no directory entries", flatEntries, 2},
@@ -278,7 +242,7 @@ func TestArchiveHashes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path, sum := writeZip(t, tt.entries)
+			path, sum := zipbuild.Write(t, tt.entries...)
 			got, err := archiveHashes(path, sum)
 			if err != nil {
 				t.Fatal(err)
@@ -366,7 +330,7 @@ func TestWriterSumMidStream(t *testing.T) {
 
 // The intended use: hash a download while it streams to disk.
 func TestWriterWithMultiWriter(t *testing.T) {
-	path, sum := writeZip(t, dirEntries)
+	path, sum := zipbuild.Write(t, dirEntries...)
 	src, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

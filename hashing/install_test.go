@@ -1,11 +1,7 @@
 package hashing_test
 
 import (
-	"archive/zip"
-	"bytes"
-	"crypto/sha256"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,51 +9,9 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
 	"github.com/tfmirror/tfmirror/layout"
 )
-
-// entry is one entry of a zip built by writeZip: mode 0 is a plain file,
-// or a directory if the name ends in "/" (whose body is not written).
-type entry struct {
-	name string
-	body string
-	mode fs.FileMode
-}
-
-func writeZip(t testing.TB, entries []entry) (string, [sha256.Size]byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, e := range entries {
-		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
-		switch {
-		case e.mode != 0:
-			h.SetMode(e.mode)
-		case strings.HasSuffix(e.name, "/"):
-			h.SetMode(fs.ModeDir | 0o755)
-		default:
-			h.SetMode(0o644)
-		}
-		w, err := zw.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasSuffix(e.name, "/") {
-			continue // archive/zip writes no content to a name ending in "/"
-		}
-		if _, err := w.Write([]byte(e.body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "pkg.zip")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path, sha256.Sum256(buf.Bytes())
-}
 
 // install unpacks the zip at path as the unpacked filesystem layout does
 // and returns the package directory, or the layout's error.
@@ -72,27 +26,27 @@ func install(t testing.TB, path string) (string, error) {
 // the unpacked package ("tofu init" writes it to lock files) to what the
 // directory the unpacked layout extracts hashes to.
 func TestH1UnpackedIsTheInstalledDirectory(t *testing.T) {
-	bin := entry{name: "terraform-provider-foo_v1.0.0", body: "#!/bin/sh\necho provider\n", mode: 0o755}
+	bin := zipbuild.Entry{Name: "terraform-provider-foo_v1.0.0", Body: "#!/bin/sh\necho provider\n", Mode: 0o755}
 	tests := []struct {
 		name    string
-		entries []entry
+		entries []zipbuild.Entry
 		// flat reports whether the zip has no directory entries, so that
 		// its h1 and its unpacked h1 agree.
 		flat bool
 	}{
-		{"one file", []entry{bin}, true},
-		{"files in subdirectories", []entry{bin, {name: "docs/README.md", body: "# foo\n"}, {name: "docs/sub/notes.txt", body: "notes"}, {name: "LICENSE", body: "MPL-2.0\n"}}, true},
-		{"empty files", []entry{bin, {name: "empty"}, {name: "d/empty"}}, true},
-		{"explicit directory entries", []entry{{name: "docs/"}, bin, {name: "docs/README.md", body: "# foo\n"}, {name: "docs/sub/"}, {name: "docs/sub/notes.txt", body: "notes"}}, false},
-		{"directory entries after their files", []entry{bin, {name: "docs/sub/notes.txt", body: "notes"}, {name: "docs/sub/"}, {name: "docs/"}}, false},
-		{"empty directory entry", []entry{bin, {name: "plugins/"}}, false},
-		{"only a directory entry", []entry{{name: "d/"}}, false},
-		{"directory by mode, without the slash", []entry{bin, {name: "docs", mode: fs.ModeDir | 0o755}, {name: "docs/README.md", body: "# foo\n"}}, false},
+		{"one file", []zipbuild.Entry{bin}, true},
+		{"files in subdirectories", []zipbuild.Entry{bin, {Name: "docs/README.md", Body: "# foo\n"}, {Name: "docs/sub/notes.txt", Body: "notes"}, {Name: "LICENSE", Body: "MPL-2.0\n"}}, true},
+		{"empty files", []zipbuild.Entry{bin, {Name: "empty"}, {Name: "d/empty"}}, true},
+		{"explicit directory entries", []zipbuild.Entry{{Name: "docs/"}, bin, {Name: "docs/README.md", Body: "# foo\n"}, {Name: "docs/sub/"}, {Name: "docs/sub/notes.txt", Body: "notes"}}, false},
+		{"directory entries after their files", []zipbuild.Entry{bin, {Name: "docs/sub/notes.txt", Body: "notes"}, {Name: "docs/sub/"}, {Name: "docs/"}}, false},
+		{"empty directory entry", []zipbuild.Entry{bin, {Name: "plugins/"}}, false},
+		{"only a directory entry", []zipbuild.Entry{{Name: "d/"}}, false},
+		{"directory by mode, without the slash", []zipbuild.Entry{bin, {Name: "docs", Mode: fs.ModeDir | 0o755}, {Name: "docs/README.md", Body: "# foo\n"}}, false},
 		{"empty archive", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path, sum := writeZip(t, tt.entries)
+			path, sum := zipbuild.Write(t, tt.entries...)
 			sums, err := hashing.HashArchive(path, sum, hashing.DefaultZipLimits)
 			if err != nil {
 				t.Fatal(err)
@@ -117,7 +71,7 @@ func TestH1UnpackedIsTheInstalledDirectory(t *testing.T) {
 
 // FuzzHashArchiveInstalls builds zips of arbitrary names (separated by NUL)
 // and kinds (one byte per entry: file, executable, directory by mode,
-// symbolic link), and holds HashArchive to the unpacked layout: every
+// symbolic link, named pipe), and holds HashArchive to the unpacked layout: every
 // archive it accepts installs with layout.InstallPackageDir, to a directory
 // that hashes to its H1Unpacked; and it refuses only what the layout refuses
 // (or what dirhash cannot hash: a name with a newline).
@@ -139,7 +93,7 @@ func FuzzHashArchiveInstalls(f *testing.F) {
 		if len(list) > 16 {
 			return
 		}
-		entries := make([]entry, len(list))
+		entries := make([]zipbuild.Entry, len(list))
 		for i, name := range list {
 			if len(name) > 200 { // under any file system's name length limit
 				return
@@ -148,23 +102,23 @@ func FuzzHashArchiveInstalls(f *testing.F) {
 			if i < len(kinds) {
 				kind = kinds[i] % 5
 			}
-			e := entry{name: name, body: content}
+			e := zipbuild.Entry{Name: name, Body: content}
 			switch kind {
 			case 1:
-				e.mode = 0o755
+				e.Mode = 0o755
 			case 2:
-				e.mode = fs.ModeDir | 0o755
+				e.Mode = fs.ModeDir | 0o755
 				if len(content)%2 == 0 { // directories with content now and then
-					e.body = ""
+					e.Body = ""
 				}
 			case 3:
-				e.mode = fs.ModeSymlink | 0o777
+				e.Mode = fs.ModeSymlink | 0o777
 			case 4:
-				e.mode = fs.ModeNamedPipe | 0o644
+				e.Mode = fs.ModeNamedPipe | 0o644
 			}
 			entries[i] = e
 		}
-		path, sum := writeZip(t, entries)
+		path, sum := zipbuild.Write(t, entries...)
 		sums, err := hashing.HashArchive(path, sum, hashing.DefaultZipLimits)
 		dir, ierr := install(t, path)
 		switch {

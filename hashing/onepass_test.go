@@ -2,41 +2,27 @@ package hashing
 
 import (
 	"archive/zip"
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
 )
 
 // zipOf writes a zip with the given entries (a name ending in "/" is a
-// directory entry) and returns its path.
+// directory entry), their contents taken in turn from contents, and
+// returns its path.
 func zipOf(t testing.TB, names []string, contents []string) string {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
+	entries := make([]zipbuild.Entry, len(names))
 	for i, name := range names {
-		w, err := zw.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasSuffix(name, "/") {
-			if _, err := w.Write([]byte(contents[i%len(contents)])); err != nil {
-				t.Fatal(err)
-			}
-		}
+		entries[i] = file(name, contents[i%len(contents)])
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "p.zip")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path, _ := zipbuild.Write(t, entries...)
 	return path
 }
 

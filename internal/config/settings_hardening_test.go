@@ -1,38 +1,12 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 )
-
-func TestTransferLimitSettings(t *testing.T) {
-	m, err := config.Parse([]byte(`settings {
-  speed_limit       = 2048
-  speed_time        = "45s"
-  max_archive_bytes = 536870912
-}
-`), "mirror.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := m.Settings
-	if *s.SpeedLimit != 2048 || *s.SpeedTime != 45*time.Second || *s.MaxArchiveBytes != 512<<20 {
-		t.Errorf("settings = %+v", s)
-	}
-	for src, want := range map[string]string{
-		`settings { speed_limit = -1 }`:       "mirror.hcl:1:26: Invalid speed_limit",
-		`settings { speed_time = "slowly" }`:  "mirror.hcl:1:25: Invalid speed_time",
-		`settings { max_archive_bytes = -1 }`: "mirror.hcl:1:32: Invalid max_archive_bytes",
-	} {
-		if _, err := config.Parse([]byte(src), "mirror.hcl"); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", src, err, want)
-		}
-	}
-}
 
 // RequestPolicy: defaults, then the manifest, then the flags given.
 func TestRequestPolicyPrecedence(t *testing.T) {

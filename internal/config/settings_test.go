@@ -16,6 +16,9 @@ func TestSettingsBlock(t *testing.T) {
   stall_timeout       = "0"
   max_archive_entries = 500
   max_unpacked_bytes  = 1048576
+  speed_limit         = 2048
+  speed_time          = "45s"
+  max_archive_bytes   = 536870912
 }
 `), "mirror.hcl")
 	if err != nil {
@@ -23,13 +26,17 @@ func TestSettingsBlock(t *testing.T) {
 	}
 	s := m.Settings
 	if *s.Retries != 7 || *s.ConnectTimeout != 5*time.Second || *s.HeaderTimeout != 2*time.Minute || *s.StallTimeout != 0 ||
-		*s.MaxArchiveEntries != 500 || *s.MaxUnpackedBytes != 1<<20 {
+		*s.MaxArchiveEntries != 500 || *s.MaxUnpackedBytes != 1<<20 ||
+		*s.SpeedLimit != 2048 || *s.SpeedTime != 45*time.Second || *s.MaxArchiveBytes != 512<<20 {
 		t.Errorf("settings = %+v", s)
 	}
 	for src, want := range map[string]string{
 		`settings { retries = -1 }`:            "mirror.hcl:1:22: Invalid retries",
 		`settings { stall_timeout = "soon" }`:  "mirror.hcl:1:28: Invalid stall_timeout",
 		`settings { max_archive_entries = 0 }`: "mirror.hcl:1:34: Invalid max_archive_entries",
+		`settings { speed_limit = -1 }`:        "mirror.hcl:1:26: Invalid speed_limit",
+		`settings { speed_time = "slowly" }`:   "mirror.hcl:1:25: Invalid speed_time",
+		`settings { max_archive_bytes = -1 }`:  "mirror.hcl:1:32: Invalid max_archive_bytes",
 		`settings { colour = 1 }`:              "Unsupported argument",
 		"settings {}\nsettings {}":             "mirror.hcl:2:1: Duplicate settings block",
 	} {

@@ -83,8 +83,10 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(info, null) {
-		return []byte{}, nil
+	if info.Mode()&fs.ModeCharDevice != 0 { // regular files skip a stat of the null device
+		if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(info, null) {
+			return []byte{}, nil
+		}
 	}
 	if err := checkInfo(path, info, limit); err != nil {
 		return nil, err

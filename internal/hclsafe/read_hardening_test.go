@@ -8,36 +8,23 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/hostilefs"
 )
 
 func TestReadFileRefusesWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.tf")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	hostilefs.FIFO(t, fifo)
 	zero := filepath.Join(dir, "zero.tf")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	hostilefs.DevZero(t, zero)
 	for name, path := range map[string]string{"fifo": fifo, "device": zero, "directory": dir} {
 		t.Run(name, func(t *testing.T) {
-			done := make(chan error, 1)
-			go func() {
-				_, err := ReadFile(path, MaxConfigSize)
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				var e *Error
-				if !errors.As(err, &e) || e.Filename != path || e.Summary != "Not a regular file" {
-					t.Errorf("got %v, want a refusal naming %s", err, path)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("ReadFile blocked")
+			_, err := hostilefs.Within(t, path, func() ([]byte, error) { return ReadFile(path, MaxConfigSize) })
+			var e *Error
+			if !errors.As(err, &e) || e.Filename != path || e.Summary != "Not a regular file" {
+				t.Errorf("got %v, want a refusal naming %s", err, path)
 			}
 		})
 	}

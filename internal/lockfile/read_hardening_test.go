@@ -7,36 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tfmirror/tfmirror/internal/hclsafe"
+	"github.com/tfmirror/tfmirror/internal/testutil/hostilefs"
 )
 
 // readWithin runs Read, failing the test if it takes more than a few
-// seconds (a pipe is then released so the test ends).
+// seconds (a pipe at path is then released so the test ends).
 func readWithin(t *testing.T, path string) (*File, error) {
 	t.Helper()
-	type result struct {
-		f   *File
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		f, err := Read(path)
-		done <- result{f, err}
-	}()
-	select {
-	case res := <-done:
-		return res.f, res.err
-	case <-time.After(5 * time.Second):
-		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		t.Fatalf("Read(%s) did not return within 5s", path)
-		return nil, nil
-	}
+	return hostilefs.Within(t, path, func() (*File, error) { return Read(path) })
 }
 
 func TestReadRefusesLockFilesThatAreNotRegular(t *testing.T) {
@@ -48,12 +29,8 @@ func TestReadRefusesLockFilesThatAreNotRegular(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	hostilefs.FIFO(t, fifo)
+	hostilefs.DevZero(t, zero)
 	for _, path := range []string{fifo, zero} {
 		_, err := readWithin(t, path)
 		var herr *hclsafe.Error
@@ -66,12 +43,7 @@ func TestReadRefusesLockFilesThatAreNotRegular(t *testing.T) {
 func TestReadRefusesHugeLockFilesAndFollowsLinks(t *testing.T) {
 	dir := t.TempDir()
 	huge := filepath.Join(dir, "huge.hcl")
-	if err := os.WriteFile(huge, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(huge, 64<<20); err != nil {
-		t.Fatal(err)
-	}
+	hostilefs.Sparse(t, huge, 64<<20)
 	if _, err := readWithin(t, huge); err == nil || !strings.Contains(err.Error(), huge+": File too large") {
 		t.Errorf("got %v, want a size refusal naming the file", err)
 	}

@@ -7,34 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/hostilefs"
 )
 
 // loadWithin runs Load, failing the test if it takes more than a few
-// seconds (a pipe is then released so the test ends).
+// seconds (the pipe fifo, if not "", is then released so the test ends).
 func loadWithin(t *testing.T, dir, fifo string) (*Root, error) {
 	t.Helper()
-	type result struct {
-		r   *Root
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		r, err := Load(dir)
-		done <- result{r, err}
-	}()
-	select {
-	case res := <-done:
-		return res.r, res.err
-	case <-time.After(5 * time.Second):
-		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		t.Fatalf("Load(%s) did not return within 5s", dir)
-		return nil, nil
-	}
+	return hostilefs.Within(t, fifo, func() (*Root, error) { return Load(dir) })
 }
 
 const awsRequired = "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\" }\n  }\n}\n"
@@ -44,16 +26,12 @@ func TestLoadRefusesConfigurationFilesThatAreNotRegular(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			dir := writeTree(t, map[string]string{"main.tf": awsRequired})
 			bad := filepath.Join(dir, "bad.tf")
-			var err error
 			if kind == "fifo" {
-				err = syscall.Mkfifo(bad, 0o644)
+				hostilefs.FIFO(t, bad)
 			} else {
-				err = os.Symlink("/dev/zero", bad)
+				hostilefs.DevZero(t, bad)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = loadWithin(t, dir, bad)
+			_, err := loadWithin(t, dir, bad)
 			var lerr *Error
 			want := filepath.Base(dir) + "/bad.tf: Not a regular file"
 			if !errors.As(err, &lerr) || !strings.Contains(err.Error(), want) {
@@ -96,9 +74,7 @@ func TestLoadRefusesDeepNestingAndHugeFiles(t *testing.T) {
 		})
 	}
 	dir := writeTree(t, map[string]string{"main.tf": awsRequired, "huge.tf": ""})
-	if err := os.Truncate(filepath.Join(dir, "huge.tf"), 64<<20); err != nil {
-		t.Fatal(err)
-	}
+	hostilefs.Sparse(t, filepath.Join(dir, "huge.tf"), 64<<20)
 	_, err := loadWithin(t, dir, "")
 	if err == nil || !strings.Contains(err.Error(), "huge.tf: File too large") {
 		t.Errorf("got %v, want a size refusal naming huge.tf", err)
