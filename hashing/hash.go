@@ -174,12 +174,12 @@ func openRegular(path string) (*os.File, error) {
 	if !before.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file (%s)", path, before.Mode().Type())
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
 	after, err := f.Stat()
-	if err != nil || !os.SameFile(before, after) {
+	if err != nil || !os.SameFile(before, after) || !after.Mode().IsRegular() {
 		_ = f.Close()
 		return nil, fmt.Errorf("%s changed while it was opened", path)
 	}
