@@ -36,38 +36,59 @@ func DecodeCatalog(data []byte) (Catalog, error) {
 // ReadCatalog returns the tree's catalog.json; ok is false when it has
 // none.
 func (t *Tree) ReadCatalog(ctx context.Context) (c Catalog, ok bool, err error) {
-	data, err := t.readDoc(ctx, CatalogPath, MaxDocumentBytes)
+	c, _, ok, err = t.readCatalog(ctx)
+	return c, ok, err
+}
+
+// readCatalog is ReadCatalog that also returns the document's tag on a
+// Conditional store, for a publication that writes it back.
+func (t *Tree) readCatalog(ctx context.Context) (c Catalog, tag string, ok bool, err error) {
+	data, tag, err := t.readTagged(ctx, CatalogPath, MaxDocumentBytes)
 	if err != nil || data == nil {
-		return Catalog{Providers: []string{}}, false, err
+		return Catalog{Providers: []string{}}, "", false, err
 	}
 	if c, err = DecodeCatalog(data); err != nil {
-		return Catalog{}, false, fmt.Errorf("existing %w", err)
+		return Catalog{}, "", false, fmt.Errorf("existing %w", err)
 	}
-	return c, true, nil
+	return c, tag, true, nil
 }
 
 // Providers lists the providers the tree holds, sorted: those its
 // catalog.json names and, where the store can list its files, every
 // host/namespace/type directory holding an index.json.
 func (t *Tree) Providers(ctx context.Context) ([]addrs.Provider, error) {
+	s, canList := t.r.(Store)
+	if !canList {
+		return t.providers(ctx, nil, false)
+	}
+	files, err := s.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return t.providers(ctx, files, true)
+}
+
+// ProvidersIn is Providers for a caller that has listed the whole store
+// already: files is that listing (Store.List of ""), which is not asked
+// for again.
+func (t *Tree) ProvidersIn(ctx context.Context, files []string) ([]addrs.Provider, error) {
+	return t.providers(ctx, files, true)
+}
+
+// providers merges what catalog.json names with the providers whose
+// index.json is among files, the store's listing when listed is set.
+func (t *Tree) providers(ctx context.Context, files []string, listed bool) ([]addrs.Provider, error) {
 	c, found, err := t.ReadCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
-	raw := slices.Clone(c.Providers)
-	s, canList := t.r.(Store)
-	if !found && !canList {
+	if !found && !listed {
 		return nil, fmt.Errorf("%s has no %s: a mirror built by tfmirror lists its providers there, and HTTP has no directory listing: %w", t.Location(), CatalogPath, fs.ErrNotExist)
 	}
-	if canList {
-		files, err := s.List(ctx, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			if parts := strings.Split(f, "/"); len(parts) == 4 && parts[3] == "index.json" {
-				raw = append(raw, addrs.Hostname(parts[0]).ForDisplay()+"/"+path.Join(parts[1], parts[2]))
-			}
+	raw := slices.Clone(c.Providers)
+	for _, f := range files {
+		if parts := strings.Split(f, "/"); len(parts) == 4 && parts[3] == "index.json" {
+			raw = append(raw, addrs.Hostname(parts[0]).ForDisplay()+"/"+path.Join(parts[1], parts[2]))
 		}
 	}
 	seen := map[string]bool{}

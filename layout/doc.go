@@ -12,9 +12,11 @@
 //     then <version>.json, then index.json, then catalog.json;
 //   - the destination seam: Reader (what verify, lock and the planner read
 //     from: a directory, a URL, a bucket) and Store (what every writer of a
-//     tree writes through), whose guarantees the Store doc states, and the
-//     first Store, DirStore (atomic world-readable writes: temporary file,
-//     fsync, rename, fsync of the directory; an exclusive lock);
+//     tree writes through), whose guarantees the Store doc states (its
+//     lock modes, and Conditional for stores several publishers write at
+//     once), and the first Store, DirStore (atomic world-readable writes:
+//     temporary file, fsync, rename, fsync of the directory; an exclusive
+//     lock in either mode);
 //   - the local Workspace downloads are staged in, and the filesystem
 //     layouts (packed, unpacked) made from a local network tree, each
 //     package appearing complete or not at all.

@@ -178,29 +178,3 @@ func linkOrCopy(src string, t *treeRoot, rel string) error {
 	}
 	return t.place(src, rel, false)
 }
-
-// copyFile copies src to dst atomically without holding it in memory.
-// dst's directory must exist; a link at dst is refused.
-func copyFile(src, dst string) error {
-	t, err := openTreeRoot(filepath.Dir(dst))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = t.Close() }()
-	return t.copyIn(src, filepath.Base(dst))
-}
-
-// sameContent reports whether a and b are the same regular file or hold
-// the same bytes. A link is not followed: it is never the same content.
-func sameContent(a, b string) bool {
-	ib, err := os.Lstat(b)
-	if err != nil || !ib.Mode().IsRegular() {
-		return false
-	}
-	t, err := openTreeRoot(filepath.Dir(b))
-	if err != nil {
-		return false
-	}
-	defer func() { _ = t.Close() }()
-	return sameContentIn(a, t, filepath.Base(b))
-}

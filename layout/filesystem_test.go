@@ -123,7 +123,12 @@ func TestCopyFileIsAtomicAndReadable(t *testing.T) {
 	if err := MkdirAll(filepath.Dir(dst)); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyFile(src, dst); err != nil {
+	root, err := openTreeRoot(filepath.Dir(dst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = root.Close() }()
+	if err := root.copyIn(src, filepath.Base(dst)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(dst)
@@ -133,7 +138,7 @@ func TestCopyFileIsAtomicAndReadable(t *testing.T) {
 	if info, _ := os.Stat(dst); info.Mode().Perm() != FileMode {
 		t.Errorf("copy has mode %04o, want %04o", info.Mode().Perm(), FileMode)
 	}
-	if !sameContent(src, dst) {
+	if !sameContentIn(src, root, filepath.Base(dst)) {
 		t.Error("sameContent: a copy with the same bytes is not the same content")
 	}
 	entries, _ := os.ReadDir(filepath.Dir(dst))

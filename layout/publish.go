@@ -310,7 +310,7 @@ func (pl *planner) archive(ctx context.Context, r Release, a Archive, doc *Versi
 		return false, pl.fileWrite(rel, Content{}, err, false)
 	}
 	if !found {
-		return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move}, nil, true)
+		return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move, SHA256: want}, nil, true)
 	}
 	if have == want {
 		pl.unchanged++
@@ -322,7 +322,7 @@ func (pl *planner) archive(ctx context.Context, r Release, a Archive, doc *Versi
 		pl.differs(rel, have, want, intact)
 		return false, nil
 	}
-	return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move}, nil, false)
+	return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move, SHA256: want}, nil, false)
 }
 
 // differs records the conflict of a file whose bytes differ.
@@ -520,15 +520,9 @@ func (t *Tree) addToCatalog(ctx context.Context, releases []Release) (bool, erro
 }
 
 func (t *Tree) mergeCatalog(ctx context.Context, releases []Release) (bool, error) {
-	data, tag, err := t.readTagged(ctx, CatalogPath, MaxDocumentBytes)
+	c, tag, _, err := t.readCatalog(ctx)
 	if err != nil {
 		return false, err
-	}
-	c := Catalog{Providers: []string{}}
-	if data != nil {
-		if c, err = DecodeCatalog(data); err != nil {
-			return false, fmt.Errorf("existing %w", err)
-		}
 	}
 	n := len(c.Providers)
 	for _, r := range releases {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // errLink is wrapped by the error for a symbolic link found beneath a
@@ -120,6 +122,22 @@ func (t *treeRoot) lstat(rel string) (fs.FileInfo, error) {
 // is a directory and not a link. A missing one is an error wrapping
 // fs.ErrNotExist.
 func (t *treeRoot) checkDir(dir string) error {
+	return t.eachDir(dir, func(sub string) error {
+		info, err := t.lstat(sub)
+		if err != nil {
+			return err
+		}
+		if !info.IsDir() {
+			return t.notDir(sub, info.Mode())
+		}
+		return nil
+	})
+}
+
+// eachDir calls fn for every directory on the path dir, from the top one
+// down to dir itself, after refusing a dir that is not a plain relative
+// path; "." has none.
+func (t *treeRoot) eachDir(dir string, fn func(sub string) error) error {
 	if dir == "." {
 		return nil
 	}
@@ -128,13 +146,8 @@ func (t *treeRoot) checkDir(dir string) error {
 	}
 	parts := strings.Split(dir, "/")
 	for i := range parts {
-		sub := path.Join(parts[:i+1]...)
-		info, err := t.lstat(sub)
-		if err != nil {
+		if err := fn(path.Join(parts[:i+1]...)); err != nil {
 			return err
-		}
-		if !info.IsDir() {
-			return t.notDir(sub, info.Mode())
 		}
 	}
 	return nil
@@ -143,19 +156,7 @@ func (t *treeRoot) checkDir(dir string) error {
 // mkdirAll creates dir and its missing parents beneath the root with
 // DirMode, whatever the umask. A link or a file on the way is an error.
 func (t *treeRoot) mkdirAll(dir string) error {
-	if dir == "." {
-		return nil
-	}
-	if err := t.checkRel(dir); err != nil {
-		return err
-	}
-	parts := strings.Split(dir, "/")
-	for i := range parts {
-		if err := t.mkdir(path.Join(parts[:i+1]...)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.eachDir(dir, t.mkdir)
 }
 
 // mkdir creates dir if it is missing; an existing directory stays as it
@@ -356,11 +357,11 @@ func (t *treeRoot) commit(tmp, rel string) error {
 		_ = t.r.Remove(filepath.FromSlash(tmp))
 		return fmt.Errorf("publish %s: %w", t.path(rel), t.pathErr("rename", rel, err))
 	}
-	return t.SyncDir(path.Dir(rel))
+	return t.syncDir(path.Dir(rel))
 }
 
 // syncDir flushes the directory dir, as SyncDir does.
-func (t *treeRoot) SyncDir(dir string) error {
+func (t *treeRoot) syncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
@@ -545,20 +546,9 @@ func sameContentIn(src string, t *treeRoot, rel string) bool {
 	if is.Size() != ir.Size() {
 		return false
 	}
-	sa, errA := hashLocal(src)
+	sa, _, errA := hashing.HashFile(src) // refuses a link or a device
 	sb, errB := hashIn(t, rel)
 	return errA == nil && errB == nil && sa == sb
-}
-
-// hashLocal is the SHA-256 of a local regular file, never read through a
-// link.
-func hashLocal(name string) ([sha256.Size]byte, error) {
-	f, err := openLocalFile(name)
-	if err != nil {
-		return [sha256.Size]byte{}, err
-	}
-	defer func() { _ = f.Close() }()
-	return hashReader(f)
 }
 
 // hashIn is the SHA-256 of the regular file rel beneath t.
@@ -568,13 +558,9 @@ func hashIn(t *treeRoot, rel string) ([sha256.Size]byte, error) {
 		return [sha256.Size]byte{}, err
 	}
 	defer func() { _ = f.Close() }()
-	return hashReader(f)
-}
-
-func hashReader(r io.Reader) ([sha256.Size]byte, error) {
-	h := sha256.New()
-	if _, err := io.Copy(h, r); err != nil {
+	w := hashing.NewWriter()
+	if _, err := io.Copy(w, f); err != nil {
 		return [sha256.Size]byte{}, err
 	}
-	return [sha256.Size]byte(h.Sum(nil)), nil
+	return w.Sum(), nil
 }

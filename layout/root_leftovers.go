@@ -58,28 +58,24 @@ func replicaDirs(t *treeRoot) ([]string, error) {
 // parsed as an address: the host is the punycode form, which addrs does
 // not parse back.
 func providerDirs(t *treeRoot) ([]string, error) {
-	var out []string
-	hosts, err := subdirs(t, ".")
-	if err != nil {
-		return nil, err
-	}
-	for _, host := range hosts {
-		namespaces, err := subdirs(t, host)
-		if err != nil {
-			return nil, err
-		}
-		for _, ns := range namespaces {
-			types, err := subdirs(t, ns)
+	dirs := []string{"."}
+	for range 3 { // host, namespace, type
+		var below []string
+		for _, dir := range dirs {
+			subs, err := subdirs(t, dir)
 			if err != nil {
 				return nil, err
 			}
-			for _, dir := range types {
-				if ok, err := isProviderDir(t, dir); err != nil {
-					return nil, err
-				} else if ok {
-					out = append(out, dir)
-				}
-			}
+			below = append(below, subs...)
+		}
+		dirs = below
+	}
+	var out []string
+	for _, dir := range dirs {
+		if ok, err := isProviderDir(t, dir); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, dir)
 		}
 	}
 	return out, nil

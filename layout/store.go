@@ -42,7 +42,9 @@ type Reader interface {
 //     in that order; a store must not reorder or batch them.
 //   - Nothing a Store keeps for itself (locks, temporary objects) is
 //     visible under a path clients read: it lives under PrivateDirName,
-//     and temporaries of an interrupted Put are removed by the next Lock.
+//     and temporaries of an interrupted Put are removed by a later
+//     writer (the next Lock; in a store several publishers share, only
+//     once no live writer can still own them).
 //   - Lock in Exclusive mode excludes every other writer of the store
 //     (other processes and machines included) until the returned
 //     function is called. Lock in Publish mode excludes Exclusive
@@ -119,6 +121,10 @@ type Content struct {
 	// Move lets a local store move File into place instead of linking or
 	// copying it: the caller no longer needs it.
 	Move bool
+	// SHA256, when not zero, is File's digest as the caller already knows
+	// it (a publication's archive, whose zh: hash it checked), so a store
+	// that records digests (FileInfo.SHA256) need not read File for it.
+	SHA256 [sha256.Size]byte
 }
 
 // FileInfo describes a file of a store.

@@ -248,7 +248,8 @@ func (t *Tree) ReadVersion(ctx context.Context, p addrs.Provider, v addrs.Versio
 }
 
 // Digest returns the SHA-256 of a file of the tree: from the store's
-// metadata where it keeps one, else by reading the file. A file that is
+// metadata where it keeps one, else by reading the file through the store
+// (a local one streams it from disk, following no link). A file that is
 // not regular is an error wrapping ErrNotRegular.
 func (t *Tree) Digest(ctx context.Context, rel string) ([sha256.Size]byte, error) {
 	var zero [sha256.Size]byte
@@ -259,20 +260,16 @@ func (t *Tree) Digest(ctx context.Context, rel string) ([sha256.Size]byte, error
 	if info.SHA256 != zero {
 		return info.SHA256, nil
 	}
-	if local, ok := t.LocalPath(rel); ok {
-		sum, _, err := hashing.HashFile(local)
-		return sum, err
-	}
 	body, err := t.r.Open(ctx, rel)
 	if err != nil {
 		return zero, err
 	}
 	defer body.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, body); err != nil {
+	w := hashing.NewWriter()
+	if _, err := io.Copy(w, body); err != nil {
 		return zero, fmt.Errorf("read %s: %w", rel, err)
 	}
-	return [sha256.Size]byte(h.Sum(nil)), nil
+	return w.Sum(), nil
 }
 
 // Put writes a file of the tree through its store, atomically: for the

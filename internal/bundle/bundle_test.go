@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -152,14 +151,22 @@ func sameFiles(t *testing.T, want, got map[string]string) {
 
 func create(t *testing.T, site, out string) *CreateReport {
 	t.Helper()
-	r, err := Create(context.Background(), CreateOptions{Site: site, Out: out})
+	return createWith(t, CreateOptions{Site: site, Out: out})
+}
+
+func createWith(t *testing.T, opts CreateOptions) *CreateReport {
+	t.Helper()
+	r, err := Create(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
 	return r
 }
 
-func TestCreateIsDeterministicAndImportRestoresTheTree(t *testing.T) {
+// twoReleaseSite is a mirror directory holding foo 1.0.0 (two platforms)
+// and 1.1.0 (one), and a robots.txt that is not part of the mirror.
+func twoReleaseSite(t *testing.T) string {
+	t.Helper()
 	site := t.TempDir()
 	s := newSigner(t)
 	publishRelease(t, site, s, "foo", "1.0.0", "linux_amd64", "darwin_arm64")
@@ -167,6 +174,11 @@ func TestCreateIsDeterministicAndImportRestoresTheTree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(site, "robots.txt"), []byte("User-agent: *\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return site
+}
+
+func TestCreateIsDeterministicAndImportRestoresTheTree(t *testing.T) {
+	site := twoReleaseSite(t)
 	work := t.TempDir()
 	r := create(t, site, filepath.Join(work, "a.tgz"))
 	if r.Providers != 1 || r.Versions != 2 || r.Archives != 3 || len(r.Skipped) != 1 || r.Skipped[0] != "robots.txt" {
@@ -315,23 +327,7 @@ func TestImportRefusesMalformedBundles(t *testing.T) {
 
 	// relisted rewrites the manifest to match the entries, so only the
 	// checks after the manifest's can catch the change.
-	relisted := func(es []tarEntry) []tarEntry {
-		var m Manifest
-		m.Format, m.CreatedBy = FormatVersion, createdBy
-		for _, e := range es[1:] {
-			if e.Header.Typeflag == tar.TypeReg {
-				sum := sha256.Sum256(e.Data)
-				m.Files = append(m.Files, File{Path: e.Header.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(e.Data))})
-			}
-		}
-		sortFiles(m.Files)
-		data, err := encodeManifest(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		es[0].Data = data
-		return es
-	}
+	relisted := func(es []tarEntry) []tarEntry { return relist(t, es) }
 	clone := func() []tarEntry {
 		out := make([]tarEntry, len(entries))
 		for i, e := range entries {

@@ -25,10 +25,10 @@ func extraFiles(m Manifest) []File {
 
 // checkExtras makes sure writeExtras can write every extra into dir
 // without following a link or replacing what is not a regular file, before
-// anything is published.
+// anything is published. (writeExtras refuses them again as it writes.)
 func checkExtras(s *staged, dir string) error {
 	for _, f := range extraFiles(s.manifest) {
-		if _, err := extraTarget(dir, f.Path, false); err != nil {
+		if err := checkExtra(dir, f.Path); err != nil {
 			return err
 		}
 	}
@@ -37,21 +37,15 @@ func checkExtras(s *staged, dir string) error {
 
 // writeExtras copies the bundle's lock-files/ and cli-config/ into dir,
 // each file atomically with mode 0644 (they hold nothing secret, and
-// import checked every lock file parses as one).
+// import checked every lock file parses as one), never through a link
+// below dir (layout.WriteFileIn).
 func writeExtras(s *staged, dir string, report *ImportReport) error {
-	if err := layout.MkdirAll(dir); err != nil {
-		return err
-	}
 	for _, f := range extraFiles(s.manifest) {
 		data, err := readLimited(s.path(f.Path), maxExtraBytes)
 		if err != nil {
 			return fmt.Errorf("extra %s: %w", f.Path, err)
 		}
-		target, err := extraTarget(dir, f.Path, true)
-		if err != nil {
-			return err
-		}
-		if err := writeExtra(target, data); err != nil {
+		if err := layout.WriteFileIn(dir, f.Path, data); err != nil {
 			return fmt.Errorf("extra %s: %w", f.Path, err)
 		}
 		report.Extras++
@@ -59,71 +53,33 @@ func writeExtras(s *staged, dir string, report *ImportReport) error {
 	return nil
 }
 
-// extraTarget returns where the bundle file name goes under dir. No
+// checkExtra checks where the bundle file name goes under dir: no
 // directory below dir on the way may be a symbolic link (or anything but
-// a directory), and the target must be a regular file or absent; with
-// create, missing directories are made.
-func extraTarget(dir, name string, create bool) (string, error) {
+// a directory), and the target must be a regular file or absent.
+func checkExtra(dir, name string) error {
 	elems := strings.Split(name, "/")
 	p := dir
 	for _, elem := range elems[:len(elems)-1] {
 		p = filepath.Join(p, elem)
-		if err := extraDir(p, create); err != nil {
-			return "", fmt.Errorf("extra %s: %w", name, err)
+		info, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // created when written
+		case err != nil:
+			return fmt.Errorf("extra %s: %w", name, err)
+		case !info.IsDir():
+			return fmt.Errorf("extra %s: %s is a %s, not a directory: not followed", name, p, layout.TypeName(info.Mode()))
 		}
 	}
 	target := filepath.Join(p, elems[len(elems)-1])
 	info, err := os.Lstat(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return target, nil
+		return nil
 	case err != nil:
-		return "", fmt.Errorf("extra %s: %w", name, err)
+		return fmt.Errorf("extra %s: %w", name, err)
 	case !info.Mode().IsRegular():
-		return "", fmt.Errorf("extra %s: %s is a %s: not replaced", name, target, layout.TypeName(info.Mode()))
-	}
-	return target, nil
-}
-
-// extraDir checks that p is a directory, not a link to one, creating it
-// if it is missing and create is set.
-func extraDir(p string, create bool) error {
-	info, err := os.Lstat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && create:
-		if err := os.Mkdir(p, layout.DirMode); err != nil {
-			return fmt.Errorf("create directory %s: %w", p, err)
-		}
-		return nil
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case !info.IsDir():
-		return fmt.Errorf("%s is a %s, not a directory: not followed", p, layout.TypeName(info.Mode()))
+		return fmt.Errorf("extra %s: %s is a %s: not replaced", name, target, layout.TypeName(info.Mode()))
 	}
 	return nil
-}
-
-// writeExtra replaces target atomically: a temporary file in its
-// directory, renamed over it (a rename replaces a link, never follows it).
-func writeExtra(target string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(target), ".tmp-"+filepath.Base(target)+"-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-		return err
-	}
-	if err := layout.SyncClose(f); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), target); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	return layout.SyncDir(filepath.Dir(target))
 }

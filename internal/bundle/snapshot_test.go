@@ -95,23 +95,13 @@ func (w *watchedStore) Lock(ctx context.Context, wait time.Duration, mode layout
 
 func createFrom(t *testing.T, s layout.Store, out string) *CreateReport {
 	t.Helper()
-	r, err := Create(context.Background(), CreateOptions{Mirror: layout.NewTree(s), Out: out})
-	if err != nil {
-		t.Fatalf("Create: %v", err)
-	}
-	return r
+	return createWith(t, CreateOptions{Mirror: layout.NewTree(s), Out: out})
 }
 
 // A mirror in a store is packed from a snapshot: the same bundle as from a
 // directory, each file read once, nothing written and no lock taken.
 func TestBundleOfStoreIsTheDirectoryBundle(t *testing.T) {
-	site := t.TempDir()
-	s := newSigner(t)
-	publishRelease(t, site, s, "foo", "1.0.0", "linux_amd64", "darwin_arm64")
-	publishRelease(t, site, s, "foo", "1.1.0", "linux_amd64")
-	if err := os.WriteFile(filepath.Join(site, "robots.txt"), []byte("User-agent: *\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	site := twoReleaseSite(t)
 	work := t.TempDir()
 	want := create(t, site, filepath.Join(work, "dir.tgz"))
 	before := files(t, site)

@@ -27,11 +27,11 @@ type planner struct {
 // plan reads the tree (never writing) and works out what to prune.
 func (pl *planner) plan(ctx context.Context, now time.Time) (*plan, error) {
 	p := &plan{location: pl.tree.Location()}
-	providers, err := pl.tree.Providers(ctx)
+	files, err := pl.tree.List(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	files, err := pl.tree.List(ctx, "")
+	providers, err := pl.tree.ProvidersIn(ctx, files) // one listing of the store, not two
 	if err != nil {
 		return nil, err
 	}

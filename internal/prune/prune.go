@@ -17,8 +17,9 @@
 // layout's path helpers (package layout does), select versions itself
 // (mirror.Requirement.Select does, with the build's rule), read manifests
 // or configurations (build.Requirements gathers the requirements), know
-// any particular store (it writes through layout.Store) or print: it
-// returns a Report.
+// any particular store (it writes through layout.Store; Open only refuses
+// what is not a network tree and has internal/dest open the rest) or
+// print: it returns a Report.
 package prune
 
 import (

@@ -136,6 +136,9 @@ func (s *Store) Lock(ctx context.Context, wait time.Duration, mode layout.LockMo
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	s.held = h
+	s.mu.Unlock()
 	unlock := func() error { return s.unlock(h) }
 	if err := s.awaitPublishers(ctx, deadline, wait); err != nil {
 		return nil, errors.Join(err, unlock())
@@ -146,7 +149,7 @@ func (s *Store) Lock(ctx context.Context, wait time.Duration, mode layout.LockMo
 	return unlock, nil
 }
 
-// takeLock takes the exclusive lock object.
+// takeLock takes the exclusive lock object and starts refreshing it.
 func (s *Store) takeLock(ctx context.Context, deadline time.Time, wait time.Duration) (*heldLock, error) {
 	key := s.prefix + lockKey
 	info := newLockInfo(s.lease)
@@ -154,7 +157,7 @@ func (s *Store) takeLock(ctx context.Context, deadline time.Time, wait time.Dura
 		info.Refreshed = time.Now().UTC().Format(time.RFC3339)
 		etag, err := s.writeLock(ctx, key, info, aws.String("*"), nil)
 		if err == nil {
-			return s.hold(&s.held, key, etag, info), nil
+			return s.hold(key, etag, info), nil
 		}
 		if !isPreconditionFailed(err) {
 			return nil, fmt.Errorf("lock %s: %w", s.Location(), s.fail(key, err))
@@ -173,7 +176,7 @@ func (s *Store) takeLock(ctx context.Context, deadline time.Time, wait time.Dura
 		case age > holder.staleAfter(s.lease):
 			etag, err := s.writeLock(ctx, key, info, nil, aws.String(holderETag))
 			if err == nil {
-				return s.hold(&s.held, key, etag, info), nil
+				return s.hold(key, etag, info), nil
 			}
 			if !isPreconditionFailed(err) {
 				return nil, fmt.Errorf("lock %s: take over the lock of %s, unrefreshed for %s: %w",
@@ -277,8 +280,9 @@ func (s *Store) publishing(ctx context.Context, p *publisher) error {
 		}
 		holder, _, age, err := s.readLock(ctx, s.prefix+lockKey)
 		if errors.Is(err, errNoLock) || err == nil && age > holder.staleAfter(s.lease) {
+			h := s.hold(key, etag, info)
 			s.mu.Lock()
-			p.lease = s.hold(nil, key, etag, info)
+			p.lease = h
 			s.mu.Unlock()
 			// Clean up after publishers that died.
 			if _, err := s.livePublishers(ctx); err != nil {
@@ -372,15 +376,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // errNoLock means there is no lock object.
 var errNoLock = errors.New("no lock object")
 
-// hold records a lock or lease object as held (in *slot, if not nil;
-// the caller holds s.mu for a nil slot) and starts refreshing it.
-func (s *Store) hold(slot **heldLock, key, etag string, info lockInfo) *heldLock {
+// hold starts refreshing a lock or lease object just written, which the
+// caller records as held.
+func (s *Store) hold(key, etag string, info lockInfo) *heldLock {
 	h := &heldLock{key: key, etag: etag, info: info, refreshed: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	if slot != nil {
-		s.mu.Lock()
-		*slot = h
-		s.mu.Unlock()
-	}
 	go s.refresh(h)
 	return h
 }

@@ -156,6 +156,22 @@ func TestObjectHeaders(t *testing.T) {
 	}
 }
 
+// A file whose digest the caller gives (a publication's archive, whose zh:
+// hash it checked) is not read for it: the metadata holds the caller's.
+func TestPutTakesTheCallersDigest(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "digest")
+	s := newStore(t, srv, "s3://digest/", s3store.Config{})
+	lockStore(t, s)
+	given := sha256.Sum256([]byte("what the caller checked"))
+	if err := s.Put(t.Context(), "a/x.zip", layout.Content{File: writeFile(t, []byte("archive")), SHA256: given}); err != nil {
+		t.Fatal(err)
+	}
+	if got := headObject(t, srv, "digest", "a/x.zip").Metadata["sha256"]; got != hex.EncodeToString(given[:]) {
+		t.Errorf("metadata sha256 %q, want the caller's %x", got, given)
+	}
+}
+
 func TestCacheControlConfigurable(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "cachecontrol")

@@ -36,15 +36,15 @@ import (
 // object. The request returns once S3 has stored the object durably, so a
 // Put issued after another becomes visible after it, as the layout.Store
 // contract requires; Puts are never batched or reordered. An interrupted
-// multipart upload leaves invisible parts behind, which the next Lock
-// aborts.
+// multipart upload leaves invisible parts behind, which a later writer
+// aborts (see abortUploads): the next exclusive Lock, or the first write
+// of a publisher once the upload is staleUploadAge old.
 //
 // A Store is safe for concurrent use.
 type Store struct {
-	client   *s3.Client
-	bucket   string
-	prefix   string // "" or "dir/.../" (no leading slash, a trailing one)
-	endpoint string // for messages: the custom endpoint, "" for AWS
+	client *s3.Client
+	bucket string
+	prefix string // "" or "dir/.../" (no leading slash, a trailing one)
 
 	immutableCC string
 	documentCC  string
@@ -80,9 +80,6 @@ func New(ctx context.Context, uri string, cfg Config) (*Store, error) {
 	}
 	if s.lease <= 0 {
 		s.lease = DefaultLockLease
-	}
-	if ep := s.client.Options().BaseEndpoint; ep != nil {
-		s.endpoint = *ep
 	}
 	if err := s.checkBucket(ctx); err != nil {
 		return nil, err
@@ -175,8 +172,8 @@ func (s *Store) fail(key string, err error) error {
 
 // where names the endpoint in messages about reaching it.
 func (s *Store) where() string {
-	if s.endpoint != "" {
-		return "the S3 endpoint " + s.endpoint
+	if ep := aws.ToString(s.client.Options().BaseEndpoint); ep != "" {
+		return "the S3 endpoint " + ep
 	}
 	return "the AWS S3 endpoint of region " + s.client.Options().Region
 }
@@ -393,7 +390,7 @@ func conditions(tag string) (ifMatch, ifNoneMatch *string) {
 // putError wraps a failed write; a condition that did not hold wraps
 // layout.ErrChanged.
 func (s *Store) putError(obj object, err error) error {
-	if (obj.ifMatch != nil || obj.ifNoneMatch != nil) && isPreconditionFailed(err) {
+	if obj.conditional() && isPreconditionFailed(err) {
 		return fmt.Errorf("%s: %w", s.url(obj.key), layout.ErrChanged)
 	}
 	return s.fail(obj.key, err)
@@ -401,10 +398,14 @@ func (s *Store) putError(obj object, err error) error {
 
 func (o object) metadata() map[string]string { return map[string]string{metaSHA256: o.sha256} }
 
+// conditional reports whether the write is a PutIf's.
+func (o object) conditional() bool { return o.ifMatch != nil || o.ifNoneMatch != nil }
+
 // Put makes rel hold c: Data, or the local file File (which is read,
 // never changed or removed, Move or not), with the Content-Type and
-// Cache-Control of its name and its SHA-256 in the metadata. It needs the
-// lock.
+// Cache-Control of its name and its SHA-256 in the metadata (File's is
+// c.SHA256 when the caller gives it, else read from File first). It
+// needs the lock.
 func (s *Store) Put(ctx context.Context, rel string, c layout.Content) error {
 	return s.put(ctx, rel, c, nil)
 }
@@ -454,11 +455,15 @@ func (s *Store) put(ctx context.Context, rel string, c layout.Content, tag *stri
 		return fmt.Errorf("upload %s from %s: %w", s.url(key), c.File, layout.ErrNotRegular)
 	}
 	size := info.Size()
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
-		return fmt.Errorf("upload %s: read %s: %w", s.url(key), c.File, err)
+	sum := c.SHA256
+	if sum == ([sha256.Size]byte{}) {
+		h := sha256.New()
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+			return fmt.Errorf("upload %s: read %s: %w", s.url(key), c.File, err)
+		}
+		sum = [sha256.Size]byte(h.Sum(nil))
 	}
-	obj.sha256 = hex.EncodeToString(h.Sum(nil))
+	obj.sha256 = hex.EncodeToString(sum[:])
 	if size >= multipartThreshold {
 		return s.putMultipart(ctx, obj, f, size)
 	}

@@ -37,7 +37,7 @@ const (
 // putMultipart uploads size bytes of f as a multipart upload: the object
 // appears, complete, only when CompleteMultipartUpload succeeds. A failed
 // upload is aborted; one the process could not abort (it was killed) is
-// aborted by the next Lock.
+// aborted by a later writer (see abortUploads).
 func (s *Store) putMultipart(ctx context.Context, obj object, f io.ReaderAt, size int64) error {
 	in := &s3.CreateMultipartUploadInput{
 		Bucket:      aws.String(s.bucket),
@@ -61,12 +61,10 @@ func (s *Store) putMultipart(ctx context.Context, obj object, f io.ReaderAt, siz
 			Bucket: aws.String(s.bucket), Key: aws.String(obj.key), UploadId: id,
 		})
 		if aerr != nil && !isNotFound(aerr) {
-			err = errors.Join(err, fmt.Errorf("abort the upload (the next Lock will): %w", aerr))
+			err = errors.Join(err, fmt.Errorf("abort the upload (a later writer will): %w", aerr))
 		}
-		if obj.ifMatch != nil || obj.ifNoneMatch != nil {
-			if isPreconditionFailed(err) {
-				return s.putError(obj, err)
-			}
+		if obj.conditional() && isPreconditionFailed(err) {
+			return s.putError(obj, err)
 		}
 		return s.fail(obj.key, fmt.Errorf("multipart upload: %w", err))
 	}

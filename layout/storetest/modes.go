@@ -42,21 +42,7 @@ func testLockModes(t *testing.T, open func(t *testing.T) layout.Store) {
 		s1, s2 := open(t), open(t)
 		unlock1 := lock(t, s1)
 		put(t, s1, "first", []byte("published"))
-		released := make(chan error, 1)
-		go func() {
-			time.Sleep(300 * time.Millisecond)
-			released <- unlock1()
-		}()
-		unlock2, err := s2.Lock(context.Background(), 30*time.Second, layout.Exclusive)
-		if err != nil {
-			t.Fatalf("exclusive Lock waiting for the publisher: %v", err)
-		}
-		if err := <-released; err != nil {
-			t.Error(err)
-		}
-		if err := unlock2(); err != nil {
-			t.Error(err)
-		}
+		expectExclusiveAfter(t, s2, unlock1)
 	})
 
 	t.Run("Publishers", func(t *testing.T) {

@@ -945,21 +945,7 @@ func TestStore(t *testing.T, open func(t *testing.T) layout.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		released := make(chan error, 1)
-		go func() {
-			time.Sleep(300 * time.Millisecond)
-			released <- unlock1()
-		}()
-		unlock2, err := s2.Lock(context.Background(), 30*time.Second, layout.Exclusive)
-		if err != nil {
-			t.Fatalf("Lock waiting for the first to unlock: %v", err)
-		}
-		if err := <-released; err != nil {
-			t.Error(err)
-		}
-		if err := unlock2(); err != nil {
-			t.Error(err)
-		}
+		expectExclusiveAfter(t, s2, unlock1)
 	})
 
 	t.Run("LockCancelled", func(t *testing.T) {
@@ -1034,6 +1020,27 @@ func fixturePublication(t *testing.T, exp Expect) []layout.Release {
 
 // lock takes s's Publish lock for the rest of the test; the returned
 // function releases it earlier.
+// expectExclusiveAfter checks that an exclusive Lock of s waits for a
+// holder that releases its lock, with release, a moment after it starts.
+func expectExclusiveAfter(t *testing.T, s layout.Store, release func() error) {
+	t.Helper()
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		released <- release()
+	}()
+	unlock, err := s.Lock(context.Background(), 30*time.Second, layout.Exclusive)
+	if err != nil {
+		t.Fatalf("exclusive Lock waiting for the holder to unlock: %v", err)
+	}
+	if err := <-released; err != nil {
+		t.Error(err)
+	}
+	if err := unlock(); err != nil {
+		t.Error(err)
+	}
+}
+
 func lock(t *testing.T, s layout.Store) func() error {
 	t.Helper()
 	return lockMode(t, s, layout.Publish)
