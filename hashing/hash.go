@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -150,7 +151,7 @@ func (w *Writer) Len() int64 { return w.n }
 // HashFile returns the SHA-256 digest and size of the file at path,
 // streaming it.
 func HashFile(path string) ([sha256.Size]byte, int64, error) {
-	f, err := openRegular(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return [sha256.Size]byte{}, 0, err
 	}
@@ -163,16 +164,37 @@ func HashFile(path string) ([sha256.Size]byte, int64, error) {
 	return w.Sum(), w.Len(), nil
 }
 
-// openRegular opens path only if it is a regular file, not a link, device
-// or pipe: a mirror's files are outside input, and a link to /dev/zero
-// must not make hashing read forever.
-func openRegular(path string) (*os.File, error) {
+// TypeName names a kind of file in messages: "symbolic link", "named
+// pipe", "directory".
+func TypeName(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case mode.IsDir():
+		return "directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case mode&fs.ModeSocket != 0:
+		return "socket"
+	case mode&fs.ModeDevice != 0:
+		return "device"
+	case mode.IsRegular():
+		return "file"
+	}
+	return "special file"
+}
+
+// OpenRegular opens path only if it is a regular file, not a link, device
+// or pipe, even one swapped in while it is opened: a mirror's files are
+// outside input, and a link to /dev/zero must not make a reader read
+// forever.
+func OpenRegular(path string) (*os.File, error) {
 	before, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !before.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, before.Mode().Type())
+		return nil, fmt.Errorf("%s is a %s, not a regular file: not followed", path, TypeName(before.Mode()))
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {

@@ -73,24 +73,9 @@ func (t *treeRoot) pathErr(op, rel string, err error) error {
 }
 
 // TypeName names a file's type in messages ("named pipe", "symbolic
-// link"): the one description every refusal of a non-regular file uses.
-func TypeName(mode fs.FileMode) string {
-	switch {
-	case mode&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case mode.IsDir():
-		return "directory"
-	case mode&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case mode&fs.ModeSocket != 0:
-		return "socket"
-	case mode&fs.ModeDevice != 0:
-		return "device"
-	case mode.IsRegular():
-		return "file"
-	}
-	return "special file"
-}
+// link"): hashing.TypeName, the one description every refusal of a
+// non-regular file uses.
+func TypeName(mode fs.FileMode) string { return hashing.TypeName(mode) }
 
 // notRegular is the error for something other than a regular file where
 // a file is read or written.

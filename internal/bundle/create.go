@@ -297,7 +297,7 @@ func (e entry) open() (io.ReadCloser, error) {
 	if e.data != nil || e.src == "" {
 		return io.NopCloser(bytes.NewReader(e.data)), nil
 	}
-	return openRegular(e.src)
+	return hashing.OpenRegular(e.src)
 }
 
 // readLockFile reads a lock file to bundle: a regular file (a link is not

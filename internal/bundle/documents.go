@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/lockfile"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -109,31 +109,10 @@ func parseLockFile(data []byte, name string) error {
 	return nil
 }
 
-// openRegular opens file, which must be a regular file itself, not a
-// symbolic link to one: a link is not followed.
-func openRegular(file string) (*os.File, error) {
-	before, err := os.Lstat(file)
-	if err != nil {
-		return nil, err
-	}
-	if !before.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file: not followed", file, layout.TypeName(before.Mode()))
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
-		_ = f.Close()
-		return nil, fmt.Errorf("%s was replaced while it was opened: not followed", file)
-	}
-	return f, nil
-}
-
 // readLimited reads a regular file of at most limit bytes (io.ReadAll
 // never returns a nil slice).
 func readLimited(file string, limit int64) ([]byte, error) {
-	f, err := openRegular(file)
+	f, err := hashing.OpenRegular(file)
 	if err != nil {
 		return nil, err
 	}
