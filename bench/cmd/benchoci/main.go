@@ -29,7 +29,8 @@
 // It serves until SIGINT or SIGTERM, then stops docker-registry.
 //
 // The test helper internal/testutil/registrytest runs docker-registry the
-// same way; benchoci is a program, so it has its own copy.
+// same way (configuration, credentials); both start and stop it with
+// internal/testutil/serverproc.
 package main
 
 import (
@@ -37,30 +38,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/tfmirror/tfmirror/bench/internal/benchenv"
 )
 
-func main() {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "benchoci: %v\n", err)
-		cancel()
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(benchenv.Main("benchoci", run)) }
 
 type options struct {
 	registry string
@@ -68,10 +55,9 @@ type options struct {
 	stateDir string
 }
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
+func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("benchoci", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&o.registry, "registry", "", "the docker-registry binary (default: docker-registry on PATH, else /usr/bin/docker-registry)")
 	fs.StringVar(&o.dir, "dir", "", "the registry's storage directory (required)")
 	fs.StringVar(&o.stateDir, "state-dir", "", "directory for oci.env, the CA, the credentials and the registry's log (required)")
@@ -93,8 +79,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+func run(ctx context.Context, args []string) error {
+	o, err := parseFlags(args)
 	if err != nil {
 		return err
 	}
@@ -116,12 +102,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer reg.stop()
 
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	ln, err := benchenv.Listen(ctx)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: reg.handler(), ReadHeaderTimeout: 30 * time.Second}
 	base := "http://" + ln.Addr().String()
 	info := map[string]string{
 		"OCI_HOST":            reg.host,
@@ -133,28 +117,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		"OCI_STORAGE":         reg.storage,
 		"OCI_LOG":             reg.logFile,
 		"OCI_VERSION":         strings.TrimSpace(string(version)),
-		"OCI_REGISTRY_PID":    strconv.Itoa(reg.cmd.Process.Pid),
+		"OCI_REGISTRY_PID":    strconv.Itoa(reg.proc.Pid()),
 		"OCI_PID":             strconv.Itoa(os.Getpid()),
 	}
 	if err := benchenv.Write(o.stateDir, "oci.env", info); err != nil {
 		_ = ln.Close()
 		return err
 	}
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(stderr, "benchoci: docker-registry at https://%s, counters at %s\n", reg.host, base)
-	select {
-	case err := <-errc:
-		return err
-	case <-reg.done:
-		_ = srv.Close()
+	fmt.Fprintf(os.Stderr, "benchoci: docker-registry at https://%s, counters at %s\n", reg.host, base)
+	err = benchenv.Serve(ctx, ln, reg.handler(), reg.proc.Done())
+	if errors.Is(err, benchenv.ErrExited) {
 		return fmt.Errorf("docker-registry exited: %s", reg.tail())
-	case <-ctx.Done():
 	}
-	_ = srv.Close()
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return err
 }

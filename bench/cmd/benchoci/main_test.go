@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
+	"github.com/tfmirror/tfmirror/internal/testutil/serverproc"
 )
 
 func TestClassify(t *testing.T) {
@@ -156,12 +158,12 @@ func TestStoredTags(t *testing.T) {
 // a manifest with the credentials of its config.json, and reads the counts
 // and tags back through the handler.
 func TestRegistry(t *testing.T) {
-	bin, err := exec.LookPath("docker-registry")
+	bin, err := registrytest.Binary()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no docker-registry (required when CI=true): %v", err)
+		if serverproc.Required() {
+			t.Fatalf("%v (required on CI and under scripts/test)", err)
 		}
-		t.Skipf("no docker-registry: %v", err)
+		t.Skip(err)
 	}
 	state := t.TempDir()
 	reg, err := newRegistry(bin, filepath.Join(state, "storage"), state)

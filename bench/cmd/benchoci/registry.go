@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -21,14 +15,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
-)
 
-// startTimeout bounds how long docker-registry may take to answer.
-const startTimeout = 30 * time.Second
+	"github.com/tfmirror/tfmirror/internal/serve"
+	"github.com/tfmirror/tfmirror/internal/testutil/serverproc"
+)
 
 // registry is docker-registry, configured and, once started, running.
 type registry struct {
@@ -45,8 +38,7 @@ type registry struct {
 	caPool             *x509.CertPool
 
 	host string // 127.0.0.1:PORT
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
+	proc *serverproc.Process
 	log  *logSink
 
 	syncMu  sync.Mutex
@@ -61,8 +53,8 @@ func newRegistry(bin, storage, stateDir string) (*registry, error) {
 		bin:          bin,
 		storage:      storage,
 		stateDir:     stateDir,
-		username:     "bench-" + randomHex(4),
-		password:     "pw-" + randomHex(16),
+		username:     "bench-" + serverproc.RandomHex(4),
+		password:     "pw-" + serverproc.RandomHex(16),
 		caFile:       filepath.Join(stateDir, "ca.pem"),
 		certFile:     filepath.Join(stateDir, "server.pem"),
 		keyFile:      filepath.Join(stateDir, "server-key.pem"),
@@ -70,12 +62,21 @@ func newRegistry(bin, storage, stateDir string) (*registry, error) {
 		dockerConfig: filepath.Join(stateDir, "docker", "config.json"),
 		logFile:      filepath.Join(stateDir, "registry.log"),
 	}
-	caPEM, certPEM, keyPEM, err := newCertificates()
+	caPEM, cert, err := serve.SelfSigned([]string{"127.0.0.1", "localhost"}, 7*24*time.Hour)
 	if err != nil {
 		return nil, err
 	}
 	r.caPool = x509.NewCertPool()
 	r.caPool.AppendCertsFromPEM(caPEM)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		return nil, err
+	}
+	var certPEM []byte // the server's certificate, then the CA's
+	for _, der := range cert.Certificate {
+		certPEM = append(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
 	hash, err := bcrypt.GenerateFromPassword([]byte(r.password), bcrypt.MinCost)
 	if err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func (r *registry) config() string {
 	fmt.Fprintf(&b, "version: 0.1\n")
 	fmt.Fprintf(&b, "log:\n  level: info\n  formatter: json\n  accesslog:\n    disabled: true\n")
 	fmt.Fprintf(&b, "storage:\n  filesystem:\n    rootdirectory: %s\n", q(r.storage))
-	fmt.Fprintf(&b, "http:\n  addr: %s\n  secret: %s\n  tls:\n    certificate: %s\n    key: %s\n", q(r.host), q("secret-"+randomHex(8)), q(r.certFile), q(r.keyFile))
+	fmt.Fprintf(&b, "http:\n  addr: %s\n  secret: %s\n  tls:\n    certificate: %s\n    key: %s\n", q(r.host), q("secret-"+serverproc.RandomHex(8)), q(r.certFile), q(r.keyFile))
 	fmt.Fprintf(&b, "auth:\n  htpasswd:\n    realm: benchoci\n    path: %s\n", q(r.htpasswd))
 	return b.String()
 }
@@ -130,25 +131,20 @@ func (r *registry) writeDockerConfig() error {
 }
 
 // start runs docker-registry on a free port and waits until it answers.
-// The free port is found by listening and closing, so another process may
-// take it first: it tries a few.
 func (r *registry) start(ctx context.Context) error {
 	f, err := os.OpenFile(r.logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
 	r.log = newLogSink(f, newCounters(r.storage))
-	for range 3 {
-		var port int
-		if port, err = freePort(ctx); err != nil {
-			return err
-		}
-		r.host = fmt.Sprintf("127.0.0.1:%d", port)
-		if err = r.run(ctx); err == nil {
-			return r.writeDockerConfig()
-		}
+	err = serverproc.OnFreePort(func(addr string) error {
+		r.host = addr
+		return r.run(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("docker-registry did not start: %w", err)
 	}
-	return fmt.Errorf("docker-registry did not start: %w", err)
+	return r.writeDockerConfig()
 }
 
 func (r *registry) run(ctx context.Context) error {
@@ -163,69 +159,20 @@ func (r *registry) run(ctx context.Context) error {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.stateDir}
 	cmd.Stdout = r.log
 	cmd.Stderr = r.log
-	// If benchoci dies without stopping it, the kernel does.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return err
+	// Any HTTP answer (401 for the anonymous request) means it is up.
+	proc, err := serverproc.Start(ctx, cmd, r.client(2*time.Second), "https://"+r.host+"/v2/?"+syncParam+"=0")
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, r.tail())
 	}
-	r.cmd = cmd
-	r.done = make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(r.done)
-	}()
-
-	client := r.client(2 * time.Second)
-	deadline := time.Now().Add(startTimeout)
-	for {
-		select {
-		case <-r.done:
-			return fmt.Errorf("exited early: %s", r.tail())
-		case <-ctx.Done():
-			r.stop()
-			return ctx.Err()
-		default:
-		}
-		// Any HTTP answer (401 for the anonymous request) means it is up.
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+r.host+"/v2/?"+syncParam+"=0", nil)
-		if err != nil {
-			r.stop()
-			return err
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			r.stop()
-			return fmt.Errorf("no answer on %s after %s: %w", r.host, startTimeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	r.proc = proc
+	return nil
 }
 
 // stop ends docker-registry: SIGTERM, then SIGKILL if it lingers.
-func (r *registry) stop() {
-	if r.cmd == nil || r.cmd.Process == nil {
-		return
-	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.done:
-	case <-time.After(5 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
-}
+func (r *registry) stop() { r.proc.Stop() }
 
 // tail is the end of the registry's log, for an error message.
-func (r *registry) tail() string {
-	if r.log == nil {
-		return ""
-	}
-	return strings.TrimSpace(r.log.tail())
-}
+func (r *registry) tail() string { return strings.TrimSpace(r.log.tail()) }
 
 // client trusts the registry's CA.
 func (r *registry) client(timeout time.Duration) *http.Client {
@@ -285,82 +232,4 @@ func (r *registry) handler() http.Handler {
 		_, _ = w.Write([]byte(formatKV(kv)))
 	})
 	return mux
-}
-
-// newCertificates makes a throwaway CA and a certificate it signs for
-// 127.0.0.1 and localhost, valid for a week; all three as PEM.
-func newCertificates() (caPEM, certPEM, keyPEM []byte, err error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "benchoci throwaway CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(7 * 24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		MaxPathLenZero:        true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(7 * 24 * time.Hour),
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
-}
-
-func serial() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		panic(err) // crypto/rand does not fail
-	}
-	return n
-}
-
-func freePort(ctx context.Context) (int, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	return port, l.Close()
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return hex.EncodeToString(b)
 }

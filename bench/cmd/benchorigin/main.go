@@ -31,27 +31,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/tfmirror/tfmirror/bench/internal/benchenv"
 )
 
 func main() {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "benchorigin: %v\n", err)
-		cancel()
-		os.Exit(1)
-	}
+	os.Exit(benchenv.Main("benchorigin", func(ctx context.Context, args []string) error {
+		return run(ctx, args, os.Stdout, os.Stderr)
+	}))
 }
 
 type options struct {
@@ -232,10 +226,6 @@ func writeState(dir string, c *Corpus, base string, caPEM []byte, info map[strin
 	}
 	tf.WriteString("  }\n}\n")
 
-	var env strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(info)) {
-		fmt.Fprintf(&env, "%s=%s\n", k, info[k])
-	}
 	for name, data := range map[string]string{
 		"ca.pem":       string(caPEM),
 		"urls.txt":     urls.String(),
@@ -248,11 +238,7 @@ func writeState(dir string, c *Corpus, base string, caPEM []byte, info map[strin
 			return err
 		}
 	}
-	tmp := filepath.Join(dir, ".origin.env.tmp")
-	if err := os.WriteFile(tmp, []byte(env.String()), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, "origin.env"))
+	return benchenv.Write(dir, "origin.env", info)
 }
 
 func quoteList(items []string) string {

@@ -28,22 +28,15 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -51,23 +44,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tfmirror/tfmirror/bench/internal/benchenv"
+	"github.com/tfmirror/tfmirror/internal/testutil/serverproc"
 )
 
 // region is the region versitygw answers for.
 const region = "us-east-1"
 
-// startTimeout bounds how long versitygw may take to answer.
-const startTimeout = 30 * time.Second
-
-func main() {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "benchs3: %v\n", err)
-		cancel()
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(benchenv.Main("benchs3", run)) }
 
 type options struct {
 	versitygw string
@@ -76,11 +59,10 @@ type options struct {
 	buckets   []string
 }
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
+func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	var buckets string
 	fs := flag.NewFlagSet("benchs3", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&o.versitygw, "versitygw", "", "the versitygw binary (required)")
 	fs.StringVar(&o.dir, "dir", "", "directory of versitygw's POSIX backend, one subdirectory per bucket (required)")
 	fs.StringVar(&o.stateDir, "state-dir", "", "directory for s3.env (required)")
@@ -102,8 +84,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+func run(ctx context.Context, args []string) error {
+	o, err := parseFlags(args)
 	if err != nil {
 		return err
 	}
@@ -112,17 +94,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	gw := &gateway{
-		bin:       o.versitygw,
-		dir:       o.dir,
-		accessKey: "AKBENCH" + randomHex(7),
-		secretKey: "bench-" + randomHex(16),
-		log:       &syncBuffer{},
-	}
-	if err := gw.start(ctx); err != nil {
+	gw, err := startGateway(ctx, o.versitygw, o.dir)
+	if err != nil {
 		return err
 	}
-	defer gw.stop()
+	defer gw.proc.Stop()
 
 	client := gw.client()
 	for _, b := range o.buckets {
@@ -138,13 +114,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p := newProxy(target, client)
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	ln, err := benchenv.Listen(ctx)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	base := "http://" + ln.Addr().String()
 	info := map[string]string{
 		"S3_ENDPOINT":          base,
@@ -160,123 +133,56 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		_ = ln.Close()
 		return err
 	}
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(stderr, "benchs3: versitygw at %s, counting proxy at %s, buckets %s\n", gw.endpoint, base, strings.Join(o.buckets, ", "))
-	select {
-	case err := <-errc:
-		return err
-	case <-gw.done:
-		_ = srv.Close()
-		return fmt.Errorf("versitygw exited: %s", strings.TrimSpace(gw.log.String()))
-	case <-ctx.Done():
+	fmt.Fprintf(os.Stderr, "benchs3: versitygw at %s, counting proxy at %s, buckets %s\n", gw.endpoint, base, strings.Join(o.buckets, ", "))
+	err = benchenv.Serve(ctx, ln, newProxy(target, client), gw.proc.Done())
+	if errors.Is(err, benchenv.ErrExited) {
+		return fmt.Errorf("versitygw exited: %s", gw.out.Tail(8<<10))
 	}
-	_ = srv.Close()
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return err
 }
 
 // gateway is a running versitygw.
 type gateway struct {
-	bin, dir             string
 	accessKey, secretKey string
 	endpoint             string // http://127.0.0.1:PORT
-	cmd                  *exec.Cmd
-	log                  *syncBuffer
-	done                 chan struct{} // closed when the process has exited
+	proc                 *serverproc.Process
+	out                  *serverproc.Output
 }
 
-// start runs versitygw on a free port and waits until it answers. The free
-// port is found by listening and closing, so another process may take it
-// first: it tries a few.
-func (g *gateway) start(ctx context.Context) error {
-	var err error
-	for range 3 {
-		var port int
-		if port, err = freePort(ctx); err != nil {
-			return err
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
+// startGateway runs versitygw with its POSIX backend in dir, on a free
+// port, with throwaway root credentials, and waits until it answers.
+func startGateway(ctx context.Context, bin, dir string) (*gateway, error) {
+	g := &gateway{
+		accessKey: "AKBENCH" + strings.ToUpper(serverproc.RandomHex(7)),
+		secretKey: "bench-" + strings.ToUpper(serverproc.RandomHex(16)),
+	}
+	err := serverproc.OnFreePort(func(addr string) error {
 		g.endpoint = "http://" + addr
-		if err = g.run(ctx, addr); err == nil {
-			return nil
+		g.out = &serverproc.Output{Max: 64 << 10}
+		// Not cancelled with ctx: Stop ends the process, gently.
+		cmd := exec.CommandContext(context.WithoutCancel(ctx), bin, "--port", addr, "--region", region, "--quiet", "posix", dir)
+		// Credentials go through the environment, never the command line;
+		// no VGW_* setting of the caller's environment leaks in.
+		cmd.Env = []string{
+			"PATH=" + os.Getenv("PATH"),
+			"HOME=" + os.Getenv("HOME"),
+			"ROOT_ACCESS_KEY_ID=" + g.accessKey,
+			"ROOT_SECRET_ACCESS_KEY=" + g.secretKey,
 		}
-	}
-	return fmt.Errorf("versitygw did not start: %w", err)
-}
-
-func (g *gateway) run(ctx context.Context, addr string) error {
-	g.log.Reset()
-	// Not cancelled with ctx: stop ends the process, gently.
-	cmd := exec.CommandContext(context.WithoutCancel(ctx), g.bin, "--port", addr, "--region", region, "--quiet", "posix", g.dir)
-	// Credentials go through the environment, never the command line; no
-	// VGW_* setting of the caller's environment leaks in.
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + os.Getenv("HOME"),
-		"ROOT_ACCESS_KEY_ID=" + g.accessKey,
-		"ROOT_SECRET_ACCESS_KEY=" + g.secretKey,
-	}
-	cmd.Stdout = g.log
-	cmd.Stderr = g.log
-	// If benchs3 dies without stopping it, the kernel does.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	g.cmd = cmd
-	g.done = make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(g.done)
-	}()
-
-	probe := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(startTimeout)
-	for {
-		select {
-		case <-g.done:
-			return fmt.Errorf("exited early: %s", strings.TrimSpace(g.log.String()))
-		case <-ctx.Done():
-			g.stop()
-			return ctx.Err()
-		default:
+		cmd.Stdout = g.out
+		cmd.Stderr = g.out
+		// Any HTTP answer (an S3 error for the anonymous request) means
+		// the server is up.
+		var err error
+		if g.proc, err = serverproc.Start(ctx, cmd, &http.Client{}, g.endpoint+"/"); err != nil {
+			return fmt.Errorf("%w: %s", err, g.out.Tail(8<<10))
 		}
-		// Any HTTP answer (an S3 error for the anonymous request) means the
-		// server is up.
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.endpoint+"/", nil)
-		if err != nil {
-			g.stop()
-			return err
-		}
-		resp, err := probe.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			g.stop()
-			return fmt.Errorf("no answer on %s after %s: %w", addr, startTimeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("versitygw did not start: %w", err)
 	}
-}
-
-// stop ends versitygw: SIGTERM, then SIGKILL if it lingers.
-func (g *gateway) stop() {
-	if g.cmd == nil || g.cmd.Process == nil {
-		return
-	}
-	_ = g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.done:
-	case <-time.After(5 * time.Second):
-		_ = g.cmd.Process.Kill()
-		<-g.done
-	}
+	return g, nil
 }
 
 // client is an SDK client of versitygw itself (not through the proxy, so
@@ -290,47 +196,4 @@ func (g *gateway) client() *s3.Client {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	})
-}
-
-func freePort(ctx context.Context) (int, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	return port, l.Close()
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return strings.ToUpper(hex.EncodeToString(b))
-}
-
-// syncBuffer collects a process's output for an error message.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.buf) < 64<<10 {
-		b.buf = append(b.buf, p...)
-	}
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
-func (b *syncBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sync/errgroup"
 )
 
 // The operations the proxy tells apart, as /_stats names them.
@@ -249,26 +250,20 @@ func types(ctx context.Context, client *s3.Client, bucket, prefix string) (strin
 	}
 
 	infos := make([]headInfo, len(keys))
-	errs := make([]error, len(keys))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
 	for i, k := range keys {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			out, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(k)})
+		g.Go(func() error {
+			out, err := client.HeadObject(gctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(k)})
 			if err != nil {
-				errs[i] = fmt.Errorf("head %s/%s: %w", bucket, k, err)
-				return
+				return fmt.Errorf("head %s/%s: %w", bucket, k, err)
 			}
 			infos[i] = headInfo{kind: kindOf(k), contentType: aws.ToString(out.ContentType), cacheControl: aws.ToString(out.CacheControl)}
+			return nil
 		})
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return "", err
-		}
+	if err := g.Wait(); err != nil {
+		return "", err
 	}
 
 	var b strings.Builder

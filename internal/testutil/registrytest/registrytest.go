@@ -9,20 +9,19 @@
 // file holding them) and reading the registry's own log. It does not
 // know what is pushed into the registry; the code under test does.
 //
-// Without a docker-registry binary the test is skipped, or fails when
-// CI=true (scripts/test installs the Debian package). Only tests import
-// this package.
+// Without a docker-registry binary the test is skipped, or fails on CI
+// or under scripts/test, which installs the Debian package
+// (serverproc.Required). Only tests import this package.
 package registrytest
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,12 +34,9 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/tfmirror/tfmirror/internal/testutil/serverproc"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
-	"github.com/tfmirror/tfmirror/internal/testutil/testnet"
 )
-
-// startTimeout bounds how long Start waits for the registry to answer.
-const startTimeout = 30 * time.Second
 
 // Server is a running docker-registry.
 type Server struct {
@@ -67,14 +63,11 @@ type Server struct {
 	// Dir is the registry's storage root.
 	Dir string
 
-	cmd  *exec.Cmd
-	log  *logBuffer
-	done chan struct{}
-	port int
+	proc *serverproc.Process
+	log  *serverproc.Output // all of it: Requests reads it
 
-	stopOnce sync.Once
-	syncSeq  int
-	syncMu   sync.Mutex
+	syncSeq int
+	syncMu  sync.Mutex
 }
 
 // Options change what Start runs.
@@ -116,8 +109,8 @@ func StartWith(t testing.TB, opts Options) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
-		if isCI() {
-			t.Fatalf("registrytest: %v (required when CI=true)", err)
+		if serverproc.Required() {
+			t.Fatalf("registrytest: %v (required on CI and under scripts/test)", err)
 		}
 		t.Skipf("registrytest: %v", err)
 	}
@@ -128,8 +121,8 @@ func StartWith(t testing.TB, opts Options) *Server {
 	dir := t.TempDir()
 	s := &Server{CA: ca, Dir: filepath.Join(dir, "storage")}
 	if !opts.Anonymous {
-		s.Username = "tfmirror-" + randomHex(t, 4)
-		s.Password = "pw-" + randomHex(t, 16)
+		s.Username = "tfmirror-" + serverproc.RandomHex(4)
+		s.Password = "pw-" + serverproc.RandomHex(16)
 	}
 	var certFile, keyFile string
 	s.CAFile, certFile, keyFile = ca.WriteFiles(t, dir, "localhost", "127.0.0.1")
@@ -151,30 +144,21 @@ func StartWith(t testing.TB, opts Options) *Server {
 		}
 	}
 
-	// The free port is found by listening and closing, so another process
-	// may take it first: try a few.
-	var lastErr error
-	for range 3 {
-		s.port, err = testnet.FreePort()
-		if err != nil {
-			t.Fatalf("registrytest: %v", err)
-		}
-		s.Host = fmt.Sprintf("127.0.0.1:%d", s.port)
-		conf := filepath.Join(dir, "config.yml")
+	conf := filepath.Join(dir, "config.yml")
+	err = serverproc.OnFreePort(func(addr string) error {
+		s.Host = addr
 		if err := os.WriteFile(conf, []byte(s.config(certFile, keyFile, htpasswd, opts.Anonymous)), 0o600); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if lastErr = s.run(bin, conf); lastErr == nil {
-			break
-		}
-	}
-	if lastErr != nil {
-		t.Fatalf("registrytest: docker-registry did not start: %v", lastErr)
+		return s.run(t.Context(), bin, conf)
+	})
+	if err != nil {
+		t.Fatalf("registrytest: docker-registry did not start: %v", err)
 	}
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
-			t.Logf("registrytest: docker-registry log (last 64 KiB):\n%s", s.log.tail(64<<10))
+			t.Logf("registrytest: docker-registry log (last 64 KiB):\n%s", s.log.Tail(64<<10))
 		}
 	})
 	s.writeDockerConfig(t, filepath.Join(dir, "docker"))
@@ -197,8 +181,8 @@ func (s *Server) config(certFile, keyFile, htpasswd string, anonymous bool) stri
 }
 
 // run starts the process and waits until it answers on /v2/.
-func (s *Server) run(bin, conf string) error {
-	s.log = &logBuffer{}
+func (s *Server) run(ctx context.Context, bin, conf string) error {
+	s.log = &serverproc.Output{}
 	cmd := exec.Command(bin, "serve", conf)
 	// A clean environment: no REGISTRY_* setting of the caller's
 	// environment overrides the configuration file.
@@ -206,35 +190,12 @@ func (s *Server) run(bin, conf string) error {
 	cmd.Stdout = s.log
 	cmd.Stderr = s.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	testnet.DieWithParent(cmd)
-	if err := cmd.Start(); err != nil {
-		return err
+	proc, err := serverproc.Start(ctx, cmd, s.client(), s.URL()+"/v2/")
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, s.log.Tail(8<<10))
 	}
-	s.cmd = cmd
-	s.done = make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(s.done)
-	}()
-	client := s.client()
-	deadline := time.Now().Add(startTimeout)
-	for {
-		select {
-		case <-s.done:
-			return fmt.Errorf("exited early: %s", strings.TrimSpace(s.log.tail(8<<10)))
-		default:
-		}
-		resp, err := client.Get(s.URL() + "/v2/")
-		if err == nil {
-			_ = resp.Body.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			s.Stop()
-			return fmt.Errorf("no answer on %s after %s: %w", s.Host, startTimeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.proc = proc
+	return nil
 }
 
 // client trusts the server's CA.
@@ -248,24 +209,14 @@ func (s *Server) client() *http.Client {
 func (s *Server) URL() string { return "https://" + s.Host }
 
 // LocalhostHost is the server's name with "localhost": "localhost:PORT".
-func (s *Server) LocalhostHost() string { return fmt.Sprintf("localhost:%d", s.port) }
+func (s *Server) LocalhostHost() string {
+	_, port, _ := net.SplitHostPort(s.Host)
+	return "localhost:" + port
+}
 
 // Stop ends the registry (SIGTERM, then SIGKILL); later requests are
 // refused. It is called when the test ends.
-func (s *Server) Stop() {
-	s.stopOnce.Do(func() {
-		if s.cmd == nil || s.cmd.Process == nil {
-			return
-		}
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(5 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.done
-		}
-	})
-}
+func (s *Server) Stop() { s.proc.Stop() }
 
 // writeDockerConfig writes config.json with the credentials.
 func (s *Server) writeDockerConfig(t testing.TB, dir string) {
@@ -413,49 +364,8 @@ func (s *Server) parse() []Request {
 // Log returns everything the registry wrote so far.
 func (s *Server) Log() string { return s.log.String() }
 
-func isCI() bool {
-	v := getenv("CI")
-	return v == "true" || v == "1"
-}
-
-func randomHex(t testing.TB, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
-
 // getenv reads the test process's environment: test support, not library
 // code.
 func getenv(key string) string {
 	return os.Getenv(key) //nolint:forbidigo // test support reads the test's own environment
-}
-
-// logBuffer collects the registry's output (the whole log: tests count
-// requests in it).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) tail(n int) string {
-	s := b.String()
-	if len(s) > n {
-		s = s[len(s)-n:]
-	}
-	return s
 }

@@ -10,23 +10,19 @@
 //
 // The versitygw binary is built once into the tools cache by
 // scripts/test (see BinaryPath); without it the tests that need it skip,
-// unless TFMIRROR_E2E=1, where they fail. Only tests import this package.
+// except on CI or under scripts/test, where they fail
+// (serverproc.Required). Only tests import this package.
 package s3test
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,7 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/tfmirror/tfmirror/internal/testutil/testnet"
+	"github.com/tfmirror/tfmirror/internal/testutil/serverproc"
 )
 
 // Version is the versitygw release the tests run.
@@ -42,9 +38,6 @@ const Version = "v1.8.0"
 
 // Region is the region the server answers for.
 const Region = "us-east-1"
-
-// startTimeout bounds how long Start waits for the server to answer.
-const startTimeout = 30 * time.Second
 
 // Server is a running versitygw.
 type Server struct {
@@ -58,9 +51,8 @@ type Server struct {
 	// Dir is the POSIX backend's directory: one subdirectory per bucket.
 	Dir string
 
-	cmd  *exec.Cmd
-	log  *syncBuffer
-	done chan struct{} // closed when the process has exited
+	proc *serverproc.Process
+	log  *serverproc.Output
 }
 
 // BinaryPath is where the versitygw binary is expected:
@@ -84,7 +76,8 @@ func BinaryPath() string {
 
 // Start runs a versitygw over plain HTTP on 127.0.0.1 and a free port,
 // waits until it answers and stops it when the test ends. Without the
-// binary the test is skipped, or fails when TFMIRROR_E2E=1.
+// binary the test is skipped, or fails under CI or scripts/test (see
+// serverproc.Required).
 func Start(t testing.TB) *Server {
 	t.Helper()
 	return start(t, "", "")
@@ -101,40 +94,30 @@ func start(t testing.TB, certFile, keyFile string) *Server {
 	t.Helper()
 	bin := BinaryPath()
 	if _, err := os.Stat(bin); err != nil {
-		msg := fmt.Sprintf("no versitygw binary at %s (%v): build it with GOBIN=DIR go install github.com/versity/versitygw/cmd/versitygw@%s and rename DIR/versitygw to %s", bin, err, Version, bin)
-		if getenv("TFMIRROR_E2E") == "1" {
+		msg := fmt.Sprintf("no versitygw binary at %s (%v): scripts/test builds it; or build it with GOBIN=DIR go install github.com/versity/versitygw/cmd/versitygw@%s and rename DIR/versitygw to %s", bin, err, Version, bin)
+		if serverproc.Required() {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
 	s := &Server{
-		AccessKey: "AKTEST" + randomHex(t, 7),
-		SecretKey: "secret-" + randomHex(t, 16),
+		AccessKey: "AKTEST" + strings.ToUpper(serverproc.RandomHex(7)),
+		SecretKey: "secret-" + strings.ToUpper(serverproc.RandomHex(16)),
 		Dir:       t.TempDir(),
 	}
 	scheme := "http"
 	if certFile != "" {
 		scheme = "https"
 	}
-	// The free port is found by listening and closing, so another process
-	// may take it before the server does: try a few ports.
-	var lastErr error
-	for range 3 {
-		port, err := testnet.FreePort()
-		if err != nil {
-			t.Fatalf("s3test: %v", err)
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
+	err := serverproc.OnFreePort(func(addr string) error {
 		s.Endpoint = scheme + "://" + addr
-		if lastErr = s.run(bin, addr, certFile, keyFile); lastErr == nil {
-			break
-		}
-	}
-	if lastErr != nil {
-		t.Fatalf("s3test: versitygw did not start: %v", lastErr)
+		return s.run(t.Context(), bin, addr, certFile, keyFile)
+	})
+	if err != nil {
+		t.Fatalf("s3test: versitygw did not start: %v", err)
 	}
 	t.Cleanup(func() {
-		s.stop()
+		s.proc.Stop()
 		if t.Failed() {
 			t.Logf("s3test: versitygw output:\n%s", s.log.String())
 		}
@@ -143,13 +126,13 @@ func start(t testing.TB, certFile, keyFile string) *Server {
 }
 
 // run starts the process and waits until it answers HTTP on addr.
-func (s *Server) run(bin, addr, certFile, keyFile string) error {
+func (s *Server) run(ctx context.Context, bin, addr, certFile, keyFile string) error {
 	args := []string{"--port", addr, "--region", Region, "--quiet"}
 	if certFile != "" {
 		args = append(args, "--cert", certFile, "--key", keyFile)
 	}
 	args = append(args, "posix", s.Dir)
-	s.log = &syncBuffer{}
+	s.log = &serverproc.Output{Max: 1 << 20}
 	cmd := exec.Command(bin, args...)
 	// Credentials go through the environment, never the command line; no
 	// VGW_* setting of the caller's environment leaks in.
@@ -161,55 +144,15 @@ func (s *Server) run(bin, addr, certFile, keyFile string) error {
 	}
 	cmd.Stdout = s.log
 	cmd.Stderr = s.log
-	testnet.DieWithParent(cmd)
-	if err := cmd.Start(); err != nil {
-		return err
+	// Any HTTP answer (an S3 error for the anonymous request) means the
+	// server is up.
+	probe := &http.Client{Transport: &http.Transport{TLSClientConfig: insecureProbe()}}
+	proc, err := serverproc.Start(ctx, cmd, probe, s.Endpoint+"/")
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, s.log.Tail(8<<10))
 	}
-	s.cmd = cmd
-	s.done = make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(s.done)
-	}()
-
-	client := &http.Client{
-		Timeout:   2 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: insecureProbe()},
-	}
-	deadline := time.Now().Add(startTimeout)
-	for {
-		select {
-		case <-s.done:
-			return fmt.Errorf("exited early: %s", strings.TrimSpace(s.log.String()))
-		default:
-		}
-		// Any HTTP answer (an S3 error for the anonymous request) means
-		// the server is up.
-		resp, err := client.Get(s.Endpoint + "/")
-		if err == nil {
-			_ = resp.Body.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return fmt.Errorf("no answer on %s after %s: %w", addr, startTimeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// stop ends the server: SIGTERM, then SIGKILL if it lingers.
-func (s *Server) stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
+	s.proc = proc
+	return nil
 }
 
 // Environ is the AWS_* environment a client (tfmirror in-process, or the
@@ -281,36 +224,6 @@ func (s *Server) BucketExists(t testing.TB, name string) bool {
 		}
 	}
 	return false
-}
-
-func randomHex(t testing.TB, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return strings.ToUpper(hex.EncodeToString(b))
-}
-
-// syncBuffer collects the server's output.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 1<<20 {
-		return len(p), nil // enough to diagnose a failure
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // getenv reads the test process's environment: test support, not library

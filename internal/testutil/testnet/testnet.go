@@ -1,5 +1,7 @@
-// Package testnet holds what tests that start real servers as processes
-// need of the network: a free port on the loopback interface.
+// Package testnet holds what tests that start real servers need of the
+// network: a free port on the loopback interface. Programs may import it
+// as well as tests (internal/testutil/serverproc, which the benchmark's
+// helper programs use, does): it imports no testing package.
 package testnet
 
 import "net"
