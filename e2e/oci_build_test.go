@@ -155,8 +155,23 @@ func TestBuildIntoOCIRegistry(t *testing.T) {
 
 	t.Run("no-op", func(t *testing.T) {
 		uploads, manifests := srv.BlobUploads(t), len(srv.ManifestPuts(t))
-		before := len(f.reg.Requests())
+		before, regBefore := len(f.reg.Requests()), len(srv.Requests(t))
 		stdout, _ := build(t, f.work, 0)
+		// Each version's tag is read once: what its index lists and the
+		// provenance referring to it are read from that one answer.
+		regRequests := srv.Requests(t)[regBefore:]
+		resolved := map[string]int{}
+		for _, r := range regRequests {
+			if _, ref, ok := strings.Cut(r.URI, "/manifests/"); ok && !strings.HasPrefix(ref, "sha256") {
+				resolved[ref]++
+			}
+		}
+		for tag, n := range resolved {
+			if n != 1 {
+				t.Errorf("the second build read the tag %s %d times; want once", tag, n)
+			}
+		}
+		t.Logf("the second build made %d requests to the registry", len(regRequests))
 		if got := srv.BlobUploads(t); got != uploads {
 			t.Errorf("the second build uploaded %d blobs; want none", got-uploads)
 		}

@@ -29,10 +29,10 @@ import (
 )
 
 // The OCI tests publish the fake origin's packages into a real registry
-// (Debian's docker-registry, TLS from the test CA, htpasswd) with the
-// ocistore API, and install them with real OpenTofu whose CLI
-// configuration holds only an oci_mirror block. (The tfmirror CLI does
-// not publish to OCI yet.)
+// (Debian's docker-registry, TLS from the test CA, htpasswd), with the
+// ocistore API here and with `tfmirror build --out oci://...` in
+// oci_build_test.go, and install them with real OpenTofu whose CLI
+// configuration holds only an oci_mirror block.
 
 // ociPackages: two providers of two hosts, the host platform and
 // another one; foo has two versions so tofu must select by constraint.

@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -52,20 +51,20 @@ func (s *MirrorSource) PackageMeta(ctx context.Context, p addrs.Provider, v addr
 	if !ok {
 		return PackageMeta{}, fmt.Errorf("%s holds no %s package of %s %s: %w", s.Mirror.Location(), plat, p, v, ErrPlatformUnavailable)
 	}
-	sum, err := hex.DecodeString(strings.TrimPrefix(string(a.ZH), hashing.SchemeZH))
-	if err != nil || len(sum) != 32 {
+	hexSum, ok := strings.CutPrefix(string(a.ZH), hashing.SchemeZH)
+	sum, err := hashing.ParseHex(hexSum)
+	if !ok || err != nil {
 		return PackageMeta{}, fmt.Errorf("%s: %s %s %s: the provenance records no valid zh: hash (%q)", s.Mirror.Location(), p, v, plat, a.ZH)
 	}
-	meta := PackageMeta{
+	return PackageMeta{
 		Filename:     a.Filename,
 		DownloadURL:  s.url("archive", p, v, plat.String()),
 		SumsURL:      s.url("sums", p, v, ""),
 		SignatureURL: s.url("signature", p, v, ""),
+		SHA256:       sum,
 		SigningKeys:  rec.Provenance.SigningKeys,
 		Size:         a.Size,
-	}
-	copy(meta.SHA256[:], sum)
-	return meta, nil
+	}, nil
 }
 
 func (s *MirrorSource) url(kind string, p addrs.Provider, v addrs.Version, plat string) *url.URL {

@@ -34,9 +34,13 @@ type HeldPackage struct {
 
 // keptInRegistries keeps the packages every registry holds with the
 // bytes the trees recorded (out), or, with no tree, those the first
-// registry holds and every other holds alike.
+// registry holds and every other holds alike. Once nothing is left to
+// keep, no other registry is asked.
 func (b *Builder) keptInRegistries(ctx context.Context, p addrs.Provider, v addrs.Version, platforms []addrs.Platform, out []kept, haveTrees bool) []kept {
 	for i, r := range b.Registries {
+		if len(out) == 0 && (i > 0 || haveTrees) {
+			return nil
+		}
 		held, err := r.Held(ctx, p, v)
 		if err != nil {
 			return nil

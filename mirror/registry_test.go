@@ -16,6 +16,7 @@ type memRegistry struct {
 	mu        sync.Mutex
 	held      map[string]map[addrs.Platform]HeldPackage // by "provider version"
 	published []string                                  // "provider version platform"
+	asked     int                                       // calls of Held
 }
 
 func (m *memRegistry) Location() string { return "mem://registry" }
@@ -23,6 +24,7 @@ func (m *memRegistry) Location() string { return "mem://registry" }
 func (m *memRegistry) Held(_ context.Context, p addrs.Provider, v addrs.Version) (map[addrs.Platform]HeldPackage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.asked++
 	return m.held[p.String()+" "+v.String()], nil
 }
 
@@ -66,6 +68,9 @@ func TestBuildPublishesIntoRegistries(t *testing.T) {
 	}
 	if len(reg.published) != 2 {
 		t.Fatalf("the registry was given %q; want both platforms", reg.published)
+	}
+	if reg.asked != 0 {
+		t.Errorf("the registry was asked %d times what it holds, while the tree held nothing to keep", reg.asked)
 	}
 	downloads := h.src.fetchCount(".zip")
 	if r := build(); r.Err() != nil || r.Count(StatusPresent) != 2 {

@@ -29,13 +29,14 @@ func (r ociRegistry) Location() string { return r.s.Location() }
 // Held returns the packages under the version's tag that its provenance
 // artifact records with the same bytes. A blob is named by its digest, so
 // what the registry lists is what it holds: nothing needs downloading to
-// be checked.
+// be checked. The tag is resolved once: the record read is the one of the
+// index whose packages were listed.
 func (r ociRegistry) Held(ctx context.Context, p addrs.Provider, v addrs.Version) (map[addrs.Platform]mirror.HeldPackage, error) {
 	rel, found, err := r.s.Release(ctx, p, v)
 	if err != nil || !found {
 		return nil, err
 	}
-	rec, err := r.s.ReadRecord(ctx, p, v)
+	rec, err := r.s.RecordOf(ctx, rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no provenance: publish again, to add it
 	}

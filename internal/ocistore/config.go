@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/retry"
 
 	"github.com/tfmirror/tfmirror/internal/environ"
+	"github.com/tfmirror/tfmirror/internal/httpx"
 )
 
 // Config is what New needs besides the destination: what library code may
@@ -186,48 +186,33 @@ func (c *credentialSource) describe() string {
 	return strings.Join(c.files, ", ")
 }
 
-// newHTTPClient is the client under the auth client: the CA store of
-// cfg, proxies of env, bounded connect and header times, retries of
-// what may go away, and redirects that never carry credentials to
-// another origin.
+// newHTTPClient is the client under the auth client: httpx's transport
+// (the CA store of cfg, proxies of env, bounded connect and header
+// times), retries of what may go away, and redirects that never carry
+// credentials to another origin.
 func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
-	caFile, source := cfg.CAFile, "CA file"
+	caFile, source := cfg.CAFile, "the CA file"
 	if caFile == "" {
 		caFile, source = env["SSL_CERT_FILE"], "SSL_CERT_FILE"
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("read the %s: %w", source, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("the %s %s holds no PEM certificate", source, caFile)
-		}
-		tlsConfig.RootCAs = pool
+	policy := httpx.Policy{ConnectTimeout: cfg.ConnectTimeout, HeaderTimeout: cfg.HeaderTimeout}
+	if policy.ConnectTimeout <= 0 {
+		policy.ConnectTimeout = defaultConnectTimeout
 	}
-	connect := cfg.ConnectTimeout
-	if connect <= 0 {
-		connect = defaultConnectTimeout
+	if policy.HeaderTimeout <= 0 {
+		policy.HeaderTimeout = defaultHeaderTimeout
 	}
-	header := cfg.HeaderTimeout
-	if header <= 0 {
-		header = defaultHeaderTimeout
+	tr, err := httpx.NewTransport(httpx.Environment{
+		CAFile:     caFile,
+		HTTPProxy:  env.First("HTTP_PROXY", "http_proxy"),
+		HTTPSProxy: env.First("HTTPS_PROXY", "https_proxy"),
+		NoProxy:    env.First("NO_PROXY", "no_proxy"),
+	}, policy)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	proxy := env.Proxy()
-	tr := &http.Transport{
-		Proxy:                 proxy,
-		DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       tlsConfig,
-		TLSHandshakeTimeout:   connect,
-		ResponseHeaderTimeout: header,
-		ExpectContinueTimeout: time.Second,
-		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConnsPerHost:   16,
-		ForceAttemptHTTP2:     true,
-	}
-	policy := &retry.GenericPolicy{
+	tr.MaxIdleConnsPerHost = 16 // parallel uploads to one registry
+	retries := &retry.GenericPolicy{
 		Retryable: retryable,
 		Backoff:   retry.DefaultBackoff,
 		MinWait:   200 * time.Millisecond,
@@ -235,7 +220,7 @@ func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
 		MaxRetry:  max(cfg.Retries, 0),
 	}
 	return &http.Client{
-		Transport:     &retry.Transport{Base: tr, Policy: func() retry.Policy { return policy }},
+		Transport:     &retry.Transport{Base: tr, Policy: func() retry.Policy { return retries }},
 		CheckRedirect: checkRedirect,
 	}, nil
 }

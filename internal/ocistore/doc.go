@@ -22,18 +22,20 @@
 //     on every run and machine;
 //   - how a release is pushed: blobs, then platform manifests, then the
 //     index under the tag, then the provenance artifact; what the
-//     repository already holds is found (HEAD) and never uploaded again;
-//     the index merges the platforms already under the tag; a tag whose
-//     package for a platform differs is refused (a layout.ConflictError)
-//     unless the caller asks for an overwrite;
+//     repository already holds is found (HEAD, or read while planning)
+//     and never uploaded again; the index merges the platforms already
+//     under the tag; a tag whose package for a platform differs is
+//     refused (a layout.ConflictError) unless the caller asks for an
+//     overwrite;
 //   - the registry client: oras-go's remote repository with its auth
 //     client (Docker-style config files and credential helpers, explicit
 //     credentials from the environment, per-repository token scopes,
-//     credentials never sent to another origin on a redirect), TLS trust
-//     from a CA file or SSL_CERT_FILE, proxies, retries, and errors that
-//     say what went wrong (401, 403, an unreachable registry, an untrusted
-//     certificate, refused media types) and name the provider, version and
-//     repository;
+//     credentials never sent to another origin on a redirect), httpx's
+//     transport (TLS trust from a CA file or SSL_CERT_FILE, proxies,
+//     connect and header timeouts), retries, and errors that say what
+//     went wrong (401, 403, an unreachable registry, an untrusted
+//     certificate, refused media types) and name the provider, version
+//     and repository;
 //   - the OCI image layout: blobs through oras-go's content/oci storage,
 //     index.json written by this package atomically and in a stable
 //     order, under a file lock.

@@ -117,6 +117,19 @@ func template(srv *registrytest.Server) string {
 	return srv.Host + "/tf/${hostname}/${namespace}/${type}"
 }
 
+// pushedFoo starts a registry and pushes hashicorp/foo 1.0.0 for
+// linux_amd64 into it.
+func pushedFoo(t *testing.T) (*registrytest.Server, *ocistore.Store, testRelease) {
+	t.Helper()
+	srv := registrytest.Start(t)
+	s := openStore(t, "oci://"+template(srv), registryEnviron(t, srv))
+	rel := newRelease(t, addrs.MustParseProvider("hashicorp/foo"), "1.0.0", "", "linux_amd64")
+	if _, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return srv, s, rel
+}
+
 func openStore(t testing.TB, ref string, env []string) *ocistore.Store {
 	t.Helper()
 	s, err := ocistore.New(context.Background(), ref, ocistore.Config{Environ: env})

@@ -254,3 +254,78 @@ func TestLayoutMissing(t *testing.T) {
 		t.Errorf("reading created %s: %v", dir, err)
 	}
 }
+
+// TestLayoutMissingPackage: a package the index lists but the layout
+// does not hold is missing (fs.ErrNotExist), as for a tree.
+func TestLayoutMissingPackage(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, "oci-layout://"+dir, nil)
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64")
+	if _, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(dir, "registry.opentofu.org", "hashicorp", "foo", "blobs", "sha256", sha256Hex(rel.zips["linux_amd64"]))
+	if err := os.Remove(blob); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OpenArchive(t.Context(), foo, rel.Version, addrs.MustParsePlatform("linux_amd64")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenArchive of a package the layout lost: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// TestUnreferredRecordIsPushedAgain: a push killed after storing the
+// provenance manifest but before indexing it as the index's referrer
+// leaves the manifest there and no record; the next push indexes it.
+func TestUnreferredRecordIsPushedAgain(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, "oci-layout://"+dir, nil)
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64")
+	if _, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	indexFile := filepath.Join(dir, "registry.opentofu.org", "hashicorp", "foo", "index.json")
+	data, err := os.ReadFile(indexFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx struct {
+		SchemaVersion int               `json:"schemaVersion"`
+		MediaType     string            `json:"mediaType"`
+		Manifests     []json.RawMessage `json:"manifests"`
+	}
+	if err := json.Unmarshal(data, &idx); err != nil {
+		t.Fatal(err)
+	}
+	var kept []json.RawMessage
+	for _, m := range idx.Manifests {
+		if !strings.Contains(string(m), ocistore.ArtifactTypeProvenance) {
+			kept = append(kept, m)
+		}
+	}
+	if len(kept) == len(idx.Manifests) {
+		t.Fatalf("index.json lists no provenance artifact:\n%s", data)
+	}
+	idx.Manifests = kept
+	if data, err = json.Marshal(idx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(indexFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadRecord(t.Context(), foo, rel.Version); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ReadRecord of the unreferred record: %v, want fs.ErrNotExist", err)
+	}
+
+	rep, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.RecordPushed {
+		t.Errorf("the second push did not push the record: %+v", rep)
+	}
+	if _, err := s.ReadRecord(t.Context(), foo, rel.Version); err != nil {
+		t.Errorf("ReadRecord after the second push: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package ocistore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,8 +46,8 @@ func (l *layoutTarget) blobPath(desc ocispec.Descriptor) (string, error) {
 	return filepath.Join(l.root, ocispec.ImageBlobsDir, desc.Digest.Algorithm().String(), desc.Digest.Encoded()), nil
 }
 
-func (l *layoutTarget) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error) {
-	_, found, err := l.BlobSize(context.Background(), desc)
+func (l *layoutTarget) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
+	_, found, err := l.BlobSize(ctx, desc)
 	return found, err
 }
 
@@ -137,6 +138,15 @@ func (l *layoutTarget) Resolve(_ context.Context, tag string) (ocispec.Descripto
 		}
 	}
 	return ocispec.Descriptor{}, fmt.Errorf("%s: %w", tag, errdef.ErrNotFound)
+}
+
+func (l *layoutTarget) FetchIndex(ctx context.Context, tag string) (ocispec.Descriptor, []byte, error) {
+	desc, err := l.Resolve(ctx, tag)
+	if err != nil || desc.MediaType != ocispec.MediaTypeImageIndex {
+		return desc, nil, err
+	}
+	data, err := fetchManifest(ctx, l, desc)
+	return desc, data, err
 }
 
 func (l *layoutTarget) Tags(context.Context) ([]string, error) {
@@ -238,7 +248,7 @@ func (l *layoutTarget) pushBytes(ctx context.Context, desc ocispec.Descriptor, d
 	if err != nil || found {
 		return err
 	}
-	return l.Push(ctx, desc, strings.NewReader(string(data)))
+	return l.Push(ctx, desc, bytes.NewReader(data))
 }
 
 // updateIndex rewrites index.json with change applied to its entries,

@@ -229,7 +229,10 @@ type pushPlan struct {
 	recordData   []byte
 	recordDesc   ocispec.Descriptor
 	recordBlobs  []blob
-	conflicts    []layout.Conflict
+	// recordKept: the tag's provenance artifact is this one already;
+	// planning read it and its layers, so nothing of it is written.
+	recordKept bool
+	conflicts  []layout.Conflict
 }
 
 // plan reads what the tag holds and decides what to write.
@@ -244,21 +247,19 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 	var (
 		entries     []ocispec.Descriptor
 		annotations map[string]string
-		oldRecord   *layout.Record
+		oldRecord   *keptRecord
 	)
-	existing, err := t.Resolve(ctx, tag)
+	existing, data, err := t.FetchIndex(ctx, tag)
 	found := err == nil
 	switch {
 	case isNotFound(err):
 	case err != nil:
-		return nil, fmt.Errorf("resolve the tag %s: %w", tag, err)
+		return nil, fmt.Errorf("read the tag %s: %w", tag, err)
 	}
 	fresh := !found
 	if found {
-		idx, problem, err := s.readIndex(ctx, t, existing)
+		idx, problem := indexOf(existing, data)
 		switch {
-		case err != nil:
-			return nil, err
 		case problem != "" && opts.Overwrite:
 			fresh = true
 		case problem != "":
@@ -268,12 +269,12 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 			entries, annotations = idx.Manifests, idx.Annotations
 		}
 		if !fresh {
-			rec, found, err := readRecord(ctx, t, existing)
+			kept, err := readRecord(ctx, t, existing)
 			switch {
 			case err != nil && !opts.Overwrite:
 				conflict("the provenance kept for the index %s cannot be read: %v", existing.Digest, err)
-			case err == nil && found:
-				oldRecord = &rec
+			case err == nil:
+				oldRecord = kept
 			}
 		}
 	}
@@ -334,7 +335,11 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 	}
 
 	// The record.
-	rec, recConflicts := mergeRecord(oldRecord, r.Record, opts)
+	var old *layout.Record
+	if oldRecord != nil {
+		old = &oldRecord.Record
+	}
+	rec, recConflicts := mergeRecord(old, r.Record, opts)
 	for _, c := range recConflicts {
 		conflict("%s", c)
 	}
@@ -351,30 +356,28 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 		pl.indexDesc = existing
 	}
 	if rec != nil {
-		pl.record = rec
 		pl.recordData, pl.recordDesc, pl.recordBlobs, err = provenanceArtifact(r.Provider, r.Version, *rec, pl.indexDesc)
 		if err != nil {
 			return nil, err
 		}
+		pl.record = rec
+		// The same digest is the same record referring to the same index.
+		pl.recordKept = oldRecord != nil && oldRecord.manifest.Digest == pl.recordDesc.Digest
 	}
 	return pl, nil
 }
 
-// readIndex reads the index under a tag; problem says why it is not an
-// OpenTofu provider index.
-func (s *Store) readIndex(ctx context.Context, t target, desc ocispec.Descriptor) (ocispec.Index, string, error) {
+// indexOf decodes the index under a tag (desc and data, as FetchIndex
+// read them); problem says why it is not an OpenTofu provider index.
+func indexOf(desc ocispec.Descriptor, data []byte) (idx ocispec.Index, problem string) {
 	if desc.MediaType != ocispec.MediaTypeImageIndex {
-		return ocispec.Index{}, fmt.Sprintf("a %q", desc.MediaType), nil
-	}
-	data, err := fetchManifest(ctx, t, desc)
-	if err != nil {
-		return ocispec.Index{}, "", fmt.Errorf("read the index %s: %w", desc.Digest, err)
+		return ocispec.Index{}, fmt.Sprintf("a %q", desc.MediaType)
 	}
 	idx, err := decodeIndex(data)
 	if err != nil {
-		return ocispec.Index{}, err.Error(), nil
+		return ocispec.Index{}, err.Error()
 	}
-	return idx, "", nil
+	return idx, ""
 }
 
 // layerOf returns the package layer of a platform's manifest.
@@ -475,15 +478,18 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 			uploads = append(uploads, u)
 		}
 	}
-	if len(pl.pkgs) > 0 || pl.record != nil {
+	writeRecord := pl.record != nil && !pl.recordKept
+	if len(pl.pkgs) > 0 || writeRecord {
 		empty := ocispec.DescriptorEmptyJSON
 		add(upload{desc: ocispec.Descriptor{MediaType: empty.MediaType, Digest: empty.Digest, Size: empty.Size}, data: empty.Data})
 	}
 	for _, p := range pl.pkgs {
 		add(upload{desc: ocispec.Descriptor{MediaType: p.layer.MediaType, Digest: p.layer.Digest, Size: p.layer.Size}, file: p.file})
 	}
-	for _, b := range pl.recordBlobs {
-		add(upload{desc: ocispec.Descriptor{MediaType: b.desc.MediaType, Digest: b.desc.Digest, Size: b.desc.Size}, data: b.data})
+	if writeRecord {
+		for _, b := range pl.recordBlobs {
+			add(upload{desc: ocispec.Descriptor{MediaType: b.desc.MediaType, Digest: b.desc.Digest, Size: b.desc.Size}, data: b.data})
+		}
 	}
 
 	// 1. Blobs.
@@ -553,15 +559,15 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	}
 
 	// 4. The provenance artifact, referring to the index.
-	if pl.record != nil {
-		ok, err := t.Exists(ctx, pl.recordDesc)
-		if err != nil {
-			return fmt.Errorf("check the provenance manifest %s: %w", pl.recordDesc.Digest, err)
-		}
-		if ok {
-			rep.ManifestsPresent++
-			return nil
-		}
+	if pl.recordKept {
+		rep.ManifestsPresent++
+		rep.BlobsPresent += len(pl.recordBlobs)
+		return nil
+	}
+	if writeRecord {
+		// Pushed even when the manifest is there: planning did not find
+		// it referring to the index (a push killed between storing it and
+		// indexing it as a referrer leaves it so), and PushReferrer does.
 		if err := t.PushReferrer(ctx, pl.recordDesc, pl.recordData, pl.indexDesc); err != nil {
 			return fmt.Errorf("push the provenance manifest %s: %w", pl.recordDesc.Digest, err)
 		}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
-	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
 )
 
@@ -74,13 +73,8 @@ func (c *cdn) requests() []http.Header {
 // to).
 func TestRedirectDropsCredentials(t *testing.T) {
 	ctx := t.Context()
-	srv := registrytest.Start(t)
-	foo := addrs.MustParseProvider("hashicorp/foo")
-	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64")
-	direct := openStore(t, "oci://"+template(srv), registryEnviron(t, srv))
-	if _, err := direct.Push(ctx, rel.Release, ocistore.PushOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	srv, _, rel := pushedFoo(t)
+	foo := rel.Provider
 	want := rel.zips["linux_amd64"]
 
 	for _, host := range []string{"localhost", "127.0.0.1"} {

@@ -328,13 +328,8 @@ func TestAddPlatformRewritesOnlyTheIndex(t *testing.T) {
 // refuses the push before anything is written; Overwrite replaces it.
 func TestChangedTagIsRefused(t *testing.T) {
 	ctx := t.Context()
-	srv := registrytest.Start(t)
-	s := openStore(t, "oci://"+template(srv), registryEnviron(t, srv))
-	foo := addrs.MustParseProvider("hashicorp/foo")
-	old := newRelease(t, foo, "1.0.0", "", "linux_amd64")
-	if _, err := s.Push(ctx, old.Release, ocistore.PushOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	srv, s, old := pushedFoo(t)
+	foo := old.Provider
 	was, _, err := s.Release(ctx, foo, old.Version)
 	if err != nil {
 		t.Fatal(err)
@@ -402,13 +397,7 @@ func TestChangedTagIsRefused(t *testing.T) {
 // the record under Repair, leaving one provenance artifact.
 func TestRecordPolicy(t *testing.T) {
 	ctx := t.Context()
-	srv := registrytest.Start(t)
-	s := openStore(t, "oci://"+template(srv), registryEnviron(t, srv))
-	foo := addrs.MustParseProvider("hashicorp/foo")
-	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64")
-	if _, err := s.Push(ctx, rel.Release, ocistore.PushOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	_, s, rel := pushedFoo(t)
 	resigned := rel
 	rec := *rel.Record
 	rec.Signature = []byte("another signature")
@@ -424,7 +413,7 @@ func TestRecordPolicy(t *testing.T) {
 	if rep.IndexPushed || !rep.RecordPushed || rep.BlobsUploaded != 1 {
 		t.Errorf("Repair report %+v, want only the new signature and provenance manifest", rep)
 	}
-	got, err := s.ReadRecord(ctx, foo, rel.Version)
+	got, err := s.ReadRecord(ctx, rel.Provider, rel.Version)
 	if err != nil {
 		t.Fatalf("ReadRecord after Repair: %v", err)
 	}
@@ -465,13 +454,8 @@ func TestDeterministic(t *testing.T) {
 // published from the blob the repository holds.
 func TestArchiveAlreadyInRepository(t *testing.T) {
 	ctx := t.Context()
-	srv := registrytest.Start(t)
-	s := openStore(t, "oci://"+template(srv), registryEnviron(t, srv))
-	foo := addrs.MustParseProvider("hashicorp/foo")
-	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64")
-	if _, err := s.Push(ctx, rel.Release, ocistore.PushOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	_, s, rel := pushedFoo(t)
+	foo := rel.Provider
 	again := rel
 	again.Version, _ = addrs.ParseVersion("1.0.1")
 	again.Archives = slices.Clone(rel.Archives)
@@ -674,5 +658,78 @@ func TestMergesWithAnotherToolsIndex(t *testing.T) {
 	var conflict *layout.ConflictError
 	if _, err := s.Push(ctx, newRelease(t, foo, "2.0.0", "", "linux_amd64").Release, ocistore.PushOptions{}); !errors.As(err, &conflict) {
 		t.Errorf("Push over a tag naming an image manifest: %v, want a conflict", err)
+	}
+}
+
+// TestReadsOnceWhatItNeeds counts requests in the registry's own log:
+// OpenArchive reads the index under the tag (one request) and its
+// platform's manifest only; Release then RecordOf read the tag once; a
+// push of what the tag holds already checks nothing it has just read.
+func TestReadsOnceWhatItNeeds(t *testing.T) {
+	ctx := t.Context()
+	srv := registrytest.Start(t)
+	s := openStore(t, "oci://"+template(srv), registryEnviron(t, srv))
+	rel := newRelease(t, addrs.MustParseProvider("hashicorp/foo"), "1.0.0", "", "linux_amd64", "darwin_arm64", "windows_amd64")
+	if _, err := s.Push(ctx, rel.Release, ocistore.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	type counts struct{ tag, manifests, blobHeads int }
+	count := func(f func()) counts {
+		t.Helper()
+		before := len(srv.Requests(t))
+		f()
+		var c counts
+		for _, r := range srv.Requests(t)[before:] {
+			switch {
+			case strings.HasSuffix(r.URI, "/manifests/"+ocistore.Tag(rel.Version)):
+				c.tag++
+			case strings.Contains(r.URI, "/manifests/sha256:"):
+				c.manifests++
+			case r.Method == http.MethodHead && strings.Contains(r.URI, "/blobs/"):
+				c.blobHeads++
+			}
+		}
+		return c
+	}
+
+	c := count(func() {
+		rc, err := s.OpenArchive(ctx, rel.Provider, rel.Version, addrs.MustParsePlatform("darwin_arm64"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(readAll(t, rc), rel.zips["darwin_arm64"]) {
+			t.Error("OpenArchive: other bytes")
+		}
+	})
+	if c.tag != 1 || c.manifests != 1 {
+		t.Errorf("OpenArchive of one of 3 platforms read the tag %d times and %d manifests by digest; want once, and its own", c.tag, c.manifests)
+	}
+
+	c = count(func() {
+		got, found, err := s.Release(ctx, rel.Provider, rel.Version)
+		if err != nil || !found {
+			t.Fatalf("Release: %v, %v", found, err)
+		}
+		rec, err := s.RecordOf(ctx, got)
+		if err != nil {
+			t.Fatalf("RecordOf: %v", err)
+		}
+		if !bytes.Equal(rec.Sums, rel.Record.Sums) {
+			t.Error("RecordOf: other SHA256SUMS")
+		}
+	})
+	if c.tag != 1 {
+		t.Errorf("Release and RecordOf read the tag %d times; want once", c.tag)
+	}
+
+	var rep ocistore.PushReport
+	c = count(func() {
+		var err error
+		if rep, err = s.Push(ctx, rel.Release, ocistore.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if c.blobHeads != 0 || rep.RecordPushed || rep.IndexPushed {
+		t.Errorf("a push of what the tag holds checked %d blobs (report %+v); want none", c.blobHeads, rep)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -401,14 +402,14 @@ func (s *Store) Release(ctx context.Context, p addrs.Provider, v addrs.Version) 
 		return Release{}, false, fmt.Errorf("read %s %s: %w", p, v, err)
 	}
 	tag := Tag(v)
-	desc, err := t.Resolve(ctx, tag)
+	desc, data, err := t.FetchIndex(ctx, tag)
 	if isNotFound(err) {
 		return Release{}, false, nil
 	}
 	if err != nil {
 		return Release{}, false, s.fail("read", p, v.String(), name, err)
 	}
-	rel, err := readRelease(ctx, t, desc)
+	rel, err := readRelease(ctx, t, desc, data)
 	if err != nil {
 		return Release{}, false, s.fail("read", p, v.String(), name+":"+tag, err)
 	}
@@ -421,79 +422,111 @@ func shapeError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotProvider, fmt.Sprintf(format, args...))
 }
 
-// readRelease reads the index desc names and its platforms' manifests.
-func readRelease(ctx context.Context, t target, desc ocispec.Descriptor) (Release, error) {
-	if desc.MediaType != ocispec.MediaTypeImageIndex {
-		return Release{}, shapeError("the tag names a %q, not an image index", desc.MediaType)
-	}
-	data, err := fetchManifest(ctx, t, desc)
+// readRelease reads the platforms' manifests of the index desc names
+// (data, as FetchIndex read it).
+func readRelease(ctx context.Context, t target, desc ocispec.Descriptor, data []byte) (Release, error) {
+	entries, err := decodeTargets(desc, data)
 	if err != nil {
 		return Release{}, err
 	}
+	rel := Release{Index: desc.Digest.String()}
+	for _, plat := range slices.SortedFunc(maps.Keys(entries), func(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) }) {
+		a, err := readArchive(ctx, t, plat, entries[plat])
+		if err != nil {
+			return Release{}, err
+		}
+		rel.Archives = append(rel.Archives, a)
+	}
+	return rel, nil
+}
+
+// decodeTargets decodes the index desc names (data, as FetchIndex read
+// it): the entry of each platform's manifest, as OpenTofu selects them.
+func decodeTargets(desc ocispec.Descriptor, data []byte) (map[addrs.Platform]ocispec.Descriptor, error) {
+	if desc.MediaType != ocispec.MediaTypeImageIndex {
+		return nil, shapeError("the tag names a %q, not an image index", desc.MediaType)
+	}
 	idx, err := decodeIndex(data)
 	if err != nil {
-		return Release{}, shapeError("%v", err)
+		return nil, shapeError("%v", err)
 	}
-	rel := Release{Index: desc.Digest.String()}
-	seen := map[addrs.Platform]bool{}
+	entries := map[addrs.Platform]ocispec.Descriptor{}
 	for _, entry := range idx.Manifests {
 		plat, ok := targetPlatform(entry)
 		if !ok {
 			continue // OpenTofu ignores it too
 		}
-		if seen[plat] {
-			return Release{}, shapeError("the index lists %s twice (OpenTofu refuses an ambiguous index)", plat)
+		if _, seen := entries[plat]; seen {
+			return nil, shapeError("the index lists %s twice (OpenTofu refuses an ambiguous index)", plat)
 		}
-		seen[plat] = true
-		mdata, err := fetchManifest(ctx, t, entry)
-		if err != nil {
-			return Release{}, fmt.Errorf("%s: %w", plat, err)
-		}
-		layer, err := zipLayer(mdata)
-		if err != nil {
-			return Release{}, shapeError("%s: %v", plat, err)
-		}
-		rel.Archives = append(rel.Archives, Archive{
-			Platform: plat,
-			Digest:   layer.Digest.String(),
-			ZH:       zhOf(layer.Digest),
-			Size:     layer.Size,
-			Manifest: entry.Digest.String(),
-			Filename: layer.Annotations[ocispec.AnnotationTitle],
-		})
+		entries[plat] = entry
 	}
-	if len(rel.Archives) == 0 {
-		return Release{}, shapeError("the index lists no %s manifest with a platform", ArtifactTypeProviderTarget)
+	if len(entries) == 0 {
+		return nil, shapeError("the index lists no %s manifest with a platform", ArtifactTypeProviderTarget)
 	}
-	slices.SortFunc(rel.Archives, func(a, b Archive) int { return strings.Compare(a.Platform.String(), b.Platform.String()) })
-	return rel, nil
+	return entries, nil
+}
+
+// readArchive reads a platform's manifest, the index entry names, for
+// its package.
+func readArchive(ctx context.Context, t target, plat addrs.Platform, entry ocispec.Descriptor) (Archive, error) {
+	data, err := fetchManifest(ctx, t, entry)
+	if err != nil {
+		return Archive{}, fmt.Errorf("%s: %w", plat, err)
+	}
+	layer, err := zipLayer(data)
+	if err != nil {
+		return Archive{}, shapeError("%s: %v", plat, err)
+	}
+	return Archive{
+		Platform: plat,
+		Digest:   layer.Digest.String(),
+		ZH:       zhOf(layer.Digest),
+		Size:     layer.Size,
+		Manifest: entry.Digest.String(),
+		Filename: layer.Annotations[ocispec.AnnotationTitle],
+	}, nil
 }
 
 // OpenArchive streams a platform's package from the repository. Reading
 // fails, instead of ending, if the bytes are not the layer's size and
-// digest. A missing tag or platform is an error wrapping fs.ErrNotExist.
+// digest. A missing tag, platform or package is an error wrapping
+// fs.ErrNotExist. Only the platform's own manifest is read, as OpenTofu
+// reads it.
 func (s *Store) OpenArchive(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (io.ReadCloser, error) {
-	rel, found, err := s.Release(ctx, p, v)
-	if err != nil {
-		return nil, err
-	}
 	t, name, err := s.open(p)
 	if err != nil {
 		return nil, fmt.Errorf("read %s %s: %w", p, v, err)
 	}
-	if !found {
-		return nil, s.fail("read", p, v.String(), name, fmt.Errorf("no tag %s: %w", Tag(v), fs.ErrNotExist))
+	tag := Tag(v)
+	desc, data, err := t.FetchIndex(ctx, tag)
+	if isNotFound(err) {
+		return nil, s.fail("read", p, v.String(), name, fmt.Errorf("no tag %s: %w", tag, fs.ErrNotExist))
 	}
-	a, ok := rel.Archive(plat)
+	if err != nil {
+		return nil, s.fail("read", p, v.String(), name, err)
+	}
+	entries, err := decodeTargets(desc, data)
+	if err != nil {
+		return nil, s.fail("read", p, v.String(), name+":"+tag, err)
+	}
+	entry, ok := entries[plat]
 	if !ok {
-		return nil, s.fail("read", p, v.String(), name+":"+rel.Tag, fmt.Errorf("no package for %s: %w", plat, fs.ErrNotExist))
+		return nil, s.fail("read", p, v.String(), name+":"+tag, fmt.Errorf("no package for %s: %w", plat, fs.ErrNotExist))
 	}
-	desc := ocispec.Descriptor{MediaType: MediaTypeZip, Digest: digest.Digest(a.Digest), Size: a.Size}
-	rc, err := t.Fetch(ctx, desc)
+	a, err := readArchive(ctx, t, plat, entry)
+	if err != nil {
+		return nil, s.fail("read", p, v.String(), name+":"+tag, err)
+	}
+	layer := ocispec.Descriptor{MediaType: MediaTypeZip, Digest: digest.Digest(a.Digest), Size: a.Size}
+	rc, err := t.Fetch(ctx, layer)
+	if isNotFound(err) {
+		err = fmt.Errorf("the index lists it, but the repository does not hold it: %w", fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, s.fail("read", p, v.String(), name, fmt.Errorf("%s package %s: %w", plat, a.Digest, err))
 	}
-	return &verifyingReader{rc: rc, h: sha256.New(), want: desc, what: fmt.Sprintf("%s %s %s package in %s", p, v, plat, name)}, nil
+	return &verifyingReader{rc: rc, h: sha256.New(), want: layer, what: fmt.Sprintf("%s %s %s package in %s", p, v, plat, name)}, nil
 }
 
 // ErrDigestMismatch means content read from a repository is not what its
@@ -558,27 +591,52 @@ func (s *Store) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Versio
 	if err != nil {
 		return layout.Record{}, s.fail("read the provenance of", p, v.String(), name, err)
 	}
-	rec, found, err := readRecord(ctx, t, desc)
-	if err != nil {
-		return layout.Record{}, s.fail("read the provenance of", p, v.String(), name+":"+tag, err)
-	}
-	if !found {
-		return layout.Record{}, s.fail("read the provenance of", p, v.String(), name+":"+tag,
-			fmt.Errorf("no %s artifact refers to the index %s: %w", ArtifactTypeProvenance, desc.Digest, fs.ErrNotExist))
-	}
-	return rec, nil
+	return s.recordOf(ctx, t, p, v, name+":"+tag, desc)
 }
 
-// readRecord reads the provenance artifact referring to index, if there
-// is one.
-func readRecord(ctx context.Context, t target, index ocispec.Descriptor) (layout.Record, bool, error) {
+// RecordOf is ReadRecord of the index rel names (a Release as Release
+// returned it), without resolving the tag again: the record of exactly
+// the packages rel lists, even if the tag has moved since.
+func (s *Store) RecordOf(ctx context.Context, rel Release) (layout.Record, error) {
+	t, _, err := s.open(rel.Provider)
+	if err != nil {
+		return layout.Record{}, fmt.Errorf("read the provenance of %s %s: %w", rel.Provider, rel.Version, err)
+	}
+	index := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageIndex, Digest: digest.Digest(rel.Index)}
+	return s.recordOf(ctx, t, rel.Provider, rel.Version, rel.Repository+":"+rel.Tag, index)
+}
+
+// recordOf reads the record referring to index, the index under the tag
+// ref names.
+func (s *Store) recordOf(ctx context.Context, t target, p addrs.Provider, v addrs.Version, ref string, index ocispec.Descriptor) (layout.Record, error) {
+	kept, err := readRecord(ctx, t, index)
+	if err != nil {
+		return layout.Record{}, s.fail("read the provenance of", p, v.String(), ref, err)
+	}
+	if kept == nil {
+		return layout.Record{}, s.fail("read the provenance of", p, v.String(), ref,
+			fmt.Errorf("no %s artifact refers to the index %s: %w", ArtifactTypeProvenance, index.Digest, fs.ErrNotExist))
+	}
+	return kept.Record, nil
+}
+
+// keptRecord is a provenance artifact as read: the record, and the
+// descriptor of the artifact's manifest.
+type keptRecord struct {
+	layout.Record
+	manifest ocispec.Descriptor
+}
+
+// readRecord reads the provenance artifact referring to index; nil if
+// there is none.
+func readRecord(ctx context.Context, t target, index ocispec.Descriptor) (*keptRecord, error) {
 	refs, err := t.Referrers(ctx, index, ArtifactTypeProvenance)
 	if err != nil {
-		return layout.Record{}, false, fmt.Errorf("list the referrers of %s: %w", index.Digest, err)
+		return nil, fmt.Errorf("list the referrers of %s: %w", index.Digest, err)
 	}
 	switch len(refs) {
 	case 0:
-		return layout.Record{}, false, nil
+		return nil, nil
 	case 1:
 	default:
 		var ds []string
@@ -586,15 +644,15 @@ func readRecord(ctx context.Context, t target, index ocispec.Descriptor) (layout
 			ds = append(ds, r.Digest.String())
 		}
 		slices.Sort(ds)
-		return layout.Record{}, false, fmt.Errorf("%d provenance artifacts refer to the index %s (%s); expected one", len(refs), index.Digest, strings.Join(ds, ", "))
+		return nil, fmt.Errorf("%d provenance artifacts refer to the index %s (%s); expected one", len(refs), index.Digest, strings.Join(ds, ", "))
 	}
 	data, err := fetchManifest(ctx, t, refs[0])
 	if err != nil {
-		return layout.Record{}, false, err
+		return nil, err
 	}
 	sums, sig, prov, err := decodeProvenanceManifest(data)
 	if err != nil {
-		return layout.Record{}, false, err
+		return nil, err
 	}
 	read := func(d ocispec.Descriptor, limit int64) ([]byte, error) {
 		if d.Size > limit || d.Size < 0 {
@@ -602,23 +660,23 @@ func readRecord(ctx context.Context, t target, index ocispec.Descriptor) (layout
 		}
 		return fetchAll(ctx, t, d)
 	}
-	var rec layout.Record
-	if rec.Sums, err = read(sums, layout.MaxSumsBytes); err != nil {
-		return layout.Record{}, false, err
+	kept := &keptRecord{manifest: refs[0]}
+	if kept.Sums, err = read(sums, layout.MaxSumsBytes); err != nil {
+		return nil, err
 	}
 	if sig.Digest != "" {
-		if rec.Signature, err = read(sig, layout.MaxSumsBytes); err != nil {
-			return layout.Record{}, false, err
+		if kept.Signature, err = read(sig, layout.MaxSumsBytes); err != nil {
+			return nil, err
 		}
 	}
 	provData, err := read(prov, layout.MaxDocumentBytes)
 	if err != nil {
-		return layout.Record{}, false, err
+		return nil, err
 	}
-	if rec.Provenance, err = layout.DecodeProvenance(provData); err != nil {
-		return layout.Record{}, false, err
+	if kept.Provenance, err = layout.DecodeProvenance(provData); err != nil {
+		return nil, err
 	}
-	return rec, true, nil
+	return kept, nil
 }
 
 // Platforms lists the packages the version's tag names, as OpenTofu

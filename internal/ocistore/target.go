@@ -25,6 +25,10 @@ type target interface {
 	// Resolve returns the descriptor a tag names; an error that isNotFound
 	// when there is no such tag (or repository).
 	Resolve(ctx context.Context, tag string) (ocispec.Descriptor, error)
+	// FetchIndex is Resolve, and the bytes of what the tag names when it
+	// is an image index (as fetchManifest reads them): one request to a
+	// registry.
+	FetchIndex(ctx context.Context, tag string) (ocispec.Descriptor, []byte, error)
 	// Tags lists every tag.
 	Tags(ctx context.Context) ([]string, error)
 	// PushTagged stores a manifest under tag in one step.
@@ -69,6 +73,19 @@ func (r *remoteTarget) Resolve(ctx context.Context, tag string) (ocispec.Descrip
 	return r.repo.Resolve(ctx, tag)
 }
 
+func (r *remoteTarget) FetchIndex(ctx context.Context, tag string) (ocispec.Descriptor, []byte, error) {
+	desc, rc, err := r.repo.FetchReference(ctx, tag)
+	if err != nil {
+		return ocispec.Descriptor{}, nil, err
+	}
+	defer rc.Close()
+	if desc.MediaType != ocispec.MediaTypeImageIndex {
+		return desc, nil, nil
+	}
+	data, err := readManifest(rc, desc)
+	return desc, data, err
+}
+
 func (r *remoteTarget) Tags(ctx context.Context) ([]string, error) {
 	return registry.Tags(ctx, r.repo)
 }
@@ -107,10 +124,25 @@ func (r *remoteTarget) PushReferrer(ctx context.Context, desc ocispec.Descriptor
 // fetchManifest reads a manifest of at most MaxManifestBytes, checking
 // its size and digest.
 func fetchManifest(ctx context.Context, t target, desc ocispec.Descriptor) ([]byte, error) {
-	if desc.Size > MaxManifestBytes || desc.Size < 0 {
-		return nil, fmt.Errorf("manifest %s has %d bytes, more than the %d OpenTofu reads", desc.Digest, desc.Size, MaxManifestBytes)
+	if err := checkManifestSize(desc); err != nil {
+		return nil, err
 	}
 	return fetchAll(ctx, t, desc)
+}
+
+// readManifest is fetchManifest of a manifest streamed from rc.
+func readManifest(rc io.Reader, desc ocispec.Descriptor) ([]byte, error) {
+	if err := checkManifestSize(desc); err != nil {
+		return nil, err
+	}
+	return readAll(rc, desc)
+}
+
+func checkManifestSize(desc ocispec.Descriptor) error {
+	if desc.Size > MaxManifestBytes || desc.Size < 0 {
+		return fmt.Errorf("manifest %s has %d bytes, more than the %d OpenTofu reads", desc.Digest, desc.Size, MaxManifestBytes)
+	}
+	return nil
 }
 
 // fetchAll reads content, checking its size and digest.
@@ -120,6 +152,10 @@ func fetchAll(ctx context.Context, t target, desc ocispec.Descriptor) ([]byte, e
 		return nil, err
 	}
 	defer rc.Close()
+	return readAll(rc, desc)
+}
+
+func readAll(rc io.Reader, desc ocispec.Descriptor) ([]byte, error) {
 	data, err := content.ReadAll(rc, desc)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", desc.Digest, err)
