@@ -43,12 +43,9 @@ type Config struct {
 	// Environ is the process environment as the CLI was given it,
 	// "KEY=value" strings; for a duplicated key the last one counts. Read:
 	// the credential variables above, SSL_CERT_FILE (a PEM file replacing
-	// the system certificate store when CAFile is empty), HTTPS_PROXY,
-	// HTTP_PROXY and NO_PROXY (either case).
+	// the system certificate store), HTTPS_PROXY, HTTP_PROXY and NO_PROXY
+	// (either case).
 	Environ []string
-	// CAFile is a PEM file of the certificate authorities to trust for the
-	// registry instead of the system store.
-	CAFile string
 	// UserAgent is sent with every request; empty: "tfmirror".
 	UserAgent string
 	// Retries is how often a request that failed in a way that may go away
@@ -191,10 +188,7 @@ func (c *credentialSource) describe() string {
 // times), retries of what may go away, and redirects that never carry
 // credentials to another origin.
 func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
-	caFile, source := cfg.CAFile, "the CA file"
-	if caFile == "" {
-		caFile, source = env["SSL_CERT_FILE"], "SSL_CERT_FILE"
-	}
+	caFile := env["SSL_CERT_FILE"]
 	policy := httpx.Policy{ConnectTimeout: cfg.ConnectTimeout, HeaderTimeout: cfg.HeaderTimeout}
 	if policy.ConnectTimeout <= 0 {
 		policy.ConnectTimeout = defaultConnectTimeout
@@ -209,7 +203,7 @@ func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
 		NoProxy:    env.First("NO_PROXY", "no_proxy"),
 	}, policy)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+		return nil, fmt.Errorf("SSL_CERT_FILE: %w", err)
 	}
 	tr.MaxIdleConnsPerHost = 16 // parallel uploads to one registry
 	retries := &retry.GenericPolicy{

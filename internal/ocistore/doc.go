@@ -31,7 +31,7 @@
 //     client (Docker-style config files and credential helpers, explicit
 //     credentials from the environment, per-repository token scopes,
 //     credentials never sent to another origin on a redirect), httpx's
-//     transport (TLS trust from a CA file or SSL_CERT_FILE, proxies,
+//     transport (TLS trust from SSL_CERT_FILE, proxies,
 //     connect and header timeouts), retries, and errors that say what
 //     went wrong (401, 403, an unreachable registry, an untrusted
 //     certificate, refused media types) and name the provider, version

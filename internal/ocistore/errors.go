@@ -29,7 +29,7 @@ var (
 	// ErrUnreachable: no connection to the registry.
 	ErrUnreachable = errors.New("the registry cannot be reached")
 	// ErrUntrusted: the registry's certificate is not trusted.
-	ErrUntrusted = errors.New("the registry's TLS certificate is not trusted (set SSL_CERT_FILE or the CA file to the PEM file of its certificate authority)")
+	ErrUntrusted = errors.New("the registry's TLS certificate is not trusted (set SSL_CERT_FILE to the PEM file of its certificate authority)")
 	// ErrRefused: the registry refused content it was sent.
 	ErrRefused = errors.New("the registry refused the content; it may not accept OpenTofu's media types " +
 		"(an image index with artifactType " + ArtifactTypeProvider + ", image manifests with artifactType " +

@@ -22,17 +22,18 @@ import (
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
+	"github.com/tfmirror/tfmirror/internal/testutil/serverproc"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
 // skopeo returns the skopeo binary, skipping the test without one unless
-// CI=true.
+// it must run (serverproc.Required: CI=true or TFMIRROR_E2E=1).
 func skopeo(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("skopeo")
 	if err != nil {
-		if v := os.Getenv("CI"); v == "true" || v == "1" {
-			t.Fatalf("skopeo is required when CI=true: %v", err)
+		if serverproc.Required() {
+			t.Fatalf("skopeo is required here (scripts/test installs it): %v", err)
 		}
 		t.Skipf("no skopeo (apt-get install -y skopeo): %v", err)
 	}
@@ -193,6 +194,9 @@ func TestLayout(t *testing.T) {
 		if bin == "" {
 			var err error
 			if bin, err = exec.LookPath("oras"); err != nil {
+				if serverproc.Required() {
+					t.Fatal("no oras CLI: scripts/test builds it and exports TFMIRROR_ORAS")
+				}
 				t.Skip("no oras CLI")
 			}
 		}
