@@ -134,6 +134,26 @@ func (c *crashRegistry) startCrashBuild(t *testing.T, site string) *tfmirrorProc
 	return startTfmirror(t, c.work, c.env, "build", "--config", "full.hcl", "--out", site, "--parallel", crashParallel, "--lock-timeout", "0")
 }
 
+// killAfterBytes runs the crash build into site and kills it once the
+// registry has served n more archive bytes; the kill must land. It returns
+// the registry's byte count when the build started.
+func (c *crashRegistry) killAfterBytes(t *testing.T, site string, n int64) (start int64) {
+	t.Helper()
+	start = c.served.Load()
+	p := c.startCrashBuild(t, site)
+	c.onBytes(func(total int64) {
+		if total-start >= n {
+			p.kill()
+		}
+	})
+	code, killed := p.wait(t)
+	c.onBytes(nil)
+	if !killed {
+		t.Fatalf("the build was not killed after %d archive bytes (exit %d)", n, code)
+	}
+	return start
+}
+
 // ---------------------------------------------------------------------------
 // tfmirror as a process the test can kill
 

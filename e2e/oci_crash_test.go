@@ -28,18 +28,7 @@ func TestOCIPushSurvivesSIGKILL(t *testing.T) {
 		t.Run(fmt.Sprintf("after_%d_bytes", n), func(t *testing.T) {
 			template := fmt.Sprintf("%s/kill%d/${namespace}/${type}", srv.Host, i)
 			uri := "oci://" + template
-			start := c.served.Load()
-			p := c.startCrashBuild(t, uri)
-			c.onBytes(func(total int64) {
-				if total-start >= n {
-					p.kill()
-				}
-			})
-			code, killed := p.wait(t)
-			c.onBytes(nil)
-			if !killed {
-				t.Fatalf("the build was not killed after %d of %d archive bytes (exit %d)", n, totalBytes, code)
-			}
+			c.killAfterBytes(t, uri, n)
 			tags, archives := checkTagsResolve(t, uri, c.env)
 			t.Logf("after the kill: %d tags, %d archives, all resolving", tags, archives)
 			if tags > 0 && tags < 6 {

@@ -422,18 +422,7 @@ func TestBucketSurvivesSIGKILL(t *testing.T) {
 		t.Run(fmt.Sprintf("after_%d_bytes", n), func(t *testing.T) {
 			prefix := fmt.Sprintf("kill%d/", i)
 			uri := srv.URI(s3Bucket, prefix)
-			start := c.served.Load()
-			p := c.startCrashBuild(t, uri)
-			c.onBytes(func(total int64) {
-				if total-start >= n {
-					p.kill()
-				}
-			})
-			code, killed := p.wait(t)
-			c.onBytes(nil)
-			if !killed {
-				t.Fatalf("the build was not killed after %d of %d archive bytes (exit %d)", n, totalBytes, code)
-			}
+			start := c.killAfterBytes(t, uri, n)
 
 			// The prefix as the kill left it.
 			res := verifySite(t, c.work, c.env, uri)
