@@ -113,7 +113,7 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 	if recErr != nil {
 		r.warn(docPath, "no provenance kept for this release, so its origin cannot be re-verified: %v", recErr)
 	} else {
-		sums = v.verifyRecord(r, p, ver, rec)
+		sums = v.verifyRecord(r, p, ver, rec, treeRecordPaths(p, ver))
 	}
 	for _, plat := range slices.Sorted(maps.Keys(doc.Archives)) {
 		r.Archives++
@@ -131,31 +131,40 @@ func (v *Verifier) exists(ctx context.Context, rel string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
+// recordPaths are where problems with a kept record are reported: the
+// tree's files, or for a registry the version's repository:tag.
+type recordPaths struct{ sums, signature, provenance string }
+
+func treeRecordPaths(p addrs.Provider, ver addrs.Version) recordPaths {
+	return recordPaths{layout.SumsPath(p, ver), layout.SignaturePath(p, ver), layout.ProvenancePath(p, ver)}
+}
+
 // verifyRecord re-authenticates the kept SHA256SUMS, signature and keys
-// under the trust policy, and checks the recorded signer.
-func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Version, rec layout.Record) hashing.Sums {
+// under the trust policy, and checks the recorded signer; problems are
+// reported at.
+func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Version, rec layout.Record, at recordPaths) hashing.Sums {
 	verdict, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, keptEvidence(rec))
 	var verr *VerificationError
 	if errors.As(err, &verr) {
 		switch verr.Evidence {
 		case EvidenceSignature:
-			r.problem(layout.SignaturePath(p, ver), "the kept signature does not verify against the kept keys: %v", err)
+			r.problem(at.signature, "the kept signature does not verify against the kept keys: %v", err)
 		case EvidenceSigner:
-			r.problem(layout.ProvenancePath(p, ver), "%v", err)
+			r.problem(at.provenance, "%v", err)
 		default:
-			r.problem(layout.SumsPath(p, ver), "%v", err)
+			r.problem(at.sums, "%v", err)
 		}
 		return verdict.Sums
 	}
 	if err != nil {
-		r.problem(layout.SumsPath(p, ver), "%v", err)
+		r.problem(at.sums, "%v", err)
 		return nil
 	}
 	for _, w := range verdict.Warnings {
-		r.Accepted = append(r.Accepted, Problem{Path: layout.SumsPath(p, ver), Message: w})
+		r.Accepted = append(r.Accepted, Problem{Path: at.sums, Message: w})
 	}
 	if rec.Provenance.KeyID != "" && verdict.Signer.KeyID != rec.Provenance.KeyID {
-		r.problem(layout.ProvenancePath(p, ver), "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, verdict.Signer.KeyID)
+		r.problem(at.provenance, "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, verdict.Signer.KeyID)
 	}
 	return verdict.Sums
 }

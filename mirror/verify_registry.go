@@ -79,7 +79,7 @@ func (v *RegistryVerifier) verifyVersion(ctx context.Context, r *VerifyReport, b
 	if recErr != nil {
 		r.problem(name, "no provenance next to the index, so nothing ties its packages to the origin's signature: %v", recErr)
 	} else {
-		sums = base.verifyRecord(r, p, ver, rec)
+		sums = base.verifyRecord(r, p, ver, rec, recordPaths{name, name, name})
 	}
 	for _, plat := range slices.SortedFunc(maps.Keys(plats), func(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) }) {
 		r.Archives++
