@@ -104,6 +104,12 @@ const (
 	DefaultDocumentCacheControl = "public, max-age=60"
 	// NoCacheControl as a Cache-Control setting stores no Cache-Control.
 	NoCacheControl = "none"
+	// EnvImmutableCacheControl and EnvDocumentCacheControl name the
+	// environment variables that set ImmutableCacheControl and
+	// DocumentCacheControl when they are empty, so every command that
+	// writes a bucket honours one setting.
+	EnvImmutableCacheControl = "TFMIRROR_S3_IMMUTABLE_CACHE_CONTROL"
+	EnvDocumentCacheControl  = "TFMIRROR_S3_DOCUMENT_CACHE_CONTROL"
 	// DefaultLockLease is the default of Config.LockLease. A live holder
 	// rewrites its lock every quarter of the lease, so the lease only
 	// decides how soon the lock of a killed build is taken over: within

@@ -629,3 +629,25 @@ func TestSharedCredentialsProfile(t *testing.T) {
 		t.Errorf("New with an unknown profile: %v", err)
 	}
 }
+
+// The environment sets the Cache-Control of every command that writes a
+// bucket; a configured value wins over it.
+func TestCacheControlFromEnvironment(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "ccenv")
+	env := append(srv.Environ(), s3store.EnvDocumentCacheControl+"=no-cache", s3store.EnvImmutableCacheControl+"=public, max-age=3600")
+	s := newStore(t, srv, "s3://ccenv/", s3store.Config{Environ: env, ImmutableCacheControl: "public, max-age=7"})
+	lockStore(t, s)
+	for rel, want := range map[string]string{"a/x.zip": "public, max-age=7", "a/index.json": "no-cache"} {
+		if err := s.Put(t.Context(), rel, layout.Content{Data: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+		if got := aws.ToString(headObject(t, srv, "ccenv", rel).CacheControl); got != want {
+			t.Errorf("%s: Cache-Control %q, want %q", rel, got, want)
+		}
+	}
+	bad := append(srv.Environ(), s3store.EnvDocumentCacheControl+"=no-cache\r\nX-Evil: 1")
+	if _, err := s3store.New(t.Context(), "s3://ccenv/", s3store.Config{Environ: bad}); err == nil || !strings.Contains(err.Error(), s3store.EnvDocumentCacheControl) {
+		t.Errorf("a Cache-Control with a line break: %v; want an error naming the variable", err)
+	}
+}

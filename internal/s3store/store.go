@@ -24,6 +24,7 @@ import (
 	smithymw "github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/tfmirror/tfmirror/internal/environ"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -66,6 +67,12 @@ func New(ctx context.Context, uri string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	env := environ.Parse(cfg.Environ)
+	for _, name := range []string{EnvImmutableCacheControl, EnvDocumentCacheControl} {
+		if strings.ContainsAny(env[name], "\r\n") {
+			return nil, fmt.Errorf("%s: a Cache-Control value is one line", name)
+		}
+	}
 	cc, err := loadConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, prefix, err)
@@ -74,8 +81,8 @@ func New(ctx context.Context, uri string, cfg Config) (*Store, error) {
 		client:      s3.NewFromConfig(cc.aws, cc.s3Opts...),
 		bucket:      bucket,
 		prefix:      prefix,
-		immutableCC: cacheControl(cfg.ImmutableCacheControl, DefaultImmutableCacheControl),
-		documentCC:  cacheControl(cfg.DocumentCacheControl, DefaultDocumentCacheControl),
+		immutableCC: cacheControl(cfg.ImmutableCacheControl, env[EnvImmutableCacheControl], DefaultImmutableCacheControl),
+		documentCC:  cacheControl(cfg.DocumentCacheControl, env[EnvDocumentCacheControl], DefaultDocumentCacheControl),
 		lease:       cfg.LockLease,
 	}
 	if s.lease <= 0 {
@@ -87,7 +94,12 @@ func New(ctx context.Context, uri string, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-func cacheControl(v, def string) string {
+// cacheControl is the first setting given, the configuration's or the
+// environment's, else def; NoCacheControl stores none.
+func cacheControl(v, fromEnv, def string) string {
+	if v == "" {
+		v = fromEnv
+	}
 	switch v {
 	case "":
 		return def
