@@ -1,0 +1,54 @@
+package addrs
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	tfaddr "github.com/opentofu/registry-address/v2"
+)
+
+// Module is a module package in a module registry, such as
+// registry.opentofu.org/terraform-aws-modules/vpc/aws: a host, a
+// namespace, a name and a target system. Its String form always names the
+// host; ForDisplay leaves out the default one.
+type Module = tfaddr.ModulePackage
+
+// DefaultModuleHost is the module registry host assumed when an address
+// names none, as in OpenTofu.
+const DefaultModuleHost = tfaddr.DefaultModuleRegistryHost
+
+// ParseModule parses a module registry address "[HOST/]NAMESPACE/NAME/SYSTEM"
+// with OpenTofu's rules. A "//subdir" suffix is refused: a manifest names
+// packages, and a configuration's subdirectory is the caller's to split off
+// first (ParseModuleSource).
+func ParseModule(s string) (Module, error) {
+	m, subdir, err := ParseModuleSource(s)
+	if err != nil {
+		return Module{}, err
+	}
+	if subdir != "" {
+		return Module{}, fmt.Errorf("invalid module address %q: a module package address has no //subdirectory", s)
+	}
+	return m, nil
+}
+
+// ParseModuleSource parses a module call's registry source address, which
+// may end in "//subdir", and returns the package and the subdirectory.
+func ParseModuleSource(s string) (Module, string, error) {
+	if !utf8.ValidString(s) {
+		return Module{}, "", fmt.Errorf("invalid module address %q: not valid UTF-8", s)
+	}
+	m, err := tfaddr.ParseModuleSource(s)
+	if err != nil {
+		return Module{}, "", fmt.Errorf("invalid module address %q: %w", s, err)
+	}
+	if strings.Contains(string(m.Package.Host), ":") {
+		return Module{}, "", fmt.Errorf("invalid module address %q: a registry host with a port cannot be mirrored", s)
+	}
+	return m.Package, m.Subdir, nil
+}
+
+// MustParseModule is ParseModule for addresses known to be valid: it panics
+// on an error.
+func MustParseModule(s string) Module { return must(ParseModule(s)) }
