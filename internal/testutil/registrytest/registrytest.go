@@ -2,7 +2,9 @@
 // docker-registry (CNCF distribution 2.8) as a process on 127.0.0.1 and a
 // free port, over TLS with a certificate of a test CA, with htpasswd
 // (bcrypt) authentication and its JSON request log captured, so a test can
-// count what a client uploaded.
+// count what a client uploaded. StartWithToken runs it with Docker's token
+// authentication instead, its token service in the test process
+// (token.go).
 //
 // It owns starting and stopping the process, its configuration, the
 // credentials (a random user and password, and a Docker-style config
@@ -62,6 +64,9 @@ type Server struct {
 	CertDir string
 	// Dir is the registry's storage root.
 	Dir string
+	// Tokens is the token service of a registry started with
+	// StartWithToken (nil otherwise): what it was asked, what it granted.
+	Tokens *TokenServer
 
 	proc *serverproc.Process
 	log  *serverproc.Output // all of it: Requests reads it
@@ -77,6 +82,9 @@ type Options struct {
 	CA *testca.CA
 	// Anonymous runs the registry without authentication.
 	Anonymous bool
+	// Token runs the registry with token authentication, granting by
+	// this policy, instead of htpasswd (StartWithToken).
+	Token *TokenPolicy
 }
 
 // Binary is the docker-registry to run: $TFMIRROR_DOCKER_REGISTRY, else
@@ -114,6 +122,9 @@ func StartWith(t testing.TB, opts Options) *Server {
 		}
 		t.Skipf("registrytest: %v", err)
 	}
+	if opts.Anonymous && opts.Token != nil {
+		t.Fatal("registrytest: Anonymous and Token exclude each other")
+	}
 	ca := opts.CA
 	if ca == nil {
 		ca = testca.New(t)
@@ -134,7 +145,9 @@ func StartWith(t testing.TB, opts Options) *Server {
 		t.Fatal(err)
 	}
 	htpasswd := filepath.Join(dir, "htpasswd")
-	if !opts.Anonymous {
+	if opts.Token != nil {
+		s.Tokens = startTokenServer(t, ca, dir, s.Username, s.Password, *opts.Token)
+	} else if !opts.Anonymous {
 		hash, err := bcrypt.GenerateFromPassword([]byte(s.Password), bcrypt.MinCost)
 		if err != nil {
 			t.Fatal(err)
@@ -147,7 +160,7 @@ func StartWith(t testing.TB, opts Options) *Server {
 	conf := filepath.Join(dir, "config.yml")
 	err = serverproc.OnFreePort(func(addr string) error {
 		s.Host = addr
-		if err := os.WriteFile(conf, []byte(s.config(certFile, keyFile, htpasswd, opts.Anonymous)), 0o600); err != nil {
+		if err := os.WriteFile(conf, []byte(s.config(certFile, keyFile, htpasswd, opts.Anonymous, s.Tokens)), 0o600); err != nil {
 			return err
 		}
 		return s.run(t.Context(), bin, conf)
@@ -159,6 +172,9 @@ func StartWith(t testing.TB, opts Options) *Server {
 		s.Stop()
 		if t.Failed() {
 			t.Logf("registrytest: docker-registry log (last 64 KiB):\n%s", s.log.Tail(64<<10))
+			if s.Tokens != nil {
+				t.Logf("registrytest: token requests:\n%s", s.Tokens.summary())
+			}
 		}
 	})
 	s.writeDockerConfig(t, filepath.Join(dir, "docker"))
@@ -167,14 +183,18 @@ func StartWith(t testing.TB, opts Options) *Server {
 
 // config renders the registry's configuration. The log is JSON, one
 // "response completed" entry per request, which Requests reads.
-func (s *Server) config(certFile, keyFile, htpasswd string, anonymous bool) string {
+func (s *Server) config(certFile, keyFile, htpasswd string, anonymous bool, tokens *TokenServer) string {
 	q := func(v string) string { b, _ := json.Marshal(v); return string(b) } // YAML accepts JSON strings
 	var b strings.Builder
 	fmt.Fprintf(&b, "version: 0.1\n")
 	fmt.Fprintf(&b, "log:\n  level: info\n  formatter: json\n  accesslog:\n    disabled: false\n")
 	fmt.Fprintf(&b, "storage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\n", q(s.Dir))
 	fmt.Fprintf(&b, "http:\n  addr: %s\n  secret: %s\n  tls:\n    certificate: %s\n    key: %s\n", q(s.Host), q("secret-"+s.Host), q(certFile), q(keyFile))
-	if !anonymous {
+	switch {
+	case tokens != nil:
+		fmt.Fprintf(&b, "auth:\n  token:\n    realm: %s\n    service: %s\n    issuer: %s\n    rootcertbundle: %s\n",
+			q(tokens.Realm), q(TokenService), q(TokenIssuer), q(tokens.RootCertFile))
+	case !anonymous:
 		fmt.Fprintf(&b, "auth:\n  htpasswd:\n    realm: registrytest\n    path: %s\n", q(htpasswd))
 	}
 	return b.String()
