@@ -26,6 +26,11 @@ var (
 	ErrNoCredentials = errors.New("the registry requires credentials, and none were found for it")
 	// ErrDenied: the credentials may not do this (403).
 	ErrDenied = errors.New("the registry denied access (403 Forbidden)")
+	// ErrOutOfScope: the registry's token service accepted the
+	// credentials, but the token it issued does not cover the repository
+	// or the action (401 insufficient_scope, as Harbor and GitLab answer).
+	// It matches ErrDenied too.
+	ErrOutOfScope error = outOfScopeError{}
 	// ErrUnreachable: no connection to the registry.
 	ErrUnreachable = errors.New("the registry cannot be reached")
 	// ErrUntrusted: the registry's certificate is not trusted.
@@ -163,3 +168,11 @@ func transient(err error) bool {
 	var opErr *net.OpError
 	return errors.As(err, &opErr) || errors.Is(err, io.ErrUnexpectedEOF)
 }
+
+type outOfScopeError struct{}
+
+func (outOfScopeError) Error() string {
+	return "the registry denied access: the token its token service issued for these credentials does not cover this repository or action (401 insufficient_scope)"
+}
+
+func (outOfScopeError) Is(target error) bool { return target == ErrDenied }

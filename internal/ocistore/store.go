@@ -19,6 +19,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -283,12 +284,28 @@ func (s *Store) fail(op string, p addrs.Provider, version, repo string, err erro
 			s.mu.Lock()
 			c := s.clients[host]
 			s.mu.Unlock()
-			if c != nil {
+			switch {
+			case c != nil && errors.Is(kind, ErrUnauthorized) && outOfScope(err, host, c):
+				kind = ErrOutOfScope
+			case c != nil:
 				err = fmt.Errorf("%w (credentials for %s were looked for in: %s)", err, host, c.creds.describe())
 			}
 		}
 	}
 	return &Error{Op: op, Provider: p, Version: version, Repository: repo, Kind: kind, Err: err}
+}
+
+// outOfScope reports a 401 from the registry itself after its token
+// service accepted the credentials: oras keeps a host's Bearer scheme only
+// once a token was issued, so the token does not cover the repository (a
+// wrong password fails at the token service instead).
+func outOfScope(err error, host string, c *registryClient) bool {
+	var resp *errcode.ErrorResponse
+	if !errors.As(err, &resp) || resp.URL == nil || resp.URL.Host != host || c.auth.Cache == nil {
+		return false
+	}
+	scheme, serr := c.auth.Cache.GetScheme(context.Background(), host)
+	return serr == nil && scheme == auth.SchemeBearer
 }
 
 func (s *Store) hostOf(repo string) (string, bool) {

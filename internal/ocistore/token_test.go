@@ -286,15 +286,6 @@ func TestTokenAuthDenied(t *testing.T) {
 			}
 			noToken(t, srv, map[string]string{"the error": err.Error(), "the logs": logs.String()})
 
-			if !tc.refuse && errors.Is(err, ocistore.ErrUnauthorized) && !errors.Is(err, ocistore.ErrDenied) {
-				// Known gap, to be fixed in ocistore's classification (not
-				// in this file's scope): the token service accepted the
-				// credentials and issued a token without the actions; the
-				// registry's final 401 (WWW-Authenticate error=
-				// "insufficient_scope") is reported as refused credentials.
-				// Once it is reported as ErrDenied the checks below run.
-				t.Skipf("KNOWN GAP: a token without the repository's scope (401 insufficient_scope) is reported as refused credentials, not as denied access:\n%v", err)
-			}
 			if !errors.Is(err, ocistore.ErrDenied) || !strings.Contains(strings.ToLower(err.Error()), "denied") {
 				t.Errorf("the error does not say that access was denied (errors.Is(err, ErrDenied) = %v):\n%v", errors.Is(err, ocistore.ErrDenied), err)
 			}
