@@ -18,7 +18,8 @@ func exampleServerBlock(t *testing.T) serverBlock {
 		t.Fatal(err)
 	}
 	example := string(data)
-	for _, s := range []string{"listen 443 ssl;", "/etc/ssl/mirror.example.com.pem", "/etc/ssl/mirror.example.com.key", "root /srv/tfmirror;"} {
+	const include = "include /srv/tfmirror/replica/*.nginx.conf;"
+	for _, s := range []string{"listen 443 ssl;", "/etc/ssl/mirror.example.com.pem", "/etc/ssl/mirror.example.com.key", "root /srv/tfmirror;", include} {
 		if !strings.Contains(example, s) {
 			t.Fatalf("the example no longer contains %q", s)
 		}
@@ -29,6 +30,7 @@ func exampleServerBlock(t *testing.T) serverBlock {
 			"/etc/ssl/mirror.example.com.pem", nginxQuote(certFile),
 			"/etc/ssl/mirror.example.com.key", nginxQuote(keyFile),
 			"root /srv/tfmirror;", "root "+nginxQuote(root)+";",
+			include, "include "+nginxQuote(filepath.Join(root, "replica", "*.nginx.conf"))+";",
 		).Replace(example)
 	}
 }

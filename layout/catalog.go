@@ -22,6 +22,9 @@ type Catalog struct {
 	// Providers are provider addresses (host/namespace/type, Unicode host),
 	// sorted.
 	Providers []string `json:"providers"`
+	// Modules are module package addresses (host/namespace/name/system),
+	// sorted; absent in a mirror without modules.
+	Modules []string `json:"modules,omitempty"`
 }
 
 // DecodeCatalog parses catalog.json.

@@ -49,7 +49,8 @@ func ArchiveRel(docPath, url string) (string, bool) {
 // Files lists what the tree is made of, sorted by path: catalog.json, and
 // for every provider its index.json, then for each listed version its
 // <version>.json, the archives it lists in the tree, and the kept
-// SHA256SUMS, signature and provenance. Files that the documents name but
+// SHA256SUMS, signature and provenance; for every module its index.json
+// and each listed version's record and package. Files that the documents name but
 // the store lacks are left out (verify reports them).
 func (t *Tree) Files(ctx context.Context) ([]File, []addrs.Provider, error) {
 	providers, err := t.Providers(ctx)
@@ -62,6 +63,15 @@ func (t *Tree) Files(ctx context.Context) ([]File, []addrs.Provider, error) {
 	}
 	for _, p := range providers {
 		if err := t.providerFiles(ctx, p, set); err != nil {
+			return nil, nil, err
+		}
+	}
+	modules, err := t.Modules(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range modules {
+		if err := t.moduleFiles(ctx, m, set); err != nil {
 			return nil, nil, err
 		}
 	}

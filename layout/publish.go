@@ -86,10 +86,35 @@ func (t *Tree) PublishAll(ctx context.Context, policy Policy, releases []Release
 	if t.s == nil {
 		return PublishReport{}, fmt.Errorf("publish into %s: %w", t.Location(), ErrReadOnly)
 	}
-	defer t.lockProviders(releases)()
+	var names catalogNames
+	for _, r := range releases {
+		names.providers = append(names.providers, r.Provider.String())
+	}
+	plan := func(pl *planner) error {
+		for _, r := range releases {
+			if err := pl.release(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return t.publish(ctx, policy, names, plan)
+}
+
+// catalogNames are what a publication adds to catalog.json.
+type catalogNames struct {
+	providers []string
+	modules   []string
+}
+
+// publish plans with plan and writes, again while other writers get in
+// the way, holding the in-process locks of every provider and module the
+// publication touches.
+func (t *Tree) publish(ctx context.Context, policy Policy, names catalogNames, plan func(*planner) error) (PublishReport, error) {
+	defer t.lockNames(append(slices.Clone(names.providers), names.modules...))()
 	var total PublishReport
 	for attempt := 0; ; attempt++ {
-		report, err := t.publishOnce(ctx, policy, releases)
+		report, err := t.publishOnce(ctx, policy, names, plan)
 		total.Written += report.Written
 		total.Unchanged = max(report.Unchanged-(total.Written-report.Written), 0)
 		if !errors.Is(err, ErrChanged) || attempt+1 == maxAttempts {
@@ -122,12 +147,10 @@ func backoff(ctx context.Context, attempt int) error {
 
 // publishOnce plans the publication from what the tree holds now and
 // writes it.
-func (t *Tree) publishOnce(ctx context.Context, policy Policy, releases []Release) (PublishReport, error) {
+func (t *Tree) publishOnce(ctx context.Context, policy Policy, names catalogNames, plan func(*planner) error) (PublishReport, error) {
 	pl := &planner{tree: t, policy: policy, docs: map[string]*plannedDoc{}}
-	for _, r := range releases {
-		if err := pl.release(ctx, r); err != nil {
-			return PublishReport{}, err
-		}
+	if err := plan(pl); err != nil {
+		return PublishReport{}, err
 	}
 	if len(pl.conflicts) > 0 {
 		return PublishReport{}, &ConflictError{Conflicts: pl.conflicts}
@@ -145,7 +168,7 @@ func (t *Tree) publishOnce(ctx context.Context, policy Policy, releases []Releas
 		}
 		report.Written++
 	}
-	changed, err := t.addToCatalog(ctx, releases)
+	changed, err := t.addToCatalog(ctx, names)
 	if changed {
 		report.Written++
 	} else if err == nil {
@@ -154,19 +177,15 @@ func (t *Tree) publishOnce(ctx context.Context, policy Policy, releases []Releas
 	return report, err
 }
 
-// lockProviders serializes publications per provider, taking the locks in
-// one order so two multi-provider publications cannot deadlock.
-func (t *Tree) lockProviders(releases []Release) func() {
-	var names []addrs.Provider
-	for _, r := range releases {
-		if !slices.Contains(names, r.Provider) {
-			names = append(names, r.Provider)
-		}
-	}
-	slices.SortFunc(names, func(a, b addrs.Provider) int { return strings.Compare(a.String(), b.String()) })
+// lockNames serializes publications per provider and module, taking the
+// locks in one order so two publications of several cannot deadlock.
+func (t *Tree) lockNames(names []string) func() {
+	names = slices.Clone(names)
+	slices.Sort(names)
+	names = slices.Compact(names)
 	unlocks := make([]func(), 0, len(names))
-	for _, p := range names {
-		unlocks = append(unlocks, t.lockProvider(p))
+	for _, n := range names {
+		unlocks = append(unlocks, t.lockName(n))
 	}
 	return func() {
 		for _, u := range slices.Backward(unlocks) {
@@ -503,13 +522,14 @@ func (pl *planner) documentWrites() ([]write, error) {
 	return out, nil
 }
 
-// addToCatalog records the releases' providers in catalog.json, last.
-// Another writer changing it meanwhile makes it read and merge again.
-func (t *Tree) addToCatalog(ctx context.Context, releases []Release) (bool, error) {
+// addToCatalog records the publication's providers and modules in
+// catalog.json, last. Another writer changing it meanwhile makes it read
+// and merge again.
+func (t *Tree) addToCatalog(ctx context.Context, names catalogNames) (bool, error) {
 	t.catalogMu.Lock()
 	defer t.catalogMu.Unlock()
 	for attempt := 0; ; attempt++ {
-		changed, err := t.mergeCatalog(ctx, releases)
+		changed, err := t.mergeCatalog(ctx, names)
 		if !errors.Is(err, ErrChanged) || attempt+1 == maxAttempts {
 			return changed, err
 		}
@@ -519,24 +539,31 @@ func (t *Tree) addToCatalog(ctx context.Context, releases []Release) (bool, erro
 	}
 }
 
-func (t *Tree) mergeCatalog(ctx context.Context, releases []Release) (bool, error) {
+func (t *Tree) mergeCatalog(ctx context.Context, names catalogNames) (bool, error) {
 	c, tag, _, err := t.readCatalog(ctx)
 	if err != nil {
 		return false, err
 	}
-	n := len(c.Providers)
-	for _, r := range releases {
-		if name := r.Provider.String(); !slices.Contains(c.Providers, name) {
-			c.Providers = append(c.Providers, name)
-		}
-	}
-	if len(c.Providers) == n {
+	addP, addM := addNames(&c.Providers, names.providers), addNames(&c.Modules, names.modules)
+	if !addP && !addM {
 		return false, nil
 	}
-	slices.Sort(c.Providers)
 	out, err := Encode(c)
 	if err != nil {
 		return false, err
 	}
 	return true, t.apply(ctx, write{rel: CatalogPath, kind: KindCatalog, content: Content{Data: out}, checked: true, tag: tag})
+}
+
+// addNames adds the names list lacks, keeping it sorted, and reports
+// whether it changed.
+func addNames(list *[]string, names []string) bool {
+	n := len(*list)
+	for _, name := range names {
+		if !slices.Contains(*list, name) {
+			*list = append(*list, name)
+		}
+	}
+	slices.Sort(*list)
+	return len(*list) != n
 }

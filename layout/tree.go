@@ -169,12 +169,12 @@ func (t *Tree) Publish(r Release) error {
 	return err
 }
 
-func (t *Tree) lockProvider(p addrs.Provider) func() {
+func (t *Tree) lockName(name string) func() {
 	t.mu.Lock()
-	l, ok := t.locks[p.String()]
+	l, ok := t.locks[name]
 	if !ok {
 		l = new(sync.Mutex)
-		t.locks[p.String()] = l
+		t.locks[name] = l
 	}
 	t.mu.Unlock()
 	l.Lock()

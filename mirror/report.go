@@ -57,7 +57,9 @@ type Event struct {
 
 // Report summarizes a finished build.
 type Report struct {
-	Results  []Result
+	Results []Result
+	// Modules are the module versions a build handled.
+	Modules  []ModuleResult
 	Warnings []string
 	// Errors are failures not tied to one package: a plan that could not
 	// be resolved (then nothing was published).
@@ -75,11 +77,27 @@ func (r *Report) Count(s Status) int {
 	return n
 }
 
+// CountModules returns how many module versions ended with status s.
+func (r *Report) CountModules(s Status) int {
+	n := 0
+	for _, res := range r.Modules {
+		if res.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
 // Err returns nil when the build fully succeeded, or an error that joins
 // every failure. Verification failures remain detectable with errors.As.
 func (r *Report) Err() error {
 	errs := append([]error(nil), r.Errors...)
 	for _, res := range r.Results {
+		if res.Status == StatusFailed {
+			errs = append(errs, res.Err)
+		}
+	}
+	for _, res := range r.Modules {
 		if res.Status == StatusFailed {
 			errs = append(errs, res.Err)
 		}

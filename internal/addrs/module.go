@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	goversion "github.com/hashicorp/go-version"
 	tfaddr "github.com/opentofu/registry-address/v2"
 )
 
@@ -52,3 +53,49 @@ func ParseModuleSource(s string) (Module, string, error) {
 // MustParseModule is ParseModule for addresses known to be valid: it panics
 // on an error.
 func MustParseModule(s string) Module { return must(ParseModule(s)) }
+
+// ModuleConstraint is a module call's version constraint, which OpenTofu
+// reads with hashicorp/go-version (not the provider constraint syntax).
+type ModuleConstraint struct {
+	text string
+	cons goversion.Constraints
+}
+
+// ParseModuleConstraint parses a module version constraint; "" allows
+// every version.
+func ParseModuleConstraint(s string) (ModuleConstraint, error) {
+	c := ModuleConstraint{text: s}
+	if s == "" {
+		return c, nil
+	}
+	cons, err := goversion.NewConstraint(s)
+	if err != nil {
+		return c, fmt.Errorf("version constraint %q: %w", s, err)
+	}
+	c.cons = cons
+	return c, nil
+}
+
+// Allows reports whether a module call with the constraint may install v,
+// by OpenTofu's rule: the constraint holds, and a pre-release only when
+// the constraint names that exact version.
+func (c ModuleConstraint) Allows(v Version) bool {
+	gv, err := goversion.NewVersion(v.String())
+	if err != nil {
+		return false
+	}
+	if gv.Prerelease() != "" && !c.namesExactly(gv) {
+		return false
+	}
+	return c.cons.Check(gv)
+}
+
+func (c ModuleConstraint) namesExactly(v *goversion.Version) bool {
+	for part := range strings.SplitSeq(c.text, ",") {
+		part = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(part), "="))
+		if w, err := goversion.NewVersion(part); err == nil && w.Equal(v) && w.Prerelease() == v.Prerelease() {
+			return true
+		}
+	}
+	return false
+}

@@ -20,6 +20,8 @@ import (
 // Manifest is a parsed and validated mirror.hcl.
 type Manifest struct {
 	Requirements []mirror.Requirement
+	// Modules are the module blocks' requirements, sorted by address.
+	Modules []mirror.ModuleRequirement
 	// Platforms is the top-level platforms list, for configurations.
 	Platforms []addrs.Platform
 	// Configurations are the root module directories that configuration
@@ -42,6 +44,7 @@ var rootSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "platforms"}, {Name: "out"}},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "provider", LabelNames: []string{"source"}},
+		{Type: "module", LabelNames: []string{"source"}},
 		{Type: "host", LabelNames: []string{"hostname"}},
 		{Type: "credentials", LabelNames: []string{"hostname"}},
 		{Type: "configuration", LabelNames: []string{"path"}},
@@ -115,6 +118,12 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 			if !ds.HasErrors() {
 				m.Requirements = append(m.Requirements, req)
 			}
+		case "module":
+			req, ds := decodeModule(block, seen)
+			diags = append(diags, ds...)
+			if !ds.HasErrors() {
+				m.Modules = append(m.Modules, req)
+			}
 		case "host":
 			diags = append(diags, decodeHost(block, m.Services)...)
 		case "credentials":
@@ -133,6 +142,9 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 	m.Configurations = slices.Compact(m.Configurations)
 	sort.SliceStable(m.Requirements, func(i, j int) bool {
 		return m.Requirements[i].Provider.LessThan(m.Requirements[j].Provider)
+	})
+	sort.SliceStable(m.Modules, func(i, j int) bool {
+		return m.Modules[i].Module.String() < m.Modules[j].Module.String()
 	})
 	return m, diags
 }

@@ -3,9 +3,11 @@ package replica
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -57,8 +59,12 @@ func emptySignaturePath(p addrs.Provider, v addrs.Version) string {
 type Report struct {
 	Hosts     []addrs.Hostname // origin hosts replicated, sorted
 	Providers int              // providers with a versions document
-	Versions  int              // versions with at least one package
-	Packages  int              // download documents
+	Modules   int              // modules with a versions document
+	// Services are what each host's discovery document names: service ID
+	// to the path of its base from the tree's root ("/replica/...").
+	Services map[addrs.Hostname]map[string]string
+	Versions int // versions with at least one package
+	Packages int // download documents
 	// Warnings name what could not be replicated and why, when that is not
 	// a verification failure (a release kept without provenance).
 	Warnings []string
@@ -79,42 +85,93 @@ type Trust struct {
 // each of its packages, and the rest of the replica is still written. Any
 // other error stops the writing.
 func Write(ctx context.Context, tree *layout.Tree, trust Trust) (*Report, error) {
-	providers, err := tree.Providers(ctx)
+	return writeReplica(ctx, tree, &trust)
+}
+
+// writeReplica writes the replica: every provider and module when trust is set,
+// else only the modules (a build with modules and no --registry-replica),
+// leaving the providers' documents as they are.
+func writeReplica(ctx context.Context, tree *layout.Tree, trust *Trust) (*Report, error) {
+	w := &writer{ctx: ctx, tree: tree, report: &Report{}, written: map[string]bool{}, started: time.Now(), services: map[addrs.Hostname]map[string]string{}}
+	_, w.shared = tree.Reader().(layout.Conditional)
+	if trust != nil {
+		w.trust = *trust
+		if err := w.providers(); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.modules(); err != nil {
+		return nil, err
+	}
+	if err := w.discovery(trust == nil); err != nil {
+		return nil, err
+	}
+	if err := w.prune(trust == nil); err != nil {
+		return nil, err
+	}
+	return w.report, errors.Join(w.problems...)
+}
+
+// providers writes the documents of every provider in the tree.
+func (w *writer) providers() error {
+	providers, err := w.tree.Providers(w.ctx)
 	if err != nil {
-		return nil, fmt.Errorf("registry replica: list providers: %w", err)
+		return fmt.Errorf("registry replica: list providers: %w", err)
 	}
 	slices.SortFunc(providers, func(a, b addrs.Provider) int { return strings.Compare(a.String(), b.String()) })
 	for _, p := range providers {
 		if string(p.Hostname) == Dir {
-			return nil, fmt.Errorf("registry replica: the mirror holds providers of a host named %q, whose directory the replica would share", Dir)
+			return fmt.Errorf("registry replica: the mirror holds providers of a host named %q, whose directory the replica would share", Dir)
 		}
 	}
-	w := &writer{ctx: ctx, tree: tree, trust: trust, report: &Report{}, written: map[string]bool{}, started: time.Now()}
-	_, w.shared = tree.Reader().(layout.Conditional)
-	var hosts []addrs.Hostname
 	for _, p := range providers {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if err := w.ctx.Err(); err != nil {
+			return err
 		}
 		if err := w.provider(p); err != nil {
-			return nil, fmt.Errorf("registry replica of %s: %w", p, err)
+			return fmt.Errorf("registry replica of %s: %w", p, err)
 		}
-		if !slices.Contains(hosts, p.Hostname) {
-			hosts = append(hosts, p.Hostname)
-		}
+		w.offer(p.Hostname, registryService, ServicesPath(p.Hostname))
 	}
-	slices.Sort(hosts)
+	return nil
+}
+
+// offer records that host's discovery document names service at rel.
+func (w *writer) offer(host addrs.Hostname, service, rel string) {
+	if w.services[host] == nil {
+		w.services[host] = map[string]string{}
+	}
+	w.services[host][service] = "/" + rel
+}
+
+// discovery writes each host's discovery document. With keep, services an
+// existing document names and this run did not write (the providers of a
+// modules-only run) are kept.
+func (w *writer) discovery(keep bool) error {
+	hosts := slices.Sorted(maps.Keys(w.services))
 	for _, h := range hosts {
-		doc := map[string]string{registryService: "/" + ServicesPath(h)}
+		doc := w.services[h]
+		if keep {
+			if old, err := w.tree.Reader().ReadFile(w.ctx, DiscoveryPath(h), 1<<16); err == nil {
+				var prev map[string]string
+				if json.Unmarshal(old, &prev) == nil {
+					for k, v := range prev {
+						if _, ok := doc[k]; !ok && k == registryService {
+							doc[k] = v
+						}
+					}
+				}
+			}
+		}
 		if err := w.putJSON(DiscoveryPath(h), doc); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	w.report.Hosts = hosts
-	if err := w.prune(); err != nil {
-		return nil, err
+	if len(hosts) > 0 {
+		w.report.Services = w.services
 	}
-	return w.report, errors.Join(w.problems...)
+	return nil
 }
 
 // registryService is the discovery service ID of the provider registry
@@ -122,6 +179,7 @@ func Write(ctx context.Context, tree *layout.Tree, trust Trust) (*Report, error)
 const registryService = "providers.v1"
 
 type writer struct {
+	services map[addrs.Hostname]map[string]string // discovery documents
 	ctx      context.Context
 	tree     *layout.Tree
 	trust    Trust
@@ -386,13 +444,13 @@ const recentWrites = time.Minute
 // before the run started: another run may have just written them, and a
 // later run removes them if they stay stale. A directory store (one writer
 // at a time) drops the directories left empty.
-func (w *writer) prune() error {
+func (w *writer) prune(modulesOnly bool) error {
 	files, err := w.tree.List(w.ctx, Dir)
 	if err != nil {
 		return fmt.Errorf("registry replica: %w", err)
 	}
 	for _, rel := range files {
-		if w.written[rel] {
+		if w.written[rel] || (modulesOnly && !isModuleFile(rel)) {
 			continue
 		}
 		if w.shared && w.writtenRecently(rel) {
@@ -411,4 +469,18 @@ func (w *writer) prune() error {
 func HostBlock(host addrs.Hostname, mirrorURL string) string {
 	u := strings.TrimSuffix(mirrorURL, "/") + "/" + ServicesPath(host)
 	return fmt.Sprintf("host %q {\n  services = { %q = %q }\n}\n", host.ForDisplay(), registryService, u)
+}
+
+// ServicesBlock is the CLI configuration block that points a client at
+// the services of host's replica (relative paths, as Report.Services
+// holds them) in the mirror published at mirrorURL.
+func ServicesBlock(host addrs.Hostname, mirrorURL string, services map[string]string) string {
+	base := strings.TrimSuffix(mirrorURL, "/")
+	var b strings.Builder
+	fmt.Fprintf(&b, "host %q {\n  services = {\n", host.ForDisplay())
+	for _, id := range slices.Sorted(maps.Keys(services)) {
+		fmt.Fprintf(&b, "    %q = %q\n", id, base+services[id])
+	}
+	b.WriteString("  }\n}\n")
+	return b.String()
 }

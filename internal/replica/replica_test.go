@@ -200,6 +200,10 @@ func TestWriteSignedRelease(t *testing.T) {
 	wantReport := &Report{
 		Hosts:     []addrs.Hostname{"example.com", "registry.opentofu.org"},
 		Providers: 2, Versions: 3, Packages: 4,
+		Services: map[addrs.Hostname]map[string]string{
+			"example.com":           {"providers.v1": "/replica/example.com/v1/providers/"},
+			"registry.opentofu.org": {"providers.v1": "/replica/registry.opentofu.org/v1/providers/"},
+		},
 	}
 	if diff := cmp.Diff(wantReport, report); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -165,6 +166,9 @@ func handler(root *os.Root, log io.Writer, stall time.Duration) http.Handler {
 			http.NotFound(rec, r)
 		default:
 			w.Header().Set("Content-Type", contentType(r.URL.Path))
+			if loc, ok := moduleLocation(root, r.URL.Path); ok {
+				w.Header().Set("X-Terraform-Get", loc)
+			}
 			files.ServeHTTP(rec, r)
 		}
 		if log != nil {
@@ -192,7 +196,7 @@ func contentType(p string) string {
 		return "application/json"
 	case ext == ".zip":
 		return "application/zip"
-	case strings.Contains(p, "/v1/providers/") && ext == "":
+	case (strings.Contains(p, "/v1/providers/") || strings.Contains(p, "/v1/modules/")) && ext == "":
 		return "application/json"
 	case ext != "":
 		if t := mime.TypeByExtension(ext); t != "" {
@@ -289,3 +293,23 @@ func (r *response) WriteHeader(code int) {
 
 // Unwrap gives http.ResponseController the connection's writer.
 func (r *response) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// moduleLocation reads the location of a module registry download
+// document, which Terraform takes only from the X-Terraform-Get header.
+func moduleLocation(root *os.Root, p string) (string, bool) {
+	if !strings.HasPrefix(p, "/replica/") || !strings.Contains(p, "/v1/modules/") || path.Base(p) != "download" {
+		return "", false
+	}
+	f, err := newSiteFS(root).Open(p)
+	if err != nil {
+		return "", false
+	}
+	defer func() { _ = f.Close() }()
+	var doc struct {
+		Location string `json:"location"`
+	}
+	if json.NewDecoder(io.LimitReader(f, 64<<10)).Decode(&doc) != nil || doc.Location == "" || strings.ContainsAny(doc.Location, "\r\n") {
+		return "", false
+	}
+	return doc.Location, true
+}

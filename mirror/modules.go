@@ -1,0 +1,410 @@
+package mirror
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// ModuleRequirement says which versions of one module package to mirror.
+type ModuleRequirement struct {
+	Module addrs.Module
+	// Constraint is a module version constraint in OpenTofu's module
+	// syntax (hashicorp/go-version), "" for any version.
+	Constraint string
+	// Newest keeps only the newest N matching versions; 0 keeps all.
+	Newest int
+	// From names where the requirement was declared, for messages.
+	From string
+}
+
+// ModuleSource is an origin registry of module packages.
+type ModuleSource interface {
+	// ModuleVersions lists the versions the registry offers.
+	ModuleVersions(ctx context.Context, m addrs.Module) (addrs.VersionList, error)
+	// ModuleLocation returns the go-getter location the registry points
+	// at for one version, relative locations already resolved.
+	ModuleLocation(ctx context.Context, m addrs.Module, v addrs.Version) (string, error)
+}
+
+// ModuleFetcher fetches what a module location names.
+type ModuleFetcher interface {
+	// FetchModule fetches location into dir, an empty directory that
+	// becomes the package root.
+	FetchModule(ctx context.Context, location, dir string) (ModuleFetch, error)
+}
+
+// ModuleFetch is what fetching a location found.
+type ModuleFetch struct {
+	Subdir        string // where the module lives in the package ("" = root)
+	Commit        string // the git commit checked out, for git locations
+	ArchiveSHA256 string // the downloaded archive's digest, for archives
+	Source        string // the location without credentials, for provenance
+}
+
+// ModuleCallReader reads which registry modules a fetched module calls,
+// for transitive mirroring.
+type ModuleCallReader interface {
+	ModuleCalls(packageRoot, subdir string) ([]ModuleRequirement, error)
+}
+
+// ModuleStatus values are those of Status.
+
+// ModuleResult is what happened to one module version.
+type ModuleResult struct {
+	Module  addrs.Module
+	Version addrs.Version
+	Status  Status
+	Err     error
+	Bytes   int64
+	Commit  string
+}
+
+// ModuleError is the failure of one module version or requirement.
+type ModuleError struct {
+	Module  addrs.Module
+	Version string // "" when no version was chosen yet
+	Err     error
+}
+
+func (e *ModuleError) Error() string {
+	if e.Version == "" {
+		return fmt.Sprintf("module %s: %v", e.Module.ForDisplay(), e.Err)
+	}
+	return fmt.Sprintf("module %s %s: %v", e.Module.ForDisplay(), e.Version, e.Err)
+}
+
+func (e *ModuleError) Unwrap() error { return e.Err }
+
+// ModuleBuilder mirrors module packages: it resolves requirements against
+// the origin, fetches each new version's location, packs it into a
+// package whose bytes depend only on its content, and publishes it into
+// every tree; then it does the same for the registry modules the mirrored
+// versions call, until the module tree is closed.
+type ModuleBuilder struct {
+	Source  ModuleSource
+	Fetcher ModuleFetcher
+	Calls   ModuleCallReader
+	Trees   []*layout.Tree
+	Work    *layout.Workspace
+	// Parallel bounds concurrent fetches; 0 means DefaultParallel.
+	Parallel int
+	// Limits bound a package's content.
+	Limits hashing.ModuleLimits
+	// Recheck fetches versions the trees already hold again and compares
+	// them, so an upstream tag moved to other content is reported.
+	Recheck bool
+	// DryRun resolves and reports what would be fetched without fetching.
+	DryRun bool
+	// OnResult, if set, is called for every finished module version.
+	OnResult func(ModuleResult)
+
+	mu       sync.Mutex
+	seen     map[string]bool // module + version handled
+	versions map[string]addrs.VersionList
+	results  []ModuleResult
+	errs     []error
+}
+
+// Build mirrors reqs and every module they call, and adds its outcomes to
+// report.
+func (b *ModuleBuilder) Build(ctx context.Context, reqs []ModuleRequirement, report *Report) {
+	b.seen, b.versions = map[string]bool{}, map[string]addrs.VersionList{}
+	for len(reqs) > 0 && ctx.Err() == nil {
+		reqs = b.wave(ctx, reqs)
+	}
+	slices.SortFunc(b.results, func(a, c ModuleResult) int {
+		if n := strings.Compare(a.Module.String(), c.Module.String()); n != 0 {
+			return n
+		}
+		switch {
+		case a.Version.LessThan(c.Version):
+			return -1
+		case c.Version.LessThan(a.Version):
+			return 1
+		}
+		return 0
+	})
+	report.Modules = append(report.Modules, b.results...)
+	report.Errors = append(report.Errors, b.errs...)
+	if err := ctx.Err(); err != nil {
+		report.Errors = append(report.Errors, err)
+	}
+}
+
+// wave handles one level of the module tree and returns the requirements
+// of the next: the calls of the versions it mirrored or found.
+func (b *ModuleBuilder) wave(ctx context.Context, reqs []ModuleRequirement) []ModuleRequirement {
+	type job struct {
+		m addrs.Module
+		v addrs.Version
+	}
+	var jobs []job
+	for _, r := range reqs {
+		for _, v := range b.selectVersions(ctx, r) {
+			key := r.Module.String() + " " + v.String()
+			if !b.seen[key] {
+				b.seen[key] = true
+				jobs = append(jobs, job{r.Module, v})
+			}
+		}
+	}
+	var next []ModuleRequirement
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(b.parallel())
+	for _, j := range jobs {
+		g.Go(func() error {
+			calls := b.version(gctx, j.m, j.v)
+			b.mu.Lock()
+			next = append(next, calls...)
+			b.mu.Unlock()
+			return nil
+		})
+	}
+	_ = g.Wait()
+	slices.SortFunc(next, func(a, c ModuleRequirement) int {
+		return strings.Compare(a.Module.String()+" "+a.Constraint, c.Module.String()+" "+c.Constraint)
+	})
+	return next
+}
+
+func (b *ModuleBuilder) parallel() int {
+	if b.Parallel > 0 {
+		return b.Parallel
+	}
+	return DefaultParallel
+}
+
+// selectVersions resolves a requirement, newest first; a failure is
+// recorded and selects nothing.
+func (b *ModuleBuilder) selectVersions(ctx context.Context, r ModuleRequirement) []addrs.Version {
+	available, err := b.available(ctx, r.Module)
+	if err == nil {
+		var sel []addrs.Version
+		sel, err = SelectModuleVersions(r, available)
+		if err == nil {
+			return sel
+		}
+	}
+	if r.From != "" {
+		err = fmt.Errorf("%w (required by %s)", err, r.From)
+	}
+	b.errs = append(b.errs, &ModuleError{Module: r.Module, Err: err})
+	return nil
+}
+
+func (b *ModuleBuilder) available(ctx context.Context, m addrs.Module) (addrs.VersionList, error) {
+	if vs, ok := b.versions[m.String()]; ok {
+		return vs, nil
+	}
+	vs, err := b.Source.ModuleVersions(ctx, m)
+	if err != nil {
+		return nil, fmt.Errorf("list versions: %w", err)
+	}
+	b.versions[m.String()] = vs
+	return vs, nil
+}
+
+// CheckModuleConstraint reports why a module version constraint is not
+// one OpenTofu accepts, if it is not.
+func CheckModuleConstraint(s string) error {
+	_, err := addrs.ParseModuleConstraint(s)
+	return err
+}
+
+// SelectModuleVersions returns the versions of available a requirement
+// selects, newest first, by OpenTofu's rule for module calls
+// (addrs.ModuleConstraint).
+func SelectModuleVersions(r ModuleRequirement, available addrs.VersionList) ([]addrs.Version, error) {
+	cons, err := addrs.ParseModuleConstraint(r.Constraint)
+	if err != nil {
+		return nil, err
+	}
+	sorted := slices.Clone(available)
+	sorted.Sort()
+	var out []addrs.Version
+	for _, v := range slices.Backward(sorted) {
+		if !cons.Allows(v) || (len(out) > 0 && out[len(out)-1].Same(v)) {
+			continue
+		}
+		out = append(out, v)
+		if r.Newest > 0 && len(out) == r.Newest {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no version matches %q (the registry offers %d)", r.Constraint, len(available))
+	}
+	return out, nil
+}
+
+// version mirrors one module version into every tree that lacks it and
+// returns the requirements of the modules it calls.
+func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Version) []ModuleRequirement {
+	res := ModuleResult{Module: m, Version: v}
+	rec, held, err := b.held(ctx, m, v)
+	switch {
+	case err != nil:
+	case held && !b.Recheck:
+		res.Status, res.Bytes, res.Commit = StatusPresent, rec.Size, rec.Upstream.Commit
+	case b.DryRun:
+		res.Status = StatusPlanned
+	default:
+		rec, err = b.mirror(ctx, m, v)
+		res.Status, res.Bytes, res.Commit = StatusMirrored, rec.Size, rec.Upstream.Commit
+		if held && err == nil {
+			res.Status = StatusPresent
+		}
+	}
+	if err != nil {
+		res.Status, res.Err = StatusFailed, &ModuleError{Module: m, Version: v.String(), Err: err}
+	}
+	b.finish(res)
+	if err != nil {
+		return nil
+	}
+	return callRequirements(m, v, rec.Calls)
+}
+
+func (b *ModuleBuilder) finish(res ModuleResult) {
+	b.mu.Lock()
+	b.results = append(b.results, res)
+	b.mu.Unlock()
+	if b.OnResult != nil {
+		b.OnResult(res)
+	}
+}
+
+// held reports whether every tree holds the version, with its record.
+func (b *ModuleBuilder) held(ctx context.Context, m addrs.Module, v addrs.Version) (layout.ModuleRecord, bool, error) {
+	var rec layout.ModuleRecord
+	for _, t := range b.Trees {
+		r, err := t.ReadModuleRecord(ctx, m, v)
+		if errors.Is(err, os.ErrNotExist) {
+			return rec, false, nil
+		}
+		if err != nil {
+			return rec, false, err
+		}
+		if _, err := t.Reader().Stat(ctx, layout.ModuleArchivePath(m, v)); err != nil {
+			return rec, false, nil
+		}
+		rec = r
+	}
+	return rec, len(b.Trees) > 0, nil
+}
+
+func callRequirements(m addrs.Module, v addrs.Version, calls []layout.ModuleCall) []ModuleRequirement {
+	out := make([]ModuleRequirement, 0, len(calls))
+	for _, c := range calls {
+		callee, err := addrs.ParseModule(c.Module)
+		if err != nil {
+			continue // checked when the record was read
+		}
+		out = append(out, ModuleRequirement{Module: callee, Constraint: c.Version, Newest: 1, From: m.ForDisplay() + " " + v.String()})
+	}
+	return out
+}
+
+// mirror fetches, packs and publishes one module version.
+func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Version) (layout.ModuleRecord, error) {
+	location, err := b.Source.ModuleLocation(ctx, m, v)
+	if err != nil {
+		return layout.ModuleRecord{}, fmt.Errorf("ask the registry where the package is: %w", err)
+	}
+	dir, err := os.MkdirTemp(b.Work.StagingDir(), "module-")
+	if err != nil {
+		return layout.ModuleRecord{}, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	root := filepath.Join(dir, "package")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		return layout.ModuleRecord{}, err
+	}
+	got, err := b.Fetcher.FetchModule(ctx, location, root)
+	if err != nil {
+		return layout.ModuleRecord{}, err
+	}
+	if err := layout.CheckSubdir(got.Subdir); err != nil {
+		return layout.ModuleRecord{}, fmt.Errorf("location %s: %w", got.Source, err)
+	}
+	calls, err := b.Calls.ModuleCalls(root, got.Subdir)
+	if err != nil {
+		return layout.ModuleRecord{}, fmt.Errorf("read the module's calls: %w", err)
+	}
+	staged := filepath.Join(dir, "package.zip")
+	rec, err := pack(root, staged, b.Limits)
+	if err != nil {
+		return layout.ModuleRecord{}, err
+	}
+	rec.Subdir = got.Subdir
+	rec.Upstream = layout.ModuleUpstream{Location: got.Source, Commit: got.Commit, ArchiveSHA256: got.ArchiveSHA256}
+	rec.Calls = moduleCalls(calls)
+	for _, t := range b.Trees {
+		r := layout.ModuleRelease{Module: m, Version: v, Staged: staged, Record: rec}
+		if _, err := t.PublishModules(ctx, layout.Repair, []layout.ModuleRelease{r}); err != nil {
+			return rec, fmt.Errorf("publish into %s: %w", t.Location(), err)
+		}
+	}
+	return rec, nil
+}
+
+// moduleCalls turns call requirements into a record's sorted, unique
+// calls.
+func moduleCalls(reqs []ModuleRequirement) []layout.ModuleCall {
+	out := []layout.ModuleCall{}
+	for _, r := range reqs {
+		c := layout.ModuleCall{Module: r.Module.String(), Version: r.Constraint}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, c layout.ModuleCall) int {
+		return strings.Compare(a.Module+" "+a.Version, c.Module+" "+c.Version)
+	})
+	return out
+}
+
+// pack writes the package archive of root to staged and returns its
+// digest and size in a record.
+func pack(root, staged string, lim hashing.ModuleLimits) (layout.ModuleRecord, error) {
+	f, err := os.Create(staged)
+	if err != nil {
+		return layout.ModuleRecord{}, err
+	}
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(f, h)}
+	_, err = hashing.PackModule(root, cw, lim)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return layout.ModuleRecord{}, fmt.Errorf("pack the module: %w", err)
+	}
+	return layout.ModuleRecord{SHA256: hex.EncodeToString(h.Sum(nil)), Size: cw.n}, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

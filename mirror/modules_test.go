@@ -1,0 +1,244 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// fakeModules is an in-memory module registry and fetcher: a location is
+// "mem:NAME" and fetching it writes files[NAME]. A package's file CALLS
+// lists the registry modules it calls, one "ADDRESS CONSTRAINT" a line.
+type fakeModules struct {
+	mu       sync.Mutex
+	versions map[string][]string          // module → versions
+	files    map[string]map[string]string // location name → path → content
+	subdirs  map[string]string            // location name → subdir
+	fetches  int
+}
+
+func newFakeModules() *fakeModules {
+	return &fakeModules{versions: map[string][]string{}, files: map[string]map[string]string{}, subdirs: map[string]string{}}
+}
+
+func (f *fakeModules) add(module, version string, files map[string]string) {
+	m := addrs.MustParseModule(module)
+	f.versions[m.String()] = append(f.versions[m.String()], version)
+	f.files[m.String()+"@"+version] = files
+}
+
+func (f *fakeModules) ModuleVersions(_ context.Context, m addrs.Module) (addrs.VersionList, error) {
+	var out addrs.VersionList
+	for _, s := range f.versions[m.String()] {
+		out = append(out, addrs.MustParseVersion(s))
+	}
+	if out == nil {
+		return nil, errors.New("no such module")
+	}
+	return out, nil
+}
+
+func (f *fakeModules) ModuleLocation(_ context.Context, m addrs.Module, v addrs.Version) (string, error) {
+	return "mem:" + m.String() + "@" + v.String(), nil
+}
+
+func (f *fakeModules) FetchModule(_ context.Context, location, dir string) (ModuleFetch, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fetches++
+	name := strings.TrimPrefix(location, "mem:")
+	for rel, body := range f.files[name] {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return ModuleFetch{}, err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return ModuleFetch{}, err
+		}
+	}
+	return ModuleFetch{Subdir: f.subdirs[name], Source: location, Commit: fmt.Sprintf("%040x", len(f.files[name]))}, nil
+}
+
+func (f *fakeModules) ModuleCalls(root, subdir string) ([]ModuleRequirement, error) {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(subdir), "CALLS"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	var out []ModuleRequirement
+	for line := range strings.Lines(string(data)) {
+		addr, cons, _ := strings.Cut(strings.TrimSpace(line), " ")
+		out = append(out, ModuleRequirement{Module: addrs.MustParseModule(addr), Constraint: cons})
+	}
+	return out, err
+}
+
+func buildModules(t *testing.T, root string, f *fakeModules, recheck, dryRun bool, reqs ...ModuleRequirement) *Report {
+	t.Helper()
+	tree, err := layout.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Trees: []*layout.Tree{tree.Tree}, Work: tree.Workspace, Recheck: recheck, DryRun: dryRun}
+	r := &Report{}
+	b.Build(context.Background(), reqs, r)
+	return r
+}
+
+func moduleStatuses(r *Report) []string {
+	var out []string
+	for _, res := range r.Modules {
+		out = append(out, fmt.Sprintf("%s %s %s", res.Module.ForDisplay(), res.Version, res.Status))
+	}
+	return out
+}
+
+func TestModuleBuildIsTransitiveAndIncremental(t *testing.T) {
+	f := newFakeModules()
+	f.add("acme/net/aws", "1.0.0", map[string]string{"main.tf": "# net 1.0.0"})
+	f.add("acme/net/aws", "1.1.0", map[string]string{"main.tf": "# net 1.1.0", "CALLS": "acme/sub/aws ~> 2.0\n"})
+	f.add("acme/net/aws", "2.0.0-beta1", map[string]string{"main.tf": "# beta"})
+	f.add("acme/sub/aws", "2.0.0", map[string]string{"main.tf": "# sub 2.0.0"})
+	f.add("acme/sub/aws", "2.1.0", map[string]string{"main.tf": "# sub 2.1.0"})
+	f.add("acme/sub/aws", "3.0.0", map[string]string{"main.tf": "# sub 3.0.0"})
+	root := t.TempDir()
+	req := ModuleRequirement{Module: addrs.MustParseModule("acme/net/aws"), Constraint: ">= 1.0"}
+
+	r := buildModules(t, root, f, false, false, req)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"acme/net/aws 1.0.0 mirrored", "acme/net/aws 1.1.0 mirrored", "acme/sub/aws 2.1.0 mirrored"}
+	if got := moduleStatuses(r); !slices.Equal(got, want) {
+		t.Fatalf("first build: %q, want %q", got, want)
+	}
+	tree, err := layout.OpenExisting(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	mods, err := tree.Modules(ctx)
+	if err != nil || len(mods) != 2 {
+		t.Fatalf("catalog modules: %v %v", mods, err)
+	}
+	rec, err := tree.ReadModuleRecord(ctx, addrs.MustParseModule("acme/net/aws"), addrs.MustParseVersion("1.1.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Calls) != 1 || rec.Calls[0].Module != "registry.opentofu.org/acme/sub/aws" || rec.Calls[0].Version != "~> 2.0" {
+		t.Fatalf("record calls: %+v", rec.Calls)
+	}
+	archive := filepath.Join(root, layout.ModuleArchivePath(addrs.MustParseModule("acme/net/aws"), addrs.MustParseVersion("1.1.0")))
+	before, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A second run fetches nothing and still walks the calls, from the
+	// records.
+	fetches := f.fetches
+	r = buildModules(t, root, f, false, false, req)
+	want = []string{"acme/net/aws 1.0.0 present", "acme/net/aws 1.1.0 present", "acme/sub/aws 2.1.0 present"}
+	if got := moduleStatuses(r); !slices.Equal(got, want) || r.Err() != nil || f.fetches != fetches {
+		t.Fatalf("second build: %q (err %v, %d fetches), want %q and none", got, r.Err(), f.fetches-fetches, want)
+	}
+
+	// The upstream moves 1.1.0 to other content: a recheck reports it and
+	// leaves the package as it was.
+	f.files["registry.opentofu.org/acme/net/aws@1.1.0"]["main.tf"] = "# moved"
+	r = buildModules(t, root, f, true, false, req)
+	err = r.Err()
+	if err == nil || !strings.Contains(err.Error(), "acme/net/aws 1.1.0") || !strings.Contains(err.Error(), "never replaces a published module version") {
+		t.Fatalf("recheck after a moved tag: %v", err)
+	}
+	after, _ := os.ReadFile(archive)
+	if string(after) != string(before) {
+		t.Fatal("the published package changed")
+	}
+}
+
+func TestModuleBuildIsByteIdentical(t *testing.T) {
+	f := newFakeModules()
+	f.add("acme/net/aws", "1.0.0", map[string]string{"main.tf": "a", "modules/x/main.tf": "b", "CALLS": ""})
+	req := ModuleRequirement{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1}
+	a, b := t.TempDir(), t.TempDir()
+	for _, root := range []string{a, b} {
+		if err := buildModules(t, root, f, false, false, req).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, v := addrs.MustParseModule("acme/net/aws"), addrs.MustParseVersion("1.0.0")
+	for _, rel := range []string{layout.ModuleArchivePath(m, v), layout.ModuleRecordPath(m, v), layout.ModuleIndexPath(m), layout.CatalogPath} {
+		x, _ := os.ReadFile(filepath.Join(a, rel))
+		y, _ := os.ReadFile(filepath.Join(b, rel))
+		if len(x) == 0 || string(x) != string(y) {
+			t.Errorf("%s differs between two builds", rel)
+		}
+	}
+}
+
+func TestModuleDryRunFetchesNothing(t *testing.T) {
+	f := newFakeModules()
+	f.add("acme/net/aws", "1.0.0", map[string]string{"main.tf": "a"})
+	root := t.TempDir()
+	r := buildModules(t, root, f, false, true, ModuleRequirement{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1})
+	if got := moduleStatuses(r); !slices.Equal(got, []string{"acme/net/aws 1.0.0 download"}) || f.fetches != 0 {
+		t.Fatalf("dry run: %q, %d fetches", got, f.fetches)
+	}
+	if _, err := os.Stat(filepath.Join(root, layout.ModulesDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a dry run wrote modules: %v", err)
+	}
+}
+
+func TestModuleRequirementErrorsNameTheModule(t *testing.T) {
+	f := newFakeModules()
+	f.add("acme/net/aws", "1.0.0", map[string]string{"main.tf": "a"})
+	r := buildModules(t, t.TempDir(), f, false, false,
+		ModuleRequirement{Module: addrs.MustParseModule("acme/net/aws"), Constraint: "~> 9.0", From: "mirror.hcl:3"},
+		ModuleRequirement{Module: addrs.MustParseModule("acme/gone/aws"), Newest: 1})
+	err := r.Err()
+	for _, want := range []string{`module acme/net/aws: no version matches "~> 9.0"`, "mirror.hcl:3", "module acme/gone/aws: list versions"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+}
+
+func TestSelectModuleVersions(t *testing.T) {
+	var list addrs.VersionList
+	for _, s := range []string{"1.0.0", "1.2.0", "1.2.5", "2.0.0-rc1", "2.0.0", "2.1.0-beta"} {
+		list = append(list, addrs.MustParseVersion(s))
+	}
+	for _, tc := range []struct {
+		cons   string
+		newest int
+		want   string
+	}{
+		{"~> 1.2", 0, "1.2.5 1.2.0"},
+		{"", 1, "2.0.0"},
+		{">= 1.0", 2, "2.0.0 1.2.5"},
+		{"2.0.0-rc1", 0, "2.0.0-rc1"},
+		{"= 2.1.0-beta", 0, "2.1.0-beta"},
+	} {
+		got, err := SelectModuleVersions(ModuleRequirement{Constraint: tc.cons, Newest: tc.newest}, list)
+		var s []string
+		for _, v := range got {
+			s = append(s, v.String())
+		}
+		if err != nil || strings.Join(s, " ") != tc.want {
+			t.Errorf("%q newest %d: %v %v, want %s", tc.cons, tc.newest, s, err, tc.want)
+		}
+	}
+	if err := CheckModuleConstraint("~> 1.0, >= bad"); err == nil {
+		t.Error("a bad constraint was accepted")
+	}
+}
