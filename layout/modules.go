@@ -147,21 +147,7 @@ func CheckSubdir(s string) error {
 // the whole publication is refused with the tree as it was. Under Repair a
 // missing or damaged archive of a recorded version is written again.
 func (t *Tree) PublishModules(ctx context.Context, policy Policy, releases []ModuleRelease) (PublishReport, error) {
-	if t.s == nil {
-		return PublishReport{}, fmt.Errorf("publish into %s: %w", t.Location(), ErrReadOnly)
-	}
-	var names catalogNames
-	for _, r := range releases {
-		names.modules = append(names.modules, r.Module.String())
-	}
-	return t.publish(ctx, policy, names, func(pl *planner) error {
-		for _, r := range releases {
-			if err := pl.module(ctx, r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return t.PublishMirror(ctx, policy, nil, releases)
 }
 
 // module plans one module version.

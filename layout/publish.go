@@ -83,6 +83,13 @@ type PublishReport struct {
 // publication is planned again from what the store now holds (what it
 // already wrote is then found unchanged).
 func (t *Tree) PublishAll(ctx context.Context, policy Policy, releases []Release) (PublishReport, error) {
+	return t.PublishMirror(ctx, policy, releases, nil)
+}
+
+// PublishMirror is PublishAll and PublishModules in one publication:
+// everything is planned before the first write, so a conflict in either
+// refuses both (bundle import).
+func (t *Tree) PublishMirror(ctx context.Context, policy Policy, releases []Release, modules []ModuleRelease) (PublishReport, error) {
 	if t.s == nil {
 		return PublishReport{}, fmt.Errorf("publish into %s: %w", t.Location(), ErrReadOnly)
 	}
@@ -90,9 +97,17 @@ func (t *Tree) PublishAll(ctx context.Context, policy Policy, releases []Release
 	for _, r := range releases {
 		names.providers = append(names.providers, r.Provider.String())
 	}
+	for _, r := range modules {
+		names.modules = append(names.modules, r.Module.String())
+	}
 	plan := func(pl *planner) error {
 		for _, r := range releases {
 			if err := pl.release(ctx, r); err != nil {
+				return err
+			}
+		}
+		for _, r := range modules {
+			if err := pl.module(ctx, r); err != nil {
 				return err
 			}
 		}

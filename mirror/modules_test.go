@@ -1,7 +1,11 @@
 package mirror
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -241,4 +245,83 @@ func TestSelectModuleVersions(t *testing.T) {
 	if err := CheckModuleConstraint("~> 1.0, >= bad"); err == nil {
 		t.Error("a bad constraint was accepted")
 	}
+}
+
+func TestVerifyChecksModulePackages(t *testing.T) {
+	f := newFakeModules()
+	f.add("acme/net/aws", "1.0.0", map[string]string{"main.tf": "a"})
+	root := t.TempDir()
+	if err := buildModules(t, root, f, false, false, ModuleRequirement{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	verify := func() *VerifyReport {
+		tree, err := layout.OpenExisting(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := (&Verifier{Mirror: tree}).Verify(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := verify(); len(r.Problems) != 0 || r.Modules != 1 || r.ModuleVersions != 1 {
+		t.Fatalf("a fresh mirror: %+v", r)
+	}
+	m, v := addrs.MustParseModule("acme/net/aws"), addrs.MustParseVersion("1.0.0")
+	archive := filepath.Join(root, layout.ModuleArchivePath(m, v))
+
+	// A package that is not the recorded bytes.
+	if err := os.WriteFile(archive, []byte("not the package"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := verify(); len(r.Problems) != 1 || !strings.Contains(r.Problems[0].Message, "the record says") {
+		t.Fatalf("a replaced package: %+v", r.Problems)
+	}
+
+	// A package whose record matches but that would escape its directory.
+	hostile := zipWith(t, "../escape.tf", "x")
+	if err := os.WriteFile(archive, hostile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recPath := filepath.Join(root, layout.ModuleRecordPath(m, v))
+	rec, err := layout.DecodeModuleRecord([]byte(readFile(t, recPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(hostile)
+	rec.SHA256, rec.Size = hex.EncodeToString(sum[:]), int64(len(hostile))
+	data, _ := layout.Encode(rec)
+	if err := os.WriteFile(recPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := verify(); len(r.Problems) != 1 || !strings.Contains(r.Problems[0].Message, "escape") {
+		t.Fatalf("an escaping package: %+v", r.Problems)
+	}
+}
+
+func zipWith(t *testing.T, name, body string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.Create(name)
+	if err == nil {
+		_, err = w.Write([]byte(body))
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

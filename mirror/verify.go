@@ -32,6 +32,9 @@ type VerifyReport struct {
 	Providers int
 	Versions  int
 	Archives  int
+	// Modules and ModuleVersions count the module packages checked.
+	Modules        int
+	ModuleVersions int
 }
 
 // Verifier checks every provider, version and archive of a mirror, the way
@@ -60,6 +63,9 @@ func (v *Verifier) Verify(ctx context.Context) (*VerifyReport, error) {
 		}
 		r.Providers++
 		v.verifyProvider(ctx, r, p)
+	}
+	if err := v.verifyModules(ctx, r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

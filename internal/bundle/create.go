@@ -66,8 +66,19 @@ type CreateReport struct {
 	Warnings []string
 }
 
-// ErrEmptyMirror means the site holds no provider.
-var ErrEmptyMirror = errors.New("the mirror holds no provider (no catalog.json or index.json): nothing to bundle")
+// ErrEmptyMirror means the site holds no provider and no module.
+var ErrEmptyMirror = errors.New("the mirror holds no provider and no module (no catalog.json or index.json): nothing to bundle")
+
+// isEmpty reports a tree that can be read and holds neither providers nor
+// modules.
+func isEmpty(ctx context.Context, t *layout.Tree) bool {
+	providers, err := t.Providers(ctx)
+	if err != nil || len(providers) > 0 {
+		return false
+	}
+	modules, err := t.Modules(ctx)
+	return err == nil && len(modules) == 0
+}
 
 // entry is one file to pack: from disk (src) or from memory (data).
 type entry struct {
@@ -99,7 +110,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	}
 	// Refuse a directory that is no mirror before locking it, which
 	// would create the private directory in it.
-	if providers, err := existing.Providers(ctx); err == nil && len(providers) == 0 {
+	if isEmpty(ctx, existing) {
 		return nil, ErrEmptyMirror
 	}
 	tree, err := layout.OpenWait(ctx, root, opts.LockTimeout)
@@ -148,7 +159,7 @@ func createFromStore(ctx context.Context, opts CreateOptions) (*CreateReport, er
 	if err != nil {
 		return nil, err
 	}
-	if len(c.Providers) == 0 {
+	if len(c.Providers) == 0 && isEmpty(ctx, layout.NewTree(snap)) {
 		return nil, ErrEmptyMirror
 	}
 	local, err := layout.OpenExisting(snap.root)
@@ -201,7 +212,7 @@ func pack(ctx context.Context, opts CreateOptions, tree *layout.Tree, tempDir st
 	if problems := append(slices.Clone(vr.Problems), vr.Warnings...); len(problems) > 0 {
 		return nil, refusedAll("mirror", problems)
 	}
-	if vr.Providers == 0 {
+	if vr.Providers == 0 && vr.Modules == 0 {
 		return nil, ErrEmptyMirror
 	}
 	c, err := readContent(ctx, tree)

@@ -79,3 +79,28 @@ func release(ctx context.Context, staged *layout.Tree, p addrs.Provider, v addrs
 	}
 	return r, nil
 }
+
+// moduleReleases turns a verified staged mirror's modules into what to
+// publish: every version's staged package and its record.
+func moduleReleases(ctx context.Context, staged *layout.Tree) ([]layout.ModuleRelease, error) {
+	modules, err := staged.Modules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []layout.ModuleRelease
+	for _, m := range modules {
+		versions, err := staged.ModuleVersions(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range versions {
+			rec, err := staged.ReadModuleRecord(ctx, m, v)
+			if err != nil {
+				return nil, err
+			}
+			local, _ := staged.LocalPath(layout.ModuleArchivePath(m, v))
+			out = append(out, layout.ModuleRelease{Module: m, Version: v, Staged: local, Move: true, Record: rec})
+		}
+	}
+	return out, nil
+}

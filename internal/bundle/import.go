@@ -73,11 +73,14 @@ type ImportReport struct {
 	Providers int
 	Versions  int
 	Archives  int
-	Written   int    // files of Out created or replaced
-	Unchanged int    // files of Out that already had the bundle's content
-	KeyID     string // the trusted key that signed the manifest (TrustKeys set)
-	Extras    int    // files written under Extras
-	Warnings  []string
+	// Modules and ModuleVersions count the bundle's module packages.
+	Modules        int
+	ModuleVersions int
+	Written        int    // files of Out created or replaced
+	Unchanged      int    // files of Out that already had the bundle's content
+	KeyID          string // the trusted key that signed the manifest (TrustKeys set)
+	Extras         int    // files written under Extras
+	Warnings       []string
 }
 
 // ErrLayoutMismatch means the destination holds a mirror of another
@@ -646,8 +649,8 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 	if len(problems) > 0 {
 		return nil, refusedAll("bundle", problems)
 	}
-	if vr.Providers == 0 {
-		return nil, refused(MirrorDir, "the bundle's mirror holds no provider")
+	if vr.Providers == 0 && vr.Modules == 0 {
+		return nil, refused(MirrorDir, "the bundle's mirror holds no provider and no module")
 	}
 	c, err := readContent(ctx, tree)
 	if err != nil {
@@ -666,6 +669,7 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 		return nil, refusedAll("bundle", problems)
 	}
 	report.Providers, report.Versions, report.Archives = vr.Providers, vr.Versions, vr.Archives
+	report.Modules, report.ModuleVersions = vr.Modules, vr.ModuleVersions
 	report.Warnings = append(report.Warnings, acceptedWarnings(vr)...)
 	return tree, nil
 }

@@ -3,7 +3,9 @@ package bundle
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -18,7 +20,11 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 	if err != nil {
 		return err
 	}
-	pr, err := tree.PublishAll(ctx, layout.Refuse, rs)
+	ms, err := moduleReleases(ctx, staged)
+	if err != nil {
+		return err
+	}
+	pr, err := tree.PublishMirror(ctx, layout.Refuse, rs, ms)
 	var conflict *layout.ConflictError
 	if errors.As(err, &conflict) {
 		problems := make([]mirror.Problem, 0, len(conflict.Conflicts))
@@ -28,5 +34,13 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 		return refusedAll("bundle", problems)
 	}
 	report.Written, report.Unchanged = pr.Written, pr.Unchanged
-	return err
+	if err != nil || len(ms) == 0 {
+		return err
+	}
+	// Clients find modules through the module registry documents, which
+	// the tree's records decide.
+	if _, err := replica.WriteModules(ctx, tree); err != nil {
+		return fmt.Errorf("write the module registry: %w", err)
+	}
+	return nil
 }
