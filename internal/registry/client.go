@@ -17,8 +17,20 @@ import (
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// ServiceID is the discovery service this client speaks.
+// ServiceID is the discovery service of the provider registry protocol.
 const ServiceID = "providers.v1"
+
+// ModuleServiceID is the discovery service of the module registry protocol.
+const ModuleServiceID = "modules.v1"
+
+// service is a registry protocol found by service discovery: its ID and
+// what errors call it.
+type service struct{ id, name string }
+
+var (
+	providerService = service{ServiceID, "provider registry"}
+	moduleService   = service{ModuleServiceID, "module registry"}
+)
 
 // Document size limits: a versions list for a large provider is well under
 // a few megabytes; a download document holds a few keys.
@@ -53,6 +65,7 @@ type Config struct {
 type Client struct {
 	fetch  *httpx.Fetcher // downloads
 	api    *httpx.Fetcher // API calls: https only
+	locAPI *httpx.Fetcher // api that also reads module download answers (locationFetcher)
 	disco  *disco.Disco
 	tokens map[addrs.Hostname]string
 }
@@ -80,7 +93,7 @@ func New(cfg Config) *Client {
 	if fetch == nil {
 		fetch = httpx.NewFetcher(cfg.HTTP, httpx.DefaultPolicy())
 	}
-	return &Client{fetch: fetch, api: fetch.HTTPSOnly(), disco: d, tokens: cfg.Tokens}
+	return &Client{fetch: fetch, api: fetch.HTTPSOnly(), locAPI: locationFetcher(fetch), disco: d, tokens: cfg.Tokens}
 }
 
 // discoveryClient is c (nil: one like svchost's own, 11s and 3 redirects)
@@ -100,15 +113,21 @@ func discoveryClient(c *http.Client) *http.Client {
 // serviceURL returns the base URL of host's provider registry, ending in
 // "/". It must be https: API calls carry the host's token.
 func (c *Client) serviceURL(ctx context.Context, host addrs.Hostname) (*url.URL, error) {
-	u, err := c.disco.DiscoverServiceURL(ctx, host, ServiceID)
+	return c.discover(ctx, host, providerService)
+}
+
+// discover returns the base URL of host's service s, ending in "/". It
+// must be https: API calls carry the host's token.
+func (c *Client) discover(ctx context.Context, host addrs.Hostname, s service) (*url.URL, error) {
+	u, err := c.disco.DiscoverServiceURL(ctx, host, s.id)
 	if err != nil {
-		return nil, fmt.Errorf("discover provider registry of %s: %w", host.ForDisplay(), describeDiscoveryError(err))
+		return nil, fmt.Errorf("discover %s of %s: %w", s.name, host.ForDisplay(), describeDiscoveryError(err, s))
 	}
 	if u == nil {
-		return nil, fmt.Errorf("discover provider registry of %s: the host offers no services", host.ForDisplay())
+		return nil, fmt.Errorf("discover %s of %s: the host offers no services", s.name, host.ForDisplay())
 	}
 	if u.Scheme != "https" {
-		return nil, fmt.Errorf("discover provider registry of %s: its %s URL %s is not https; tfmirror calls registry APIs only over https", host.ForDisplay(), ServiceID, httpx.Redact(u))
+		return nil, fmt.Errorf("discover %s of %s: its %s URL %s is not https; tfmirror calls registry APIs only over https", s.name, host.ForDisplay(), s.id, httpx.Redact(u))
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
@@ -116,9 +135,9 @@ func (c *Client) serviceURL(ctx context.Context, host addrs.Hostname) (*url.URL,
 	return u, nil
 }
 
-// describeDiscoveryError explains a discovery failure; a failed request
-// is restated with its URL redacted.
-func describeDiscoveryError(err error) error {
+// describeDiscoveryError explains a discovery failure of service s; a
+// failed request is restated with its URL redacted.
+func describeDiscoveryError(err error, s service) error {
 	var notProvided *disco.ErrServiceNotProvided
 	var unsupported *disco.ErrVersionNotSupported
 	var urlErr *url.Error
@@ -130,9 +149,9 @@ func describeDiscoveryError(err error) error {
 		}
 		return fmt.Errorf("request %s: %w", shown, urlErr.Err)
 	case errors.As(err, &notProvided):
-		return fmt.Errorf("the host does not provide a provider registry (%s): %w", ServiceID, err)
+		return fmt.Errorf("the host does not provide a %s (%s): %w", s.name, s.id, err)
 	case errors.As(err, &unsupported):
-		return fmt.Errorf("the host's provider registry speaks a protocol version tfmirror does not support: %w", err)
+		return fmt.Errorf("the host's %s speaks a protocol version tfmirror does not support: %w", s.name, err)
 	}
 	return err
 }
@@ -140,11 +159,16 @@ func describeDiscoveryError(err error) error {
 // apiGet fetches a registry API document, with the host's credentials,
 // over https only.
 func (c *Client) apiGet(ctx context.Context, host addrs.Hostname, u *url.URL, limit int64) ([]byte, *url.URL, error) {
+	return c.apiGetWith(ctx, c.api, host, u, limit)
+}
+
+// apiGetWith is apiGet with the https-only fetcher f.
+func (c *Client) apiGetWith(ctx context.Context, f *httpx.Fetcher, host addrs.Hostname, u *url.URL, limit int64) ([]byte, *url.URL, error) {
 	header := http.Header{"Accept": {"application/json"}}
 	if tok, ok := c.tokens[host]; ok {
 		header.Set("Authorization", "Bearer "+tok)
 	}
-	data, final, mt, err := c.api.Document(ctx, u, header, limit)
+	data, final, mt, err := f.Document(ctx, u, header, limit)
 	if err != nil {
 		return nil, nil, explainStatus(host, err)
 	}

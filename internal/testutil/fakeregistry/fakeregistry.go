@@ -12,7 +12,10 @@
 // hosts or other ports; presigned and plain-http download URLs; bodies
 // that drip or never end; announced package sizes). It counts requests and
 // bytes served, and logs each request's scheme, host and Authorization
-// header, so tests can tell what a client did. Only tests import it.
+// header, so tests can tell what a client did. It also serves modules
+// (module registry protocol v1, modules.v1): version listings and
+// download endpoints that give the location a test set (modules.go).
+// Only tests import it.
 package fakeregistry
 
 import (
@@ -31,6 +34,7 @@ import (
 type Registry struct {
 	URL         string // "https://127.0.0.1:PORT" (no trailing slash)
 	ServicesURL string // URL + "/v1/providers/"  (value for a `host` block's providers.v1)
+	ModulesURL  string // URL + "/v1/modules/"  (value for a `host` block's modules.v1)
 	KeyID       string // 16 uppercase hex chars of the signing key
 	ArmoredKey  string // ASCII-armored public key
 
@@ -49,7 +53,8 @@ type Registry struct {
 	plainURL  string // PlainURL, once started
 
 	mu        sync.Mutex
-	providers map[string]*provider // by "namespace/type"
+	providers map[string]*provider      // by "namespace/type"
+	modules   map[string]*modulePackage // by "namespace/name/system" (modules.go)
 	faults    faults
 	requests  []string
 	log       []Request
@@ -146,6 +151,7 @@ func New(t testing.TB, ca *testca.CA) *Registry {
 		OtherArmoredKey: armoredKey(t, other),
 		done:            make(chan struct{}),
 		providers:       map[string]*provider{},
+		modules:         map[string]*modulePackage{},
 		faults:          newFaults(),
 		counts:          map[string]int{},
 		served:          map[string]int64{},
@@ -153,6 +159,7 @@ func New(t testing.TB, ca *testca.CA) *Registry {
 	}
 	r.URL = r.start(t, ca)
 	r.ServicesURL = r.URL + "/v1/providers/"
+	r.ModulesURL = r.URL + modulesPrefix
 	return r
 }
 

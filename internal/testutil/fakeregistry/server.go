@@ -36,7 +36,8 @@ type response struct {
 	status      int // 0 is 200
 	contentType string
 	body        []byte
-	archive     bool // a provider archive: written with SetArchiveDelay and OnBytes
+	archive     bool        // a provider archive: written with SetArchiveDelay and OnBytes
+	header      http.Header // more headers (X-Terraform-Get), sent with any status
 }
 
 // chunkSize is how much of a body is written (and flushed) at a time.
@@ -68,6 +69,7 @@ func (r *Registry) handler() http.Handler {
 	mux.HandleFunc("GET /v1/providers/{ns}/{type}/versions", r.serve(r.versions))
 	mux.HandleFunc("GET /v1/providers/{ns}/{type}/{version}/download/{os}/{arch}", r.serve(r.download))
 	mux.HandleFunc("GET /releases/{ns}/{type}/{version}/{file}", r.serve(r.release))
+	r.routeModules(mux)
 	mux.HandleFunc("/", r.serve(func(*http.Request) *response { return nil }))
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.record(req)
@@ -128,6 +130,9 @@ func (r *Registry) serve(build func(*http.Request) *response) http.HandlerFunc {
 // deliver writes resp, shaped by the transport fault f.
 func (r *Registry) deliver(w http.ResponseWriter, req *http.Request, resp *response, f pathFault) {
 	status := cmp.Or(resp.status, http.StatusOK)
+	for k, vs := range resp.header {
+		w.Header()[k] = vs
+	}
 	if !bodyAllowed(status) {
 		w.WriteHeader(status)
 		return
@@ -293,7 +298,7 @@ func (r *Registry) endless(w http.ResponseWriter, req *http.Request) {
 }
 
 func (r *Registry) discovery(*http.Request) *response {
-	return jsonResponse(map[string]string{"providers.v1": cmp.Or(r.faults.serviceURL, "/v1/providers/")})
+	return jsonResponse(map[string]string{"providers.v1": cmp.Or(r.faults.serviceURL, "/v1/providers/"), "modules.v1": modulesPrefix})
 }
 
 func (r *Registry) versions(req *http.Request) *response {

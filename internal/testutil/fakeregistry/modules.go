@@ -1,0 +1,138 @@
+package fakeregistry
+
+import (
+	"net/http"
+	"strings"
+)
+
+// modulesPrefix is the URL path of the modules.v1 service.
+const modulesPrefix = "/v1/modules/"
+
+// modulePackage is one module package (namespace/name/system) and its
+// versions in the order added.
+type modulePackage struct {
+	versions []*moduleVersion
+}
+
+// moduleVersion is one published version of a module: where its download
+// endpoint says it is, and how it says so.
+type moduleVersion struct {
+	name     string
+	location string
+	header   bool // X-Terraform-Get on a 204, not a JSON body
+}
+
+// moduleVersionsDoc is the answer to GET :ns/:name/:system/versions.
+type moduleVersionsDoc struct {
+	Modules []moduleEntry `json:"modules"`
+}
+
+type moduleEntry struct {
+	Versions []moduleVersionEntry `json:"versions"`
+}
+
+type moduleVersionEntry struct {
+	Version string `json:"version"`
+}
+
+// ModuleVersionsPath is the URL path of a module's version listing;
+// module is "namespace/name/system".
+func ModuleVersionsPath(module string) string {
+	return modulesPrefix + module + "/versions"
+}
+
+// ModuleDownloadPath is the URL path of a module version's download
+// endpoint; module is "namespace/name/system".
+func ModuleDownloadPath(module, version string) string {
+	return modulesPrefix + module + "/" + version + "/download"
+}
+
+// AddModule makes module ("namespace/name/system") available at version,
+// with the given download location, returned exactly as given: in the JSON
+// body ({"location": ...}) of a 200 answer, or, with header, as the
+// X-Terraform-Get header of a 204 answer without a body. Adding a version
+// again replaces its location.
+func (r *Registry) AddModule(module, version, location string, header bool) {
+	r.t.Helper()
+	if parts := strings.Split(module, "/"); len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		r.t.Fatalf("fakeregistry: AddModule(%q): want namespace/name/system", module)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.modules[module]
+	if m == nil {
+		m = &modulePackage{}
+		r.modules[module] = m
+	}
+	for _, v := range m.versions {
+		if v.name == version {
+			v.location, v.header = location, header
+			return
+		}
+	}
+	m.versions = append(m.versions, &moduleVersion{name: version, location: location, header: header})
+}
+
+// ModuleRequests counts the requests to module download endpoints so far
+// (any method, faulted or not, over https or PlainURL) by
+// "namespace/name/system/version".
+func (r *Registry) ModuleRequests() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	counts := map[string]int{}
+	for _, req := range r.log {
+		rest, ok := strings.CutPrefix(req.Path, modulesPrefix)
+		if !ok {
+			continue
+		}
+		key, ok := strings.CutSuffix(rest, "/download")
+		if ok && strings.Count(key, "/") == 3 {
+			counts[key]++
+		}
+	}
+	return counts
+}
+
+// routeModules adds the modules.v1 endpoints to mux.
+func (r *Registry) routeModules(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+modulesPrefix+"{ns}/{name}/{system}/versions", r.serve(r.moduleVersions))
+	mux.HandleFunc("GET "+modulesPrefix+"{ns}/{name}/{system}/{version}/download", r.serve(r.moduleDownload))
+}
+
+func moduleKey(req *http.Request) string {
+	return req.PathValue("ns") + "/" + req.PathValue("name") + "/" + req.PathValue("system")
+}
+
+// moduleVersions lists a module's versions; nil (404) if it is unknown.
+// The caller holds r.mu.
+func (r *Registry) moduleVersions(req *http.Request) *response {
+	m := r.modules[moduleKey(req)]
+	if m == nil {
+		return nil
+	}
+	entry := moduleEntry{Versions: []moduleVersionEntry{}}
+	for _, v := range m.versions {
+		entry.Versions = append(entry.Versions, moduleVersionEntry{Version: v.name})
+	}
+	return jsonResponse(moduleVersionsDoc{Modules: []moduleEntry{entry}})
+}
+
+// moduleDownload answers a download request with the version's location;
+// nil (404) if the version is unknown. The caller holds r.mu.
+func (r *Registry) moduleDownload(req *http.Request) *response {
+	m := r.modules[moduleKey(req)]
+	if m == nil {
+		return nil
+	}
+	for _, v := range m.versions {
+		switch {
+		case v.name != req.PathValue("version"):
+			continue
+		case v.header:
+			return &response{status: http.StatusNoContent, header: http.Header{"X-Terraform-Get": {v.location}}}
+		default:
+			return jsonResponse(map[string]string{"location": v.location})
+		}
+	}
+	return nil
+}
