@@ -216,7 +216,6 @@ func TestPackModuleRefuses(t *testing.T) {
 			writeModTree(t, dir, []string{"a.tf", "b.tf"}, map[string]modFile{"a.tf": {"a", 0o644}, "b.tf": {"b", 0o644}}, nil, nil)
 			tc.setup(t, dir)
 			_, err := hostilefs.Within(t, "", func() (ModulePack, error) { return PackModule(dir, io.Discard, tc.lim) })
-			t.Log(err)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
 				t.Fatalf("PackModule: err = %v, want one naming %q and saying %q", err, tc.path, tc.want)
 			}

@@ -1,0 +1,49 @@
+// Package modfetch fetches a module package from the location a module
+// registry's download endpoint answers with, into a directory that becomes
+// the package root.
+//
+// It owns the go-getter style locations registries really return, and
+// nothing else:
+//
+//   - an HTTPS archive: a ".zip", ".tar.gz" or ".tgz" path, or an
+//     "?archive=zip|tar.gz|tgz" hint, which is removed from the URL before
+//     it is fetched. GitHub-style archives with one top-level directory are
+//     addressed with a "//*" subdirectory;
+//   - a git repository over HTTPS: "git::https://host/repo.git", with
+//     "?ref=" a tag, a branch or a full commit hash, and an optional
+//     "&depth=N" (accepted; the checkout is always shallow where it can be);
+//   - a "//subdir" suffix on either, split as go-getter splits it: the first
+//     "//" after the scheme's "://", with the "?query" belonging to the
+//     source even when written after the subdirectory.
+//
+// Plain http is accepted only to 127.0.0.1, ::1 and localhost (for tests).
+// Everything else is refused with an error that says so: other go-getter
+// forms (ssh, file, s3::, hg::, shorthands such as "github.com/org/repo"),
+// relative locations (the caller resolves them against the download URL)
+// and an HTTP URL that is not an archive, which go-getter would have
+// followed through its X-Terraform-Get header.
+//
+// Archives are downloaded with the caller's *http.Client, within a byte
+// limit, and extracted safely: no absolute or escaping names, no entry
+// written through a link, no link that leaves the package, no hard link to
+// outside, no devices or pipes, and limits on entries and on the bytes
+// actually written (zip and gzip bombs). Files get mode 0644, or 0755 when
+// an executable bit was set; directories 0755.
+//
+// Git repositories are fetched with the system git, run non-interactively
+// with no system, user or credential-helper configuration, only the https
+// protocol (http to loopback hosts) allowed, and no submodules: submodules
+// and Git LFS objects are not fetched. The commit checked out is verified
+// and reported; the .git directory is removed.
+//
+// A registry's credentials (Config.Credentials) go only to the host they
+// are for: as an Authorization header on the archive request, dropped on a
+// redirect to another origin; for git, as an http.extraHeader scoped to that
+// host's URL, passed through git's environment (GIT_CONFIG_COUNT) rather
+// than its command line, with redirects refused. They never appear in a URL,
+// in a Result or in an error.
+//
+// This package does not resolve module versions, talk to the registry's
+// module protocol, hash or pack the result (hashing.PackModule does), nor
+// decide where a package is published; the caller makes dst and removes it.
+package modfetch

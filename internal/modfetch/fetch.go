@@ -1,0 +1,185 @@
+package modfetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultMaxDownloadBytes = 512 << 20
+	DefaultTimeout          = 10 * time.Minute
+)
+
+// Config says how a Fetcher reaches module packages.
+type Config struct {
+	// HTTP is the caller's client (TLS trust already configured) for
+	// archives; nil means http.DefaultClient. It is copied, never changed.
+	// Git does not use it: git trusts GIT_SSL_CAINFO, or SSL_CERT_FILE
+	// from Environ.
+	HTTP *http.Client
+	// Git is the git executable; "" means "git" from PATH.
+	Git string
+	// Environ is the environment git runs in, in os.Environ's form (the
+	// CLI passes its own, for proxies and SSL_CERT_FILE); nil means none
+	// but what Fetch sets. Fetch drops every GIT_* variable but
+	// GIT_SSL_CAINFO and GIT_SSL_CAPATH, and HOME, XDG_CONFIG_HOME,
+	// SSH_ASKPASS and GCM_INTERACTIVE; it sets HOME to an empty temporary
+	// directory, GIT_TERMINAL_PROMPT=0, GIT_ASKPASS and SSH_ASKPASS empty,
+	// GCM_INTERACTIVE=never, GIT_CONFIG_NOSYSTEM=1, and GIT_SSL_CAINFO to
+	// SSL_CERT_FILE when only that is set.
+	Environ []string
+	// Credentials returns the Authorization header value for a host
+	// (hostname[:port] as in the URL), if any. It is sent only to that
+	// exact host, never after a redirect to another host, and never
+	// printed.
+	Credentials func(host string) (string, bool)
+	// MaxDownloadBytes bounds an archive download; 0 means
+	// DefaultMaxDownloadBytes.
+	MaxDownloadBytes int64
+	// Limits bound extraction and the fetched package (zero fields take
+	// hashing.DefaultModuleLimits).
+	Limits hashing.ModuleLimits
+	// Timeout bounds a whole Fetch; 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Fetcher fetches module packages. It is safe for concurrent use.
+type Fetcher struct {
+	http        *http.Client
+	git         string
+	environ     []string
+	credentials func(host string) (string, bool)
+	maxDownload int64
+	limits      hashing.ModuleLimits
+	timeout     time.Duration
+}
+
+// New returns a Fetcher for cfg, its zero values replaced by defaults.
+func New(cfg Config) *Fetcher {
+	f := &Fetcher{
+		http: cfg.HTTP, git: cfg.Git, environ: cfg.Environ, credentials: credentialsOf(cfg.Credentials),
+		maxDownload: cfg.MaxDownloadBytes, limits: cfg.Limits.WithDefaults(), timeout: cfg.Timeout,
+	}
+	if f.http == nil {
+		f.http = http.DefaultClient
+	}
+	if f.git == "" {
+		f.git = "git"
+	}
+	if f.maxDownload <= 0 {
+		f.maxDownload = DefaultMaxDownloadBytes
+	}
+	if f.timeout <= 0 {
+		f.timeout = DefaultTimeout
+	}
+	return f
+}
+
+// credentialsOf returns creds as the Fetcher asks it: nil, or an empty
+// value, is no credentials.
+func credentialsOf(creds func(host string) (string, bool)) func(host string) (string, bool) {
+	return func(host string) (string, bool) {
+		if creds == nil {
+			return "", false
+		}
+		auth, ok := creds(host)
+		return auth, ok && auth != ""
+	}
+}
+
+// Result says what Fetch fetched.
+type Result struct {
+	// Subdir is the slash-separated path inside the package root the
+	// module lives in ("" = the root), with a glob component such as "*"
+	// expanded to the single directory it matches. It is relative and has
+	// no "..".
+	Subdir string
+	// Commit is the full commit hash checked out, for git sources.
+	Commit string
+	// SHA256 is the hex digest of the downloaded archive, for archives.
+	SHA256 string
+	// Source is the location as fetched (scheme, host, path and git ref),
+	// without userinfo or other query parameters, for provenance.
+	Source string
+}
+
+// Fetch fetches location into dst (an empty directory the caller made and
+// removes), which becomes the package root: the whole archive or
+// repository, even when the module lives in a subdirectory of it (modules
+// may refer to their siblings). Errors name the location, redacted.
+func (f *Fetcher) Fetch(ctx context.Context, location string, dst string) (Result, error) {
+	src, err := parseLocation(location)
+	if err != nil {
+		return Result{}, fmt.Errorf("fetch module %s: %w", src.showOr(location), err)
+	}
+	res, err := f.fetch(ctx, src, dst)
+	if err != nil {
+		return Result{}, fmt.Errorf("fetch module %s: %w", src.shown, err)
+	}
+	return res, nil
+}
+
+// fetch fetches a parsed source into dst and checks the package.
+func (f *Fetcher) fetch(ctx context.Context, src source, dst string) (Result, error) {
+	if err := checkEmptyDir(dst); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	var res Result
+	var err error
+	if src.git {
+		res, err = f.fetchGit(ctx, src, dst)
+	} else {
+		res, err = f.fetchArchive(ctx, src, dst)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if err := checkTree(dst, f.limits); err != nil {
+		return Result{}, fmt.Errorf("check package: %w", err)
+	}
+	if res.Subdir, err = resolveSubdir(dst, src.subdir); err != nil {
+		return Result{}, err
+	}
+	res.Source = src.provenance()
+	return res, nil
+}
+
+// showOr is how errors show the location: parsed and redacted, or, when
+// it did not parse, its text without userinfo and at most 200 bytes.
+func (s source) showOr(location string) string {
+	if s.shown != "" {
+		return s.shown
+	}
+	text := redactText(location)
+	if len(text) > 200 {
+		text = text[:200] + "..."
+	}
+	return fmt.Sprintf("%q", text)
+}
+
+// checkEmptyDir refuses a dst that is not an empty directory.
+func checkEmptyDir(dst string) error {
+	d, err := os.Open(dst)
+	if err != nil {
+		return fmt.Errorf("open destination: %w", err)
+	}
+	defer func() { _ = d.Close() }() // read-only
+	names, err := d.Readdirnames(1)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read destination %s: %w", dst, err)
+	}
+	return fmt.Errorf("destination %s is not empty (it holds %s)", dst, names[0])
+}

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package modfetch
+
+import "os/exec"
+
+// killGroup leaves cmd as it is: where there are no process groups, the
+// context kills git alone.
+func killGroup(*exec.Cmd) {}
