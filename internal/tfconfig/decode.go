@@ -85,7 +85,12 @@ type callDecl struct {
 	source    string
 	static    bool
 	sourceSet bool
-	rng       hcl.Range // the block header
+	// version is the version constraint, nil when there is none or it is
+	// invalid (reported) or not a literal (versionDynamic).
+	version        *constraintDecl
+	versionDynamic bool
+	versionSet     bool
+	rng            hcl.Range // the block header
 }
 
 var fileSchema = &hcl.BodySchema{
@@ -124,11 +129,11 @@ var checkSchema = &hcl.BodySchema{
 }
 
 var moduleSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "source", Required: true}},
+	Attributes: []hcl.AttributeSchema{{Name: "source", Required: true}, {Name: "version"}},
 }
 
 var moduleOverrideSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "source"}},
+	Attributes: []hcl.AttributeSchema{{Name: "source"}, {Name: "version"}},
 }
 
 // decodeFile extracts the declarations of one file. Problems are appended
@@ -479,12 +484,36 @@ func decodeModuleCall(block *hcl.Block, override bool, diags *hcl.Diagnostics) *
 		c.sourceSet = true
 		// OpenTofu evaluates the source with variables and locals known
 		// at init; only a literal can be followed here.
-		if v, d := attr.Expr.Value(nil); !d.HasErrors() && v.Type().Equals(cty.String) && !v.IsNull() && v.IsKnown() {
+		if v, d := attr.Expr.Value(nil); !d.HasErrors() && isLiteral(attr.Expr) && v.Type().Equals(cty.String) && !v.IsNull() && v.IsKnown() {
 			c.source = v.AsString()
 			c.static = true
 		}
 	}
+	if attr, ok := content.Attributes["version"]; ok {
+		c.versionSet = true
+		c.version, c.versionDynamic = decodeCallVersion(attr, diags)
+	}
 	return c
+}
+
+// decodeCallVersion decodes the version argument of a module block as
+// OpenTofu does (hashicorp/go-version syntax; a number converts to a
+// string, null is no constraint). dynamic is true when the argument is not
+// a literal: OpenTofu may evaluate it, tfmirror cannot.
+func decodeCallVersion(attr *hcl.Attribute, diags *hcl.Diagnostics) (c *constraintDecl, dynamic bool) {
+	val, d := attr.Expr.Value(nil)
+	if d.HasErrors() || !isLiteral(attr.Expr) {
+		return nil, true
+	}
+	c, _ = versionFromValue(val, attr, diags)
+	return c, false
+}
+
+// isLiteral reports whether expr refers to nothing. A JSON string holding
+// a template such as "${var.v}" has a value without an evaluation
+// context (the string as written), but refers to a variable.
+func isLiteral(expr hcl.Expression) bool {
+	return len(expr.Variables()) == 0
 }
 
 // literalString evaluates expr as a literal string. Anything else is

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
 // FuzzLoad writes the input as the only file of a module (main.tf, or
@@ -24,12 +26,16 @@ func FuzzLoad(f *testing.F) {
 		"module \"a\" {\n  source = \"./\"\n}\n",
 		"module \"a\" {\n  source = \"registry.terraform.io/x/y/aws\"\n}\n",
 		"module \"a\" {\n  source = \"${var.x}\"\n}\n",
+		"module \"a\" {\n  source = \"hashicorp/consul/aws//sub\"\n  version = \"~> 1.0\"\n}\n",
+		"module \"a\" {\n  source = \"x.example:1/a/b/c\"\n  version = var.v\n}\n",
+		"module \"a\" {\n  source = \"../up\"\n}\n",
 		"required_providers {}\n",
 		"terraform {\n  required_providers {\n    foo = { version = \"v1.0.0\" }\n  }\n}\n",
 		"terraform {\n  required_providers {\n    foo = null\n    bar = true\n    baz = [1]\n  }\n}\n",
 		`{"terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": "~> 5.0"}}}}`,
 		`{"terraform": [{"required_providers": [{"aws": "~> 1.0"}]}], "resource": {"a_b": {"c": {"provider": "a.x"}}}}`,
 		`{"import": [{"to": "a_b.c", "id": "x"}], "module": {"m": {"source": 3}}}`,
+		`{"module": {"m": {"source": "a/b/c", "version": "${var.v}"}, "n": {"source": "a/b/c", "version": 1}}}`,
 		"resource \"x\" {",
 		"\xff\xfe",
 	} {
@@ -48,6 +54,7 @@ func FuzzLoad(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		checkModuleCalls(t, dir)
 		r, err := Load(dir)
 		if err != nil {
 			var lerr *Error
@@ -67,6 +74,7 @@ func FuzzLoad(f *testing.F) {
 		if r == nil || r.Providers == nil {
 			t.Fatalf("Load returned %#v and no error", r)
 		}
+		checkModules(t, r.Modules)
 		for p, cs := range r.Providers {
 			if cs == nil {
 				t.Fatalf("provider %s has a nil constraint list", p)
@@ -81,4 +89,38 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkModuleCalls reads dir as a module package: ModuleCalls must return
+// well formed calls or an *Error with problems.
+func checkModuleCalls(t *testing.T, dir string) {
+	t.Helper()
+	mods, err := ModuleCalls(dir, "")
+	if err != nil {
+		var lerr *Error
+		if !errors.As(err, &lerr) || len(lerr.Problems) == 0 || mods != nil {
+			t.Fatalf("ModuleCalls: %#v, %#v", mods, err)
+		}
+		return
+	}
+	checkModules(t, mods)
+}
+
+// checkModules fails unless every package has a non-nil list of
+// positioned constraints.
+func checkModules(t *testing.T, mods map[addrs.Module][]Constraint) {
+	t.Helper()
+	if mods == nil {
+		t.Fatal("nil module calls")
+	}
+	for m, cs := range mods {
+		if cs == nil || m.Host == "" || m.Namespace == "" || m.Name == "" || m.TargetSystem == "" {
+			t.Fatalf("module %#v: constraints %#v", m, cs)
+		}
+		for _, c := range cs {
+			if c.Pos == "" || addrs.CheckGoVersionConstraint(c.Text) != nil {
+				t.Fatalf("module %s: constraint %#v", m, c)
+			}
+		}
+	}
 }

@@ -15,7 +15,8 @@ import (
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
-// Root is the provider requirements of one root module and its descendants.
+// Root is the provider requirements of one root module and its
+// descendants, and the module registry packages they call.
 type Root struct {
 	Dir string // as given
 	// Providers maps every provider the configuration needs to the version
@@ -23,6 +24,13 @@ type Root struct {
 	// deterministic order (module path, then file, then position). A provider
 	// used without any constraint has an empty (non-nil) slice.
 	Providers map[addrs.Provider][]Constraint
+	// Modules maps every module registry package called anywhere in the
+	// module tree read (local modules and installed remote ones) to the
+	// version constraints written in those calls, in the same order as
+	// Providers'. A call's "//subdir" is dropped. A package called without
+	// a version has an empty (non-nil) slice. Constraints use OpenTofu's
+	// module syntax (hashicorp/go-version), checked when read.
+	Modules map[addrs.Module][]Constraint
 	// Warnings: problems that did not stop reading, e.g. a remote module call
 	// that is not installed: `module.network (registry.terraform.io/x/y/aws) in main.tf:12 is not installed under .terraform/modules; run "tofu init" to include its providers`.
 	Warnings []string
@@ -44,24 +52,20 @@ const maxModules = 10000
 // that make the configuration unusable are returned together as an *Error
 // whose message has one "file:line:column: summary: detail" line per
 // problem: syntax errors, invalid required_providers entries, invalid
-// provider source addresses, version constraints rejected by
+// provider source addresses, provider version constraints rejected by
 // hashicorp/go-version NewConstraint or by addrs.ParseConstraints (OpenTofu
-// applies both), unreadable local module directories and module call
-// cycles. Problems that do not stop reading, such as a remote module that is
-// not installed, are returned in Root.Warnings.
+// applies both), module version constraints rejected by go-version (the
+// only parser OpenTofu applies to them), module registry addresses that
+// cannot be mirrored (a host with a port), unreadable local module
+// directories and module call cycles. Problems that do not stop reading,
+// such as a remote module that is not installed or a module version that
+// is not a literal, are returned in Root.Warnings.
 func Load(dir string) (*Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: dir, Summary: "Failed to read module directory", Detail: err.Error()}}}
 	}
-	l := &loader{
-		root:        dir,
-		base:        filepath.Dir(abs),
-		modules:     map[string]*module{},
-		providers:   map[addrs.Provider][]Constraint{},
-		seen:        map[string]bool{},
-		seenProblem: map[string]bool{},
-	}
+	l := newLoader(dir, filepath.Dir(abs))
 	real, err := realDir(dir)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{
@@ -79,7 +83,21 @@ func Load(dir string) (*Root, error) {
 	if len(l.problems) > 0 {
 		return nil, &Error{Problems: l.problems}
 	}
-	return &Root{Dir: dir, Providers: l.providers, Warnings: l.warnings}, nil
+	return &Root{Dir: dir, Providers: l.providers, Modules: l.registry, Warnings: l.warnings}, nil
+}
+
+// newLoader returns a loader for the root module directory root, with
+// positions relative to base.
+func newLoader(root, base string) *loader {
+	return &loader{
+		root:        root,
+		base:        base,
+		modules:     map[string]*module{},
+		providers:   map[addrs.Provider][]Constraint{},
+		registry:    map[addrs.Module][]Constraint{},
+		seen:        map[string]bool{},
+		seenProblem: map[string]bool{},
+	}
 }
 
 type loader struct {
@@ -93,7 +111,13 @@ type loader struct {
 	instances int
 
 	providers map[addrs.Provider][]Constraint
-	seen      map[string]bool // provider + constraint + position already added
+	registry  map[addrs.Module][]Constraint // module registry packages called
+	seen      map[string]bool               // provider or module + constraint + position already added
+
+	// pkg is, for ModuleCalls, the real directory of the package read:
+	// local calls and files must stay inside it, and no other call is
+	// followed. "" for Load.
+	pkg string
 
 	problems    []Problem
 	seenProblem map[string]bool
@@ -176,6 +200,7 @@ func (l *loader) walk(f frame, m *module) {
 		return
 	}
 	l.addNeeds(m)
+	l.addRegistryCalls(&f, m)
 	for _, c := range m.calls {
 		child, ok := l.resolve(&f, c)
 		if !ok {
@@ -247,6 +272,9 @@ func fileOrder(a, b string) bool {
 // or a warning and returns false when the module cannot be read.
 func (l *loader) resolve(parent *frame, c *callDecl) (frame, bool) {
 	childPath := append(append([]string(nil), parent.path...), c.name)
+	if l.pkg != "" {
+		return l.resolveInPackage(parent, c, childPath)
+	}
 	key := strings.Join(childPath, ".")
 	where := fmt.Sprintf("%s:%d", c.rng.Filename, c.rng.Start.Line)
 	rec, installed := l.manifestRecord(key)

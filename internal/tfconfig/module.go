@@ -45,6 +45,10 @@ func (l *loader) readModule(dir string, diags *hcl.Diagnostics) *module {
 		var out []*fileDecl
 		for _, name := range names {
 			path := filepath.Join(dir, name)
+			if d := l.fileOutsidePackage(path); d != nil {
+				*diags = append(*diags, d)
+				continue
+			}
 			body, d := parseFile(path, l.displayPath(path))
 			*diags = append(*diags, d...)
 			if body == nil {
@@ -249,6 +253,9 @@ func (mg *merger) overrideCalls(calls []*callDecl) {
 		}
 		if c.sourceSet {
 			existing.source, existing.static, existing.sourceSet = c.source, c.static, true
+		}
+		if c.versionSet {
+			existing.version, existing.versionDynamic, existing.versionSet = c.version, c.versionDynamic, true
 		}
 	}
 }
