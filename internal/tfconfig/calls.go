@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ func ModuleCalls(packageRoot, subdir string) (map[addrs.Module][]Constraint, err
 	if len(l.problems) > 0 {
 		return nil, &Error{Problems: l.problems}
 	}
-	return l.registry, nil
+	return l.registryCalls(), nil
 }
 
 // packageLoader returns a loader for ModuleCalls and the frame of the
@@ -117,25 +118,34 @@ func (l *loader) addRegistryCalls(f *frame, m *module) {
 	}
 }
 
-// addRegistryCall records one call of pkg and its constraint, if any.
+// addRegistryCall records one call of pkg: its constraint, or, without
+// one, an empty Text at the module block (any version).
 func (l *loader) addRegistryCall(pkg addrs.Module, c *callDecl, callPath []string) {
-	list, ok := l.registry[pkg]
-	if !ok {
-		list = []Constraint{}
-	}
 	if c.versionDynamic && l.pkg == "" {
 		l.warn(fmt.Sprintf("%s (%s) in %s:%d has a version that is not a literal string; no version constraint is taken from it",
 			moduleAddr(callPath), c.source, c.rng.Filename, c.rng.Start.Line))
 	}
+	con := Constraint{Pos: c.rng.Filename + ":" + strconv.Itoa(c.rng.Start.Line)}
 	if c.version != nil {
-		con := Constraint{Text: c.version.text, Pos: c.version.rng.Filename + ":" + strconv.Itoa(c.version.rng.Start.Line)}
-		key := "module " + pkg.String() + "\x00" + con.Text + "\x00" + con.Pos
-		if !l.seen[key] {
-			l.seen[key] = true
-			list = append(list, con)
+		con = Constraint{Text: c.version.text, Pos: c.version.rng.Filename + ":" + strconv.Itoa(c.version.rng.Start.Line)}
+	}
+	key := "module " + pkg.String() + "\x00" + con.Text + "\x00" + con.Pos
+	if !l.seen[key] {
+		l.seen[key] = true
+		l.registry[pkg] = append(l.registry[pkg], con)
+	}
+}
+
+// registryCalls returns the module registry calls recorded: a package
+// called only without a version gets an empty list, one also called with
+// a version keeps the empty Texts of its other calls.
+func (l *loader) registryCalls() map[addrs.Module][]Constraint {
+	for pkg, list := range l.registry {
+		if !slices.ContainsFunc(list, func(c Constraint) bool { return c.Text != "" }) {
+			l.registry[pkg] = []Constraint{}
 		}
 	}
-	l.registry[pkg] = list
+	return l.registry
 }
 
 // resolveInPackage finds the directory of a local call inside the package

@@ -299,6 +299,35 @@ module "vpc" {
 			},
 		},
 		{
+			name: "calls without a version next to calls with one",
+			files: map[string]string{
+				"root/main.tf": `
+module "any" { source = "terraform-aws-modules/vpc/aws" }
+module "pinned" {
+  source  = "terraform-aws-modules/vpc/aws"
+  version = "~> 5.0"
+}
+module "m" { source = "./m" }
+`,
+				"root/m/main.tf": `
+variable "v" {}
+module "dyn" {
+  source  = "terraform-aws-modules/vpc/aws//modules/endpoints"
+  version = var.v
+}
+module "also_any" { source = "terraform-aws-modules/vpc/aws" }
+`,
+			},
+			want: map[string][]Constraint{vpc: cs("", "root/main.tf:2", "~> 5.0", "root/main.tf:5", "", "root/m/main.tf:3", "", "root/m/main.tf:7")},
+			wantWarnings: []string{
+				notInstalled("module.any", "terraform-aws-modules/vpc/aws", "root/main.tf:2"),
+				"module.m.module.dyn (terraform-aws-modules/vpc/aws//modules/endpoints) in root/m/main.tf:3 has a version that is not a literal string; no version constraint is taken from it",
+				notInstalled("module.m.module.also_any", "terraform-aws-modules/vpc/aws", "root/m/main.tf:7"),
+				notInstalled("module.m.module.dyn", "terraform-aws-modules/vpc/aws//modules/endpoints", "root/m/main.tf:3"),
+				notInstalled("module.pinned", "terraform-aws-modules/vpc/aws", "root/main.tf:3"),
+			},
+		},
+		{
 			name: "version that is not a literal",
 			files: map[string]string{"root/main.tf": `
 variable "v" { default = "1.0.0" }
@@ -388,7 +417,7 @@ module "consul" {
 	want := map[string][]Constraint{
 		vpc:    cs("~> 5.0", "main.tf:9"),
 		consul: none(),
-		netMod: cs(">= 1.0.0", "modules/sibling/main.tf.json:1"),
+		netMod: cs(">= 1.0.0", "modules/sibling/main.tf.json:1", "", "modules/sibling/main.tf.json:1"), // dyn: any version
 	}
 	if diff := cmp.Diff(want, byModule(got)); diff != "" {
 		t.Errorf("ModuleCalls(pkg, \"\") (-want +got):\n%s", diff)
@@ -399,7 +428,7 @@ module "consul" {
 	if err != nil {
 		t.Fatalf("ModuleCalls(modules/sub): %v", err)
 	}
-	want = map[string][]Constraint{consul: none(), netMod: cs(">= 1.0.0", "modules/sibling/main.tf.json:1")}
+	want = map[string][]Constraint{consul: none(), netMod: cs(">= 1.0.0", "modules/sibling/main.tf.json:1", "", "modules/sibling/main.tf.json:1")}
 	if diff := cmp.Diff(want, byModule(got)); diff != "" {
 		t.Errorf("ModuleCalls(pkg, modules/sub) (-want +got):\n%s", diff)
 	}

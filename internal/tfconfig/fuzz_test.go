@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -107,7 +108,8 @@ func checkModuleCalls(t *testing.T, dir string) {
 }
 
 // checkModules fails unless every package has a non-nil list of
-// positioned constraints.
+// positioned constraints, valid or empty (any version), and not only
+// empty ones.
 func checkModules(t *testing.T, mods map[addrs.Module][]Constraint) {
 	t.Helper()
 	if mods == nil {
@@ -117,8 +119,11 @@ func checkModules(t *testing.T, mods map[addrs.Module][]Constraint) {
 		if cs == nil || m.Host == "" || m.Namespace == "" || m.Name == "" || m.TargetSystem == "" {
 			t.Fatalf("module %#v: constraints %#v", m, cs)
 		}
+		if len(cs) > 0 && !slices.ContainsFunc(cs, func(c Constraint) bool { return c.Text != "" }) {
+			t.Fatalf("module %s: only calls without a version listed: %#v", m, cs)
+		}
 		for _, c := range cs {
-			if c.Pos == "" || addrs.CheckGoVersionConstraint(c.Text) != nil {
+			if c.Pos == "" || (c.Text != "" && addrs.CheckGoVersionConstraint(c.Text) != nil) {
 				t.Fatalf("module %s: constraint %#v", m, c)
 			}
 		}

@@ -27,9 +27,13 @@ type Root struct {
 	// Modules maps every module registry package called anywhere in the
 	// module tree read (local modules and installed remote ones) to the
 	// version constraints written in those calls, in the same order as
-	// Providers'. A call's "//subdir" is dropped. A package called without
-	// a version has an empty (non-nil) slice. Constraints use OpenTofu's
-	// module syntax (hashicorp/go-version), checked when read.
+	// Providers'. A call's "//subdir" is dropped. Unlike provider
+	// constraints, these do not intersect: each call selects its own
+	// version. So a package called only without a version has an empty
+	// (non-nil) slice, while one also called with a version lists each
+	// call without one as a Constraint with an empty Text (any version)
+	// at the module block. Constraints use OpenTofu's module syntax
+	// (hashicorp/go-version), checked when read.
 	Modules map[addrs.Module][]Constraint
 	// Warnings: problems that did not stop reading, e.g. a remote module call
 	// that is not installed: `module.network (registry.terraform.io/x/y/aws) in main.tf:12 is not installed under .terraform/modules; run "tofu init" to include its providers`.
@@ -83,7 +87,7 @@ func Load(dir string) (*Root, error) {
 	if len(l.problems) > 0 {
 		return nil, &Error{Problems: l.problems}
 	}
-	return &Root{Dir: dir, Providers: l.providers, Modules: l.registry, Warnings: l.warnings}, nil
+	return &Root{Dir: dir, Providers: l.providers, Modules: l.registryCalls(), Warnings: l.warnings}, nil
 }
 
 // newLoader returns a loader for the root module directory root, with
