@@ -74,6 +74,11 @@ type ModuleResult struct {
 	Commit  string
 }
 
+// ErrUpstreamMoved means a module version's upstream now gives other
+// content than the mirror published for it (a moved tag): the published
+// package is left as it was.
+var ErrUpstreamMoved = errors.New("the upstream content of a published module version changed")
+
 // ModuleError is the failure of one module version or requirement.
 type ModuleError struct {
 	Module  addrs.Module
@@ -356,7 +361,12 @@ func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Vers
 	rec.Calls = moduleCalls(calls)
 	for _, t := range b.Trees {
 		r := layout.ModuleRelease{Module: m, Version: v, Staged: staged, Record: rec}
-		if _, err := t.PublishModules(ctx, layout.Repair, []layout.ModuleRelease{r}); err != nil {
+		_, err := t.PublishModules(ctx, layout.Repair, []layout.ModuleRelease{r})
+		var conflict *layout.ConflictError
+		if errors.As(err, &conflict) {
+			return rec, fmt.Errorf("%w: %w", ErrUpstreamMoved, err)
+		}
+		if err != nil {
 			return rec, fmt.Errorf("publish into %s: %w", t.Location(), err)
 		}
 	}

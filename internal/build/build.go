@@ -47,6 +47,8 @@ type Options struct {
 	Destinations Destinations
 	Source       mirror.Source
 	Checker      mirror.SignatureChecker
+	// Modules fetch and read module packages, for builds with modules.
+	Modules Modules
 	// Builder are the build's policies; Trust and ZipLimits come from the
 	// caller (the manifest with the command line's overrides).
 	Builder         mirror.Options
@@ -95,6 +97,9 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 		// would race on its tag.
 		opts.Builder.Shard.ByVersion = true
 	}
+	if len(in.modules) > 0 && len(outs.trees()) == 0 {
+		return &InputError{errors.New("modules are published as a static module registry next to a mirror tree: add a directory or a bucket with --out")}
+	}
 	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(opts.Destinations.OverwriteOCITags), Options: opts.Builder}
 	plan, err := b.Plan(ctx, in.reqs)
 	if err != nil {
@@ -102,6 +107,7 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	}
 	if opts.DryRun {
 		report := b.DryRun(ctx, plan)
+		buildModules(ctx, opts, in, outs, nil, report, true)
 		if hooks.DryRun != nil {
 			hooks.DryRun(report)
 		}
@@ -113,14 +119,14 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	}
 	defer func() { err = errors.Join(err, release()) }()
 	b.Work = work
-	if err := execute(ctx, b, plan, outs, opts, hooks); err != nil {
+	if err := execute(ctx, b, plan, in, outs, opts, hooks); err != nil {
 		return err
 	}
 	return afterBuild(ctx, opts, in, outs, hooks)
 }
 
 // execute publishes the plan and the filesystem views, and reports.
-func execute(ctx context.Context, b *mirror.Builder, plan *mirror.Plan, outs outputs, opts Options, hooks Hooks) error {
+func execute(ctx context.Context, b *mirror.Builder, plan *mirror.Plan, in inputs, outs outputs, opts Options, hooks Hooks) error {
 	if hooks.Started != nil {
 		hooks.Started(plan.Packages(), b.Progress)
 	}
@@ -128,6 +134,7 @@ func execute(ctx context.Context, b *mirror.Builder, plan *mirror.Plan, outs out
 	if err := outs.materialize(ctx, b.Work, opts.Layout, opts.Builder.ZipLimits); err != nil {
 		return err
 	}
+	buildModules(ctx, opts, in, outs, b.Work, report, false)
 	err := report.Err()
 	if ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), err)
@@ -144,6 +151,13 @@ func execute(ctx context.Context, b *mirror.Builder, plan *mirror.Plan, outs out
 // afterBuild writes what a successful build may be asked for besides the
 // mirror: the registry replica and the configurations' lock files.
 func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hooks Hooks) error {
+	if !opts.RegistryReplica && len(in.modules) > 0 {
+		for _, t := range outs.trees() {
+			if err := WriteModuleReplica(ctx, t, hooks.line); err != nil {
+				return err
+			}
+		}
+	}
 	if opts.RegistryReplica {
 		for _, o := range outs {
 			if o.Tree == nil {
@@ -169,6 +183,7 @@ func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hook
 type inputs struct {
 	roots     []locks.Root
 	reqs      []mirror.Requirement
+	modules   []mirror.ModuleRequirement
 	platforms []addrs.Platform // of the configurations
 }
 
@@ -194,13 +209,13 @@ func Requirements(opts Options) ([]mirror.Requirement, []string, error) {
 func readInputs(opts Options) (inputs, error) {
 	m := opts.Manifest
 	dirs := append(slices.Clone(m.Configurations), opts.Dirs...)
-	if len(dirs) == 0 && len(m.Requirements) == 0 {
-		return inputs{}, &InputError{errors.New("nothing to mirror: add provider or configuration blocks to the manifest, or name configuration directories")}
+	if len(dirs) == 0 && len(m.Requirements) == 0 && len(m.Modules) == 0 {
+		return inputs{}, &InputError{errors.New("nothing to mirror: add provider, module or configuration blocks to the manifest, or name configuration directories")}
 	}
 	if opts.WriteLockFiles && len(dirs) == 0 {
 		return inputs{}, &InputError{errors.New("--write-lock-files needs configurations: name their directories or add configuration blocks")}
 	}
-	in := inputs{reqs: slices.Clone(m.Requirements)}
+	in := inputs{reqs: slices.Clone(m.Requirements), modules: slices.Clone(m.Modules)}
 	if len(dirs) == 0 {
 		return in, nil
 	}
@@ -220,6 +235,7 @@ func readInputs(opts Options) (inputs, error) {
 		return inputs{}, err
 	}
 	in.roots, in.reqs = roots, append(in.reqs, more...)
+	in.modules = append(in.modules, locks.ModuleRequirements(roots)...)
 	return in, nil
 }
 
@@ -236,7 +252,7 @@ func WriteReplica(ctx context.Context, tree *layout.Tree, checker mirror.Signatu
 	line(fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages",
 		strings.TrimSuffix(tree.Location(), "/")+"/"+replica.Dir, report.Providers, report.Versions, report.Packages))
 	for _, h := range report.Hosts {
-		block := replica.HostBlock(h, "https://MIRROR/")
+		block := replica.ServicesBlock(h, "https://MIRROR/", report.Services[h])
 		line("  " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  "))
 	}
 	if err != nil {

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opentofu/svchost"
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/internal/build"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/modfetch"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/signing"
@@ -43,6 +45,7 @@ type buildOptions struct {
 	Shard             string
 	From              string
 	OverwriteOCITags  bool
+	RecheckModules    bool
 	Net               httpx.Policy // --retries and the timeouts
 	netFlagsSet       map[string]bool
 }
@@ -73,7 +76,17 @@ stay listed and nothing is deleted (tfmirror prune removes what the manifest
 no longer selects). Files appear atomically and in publish order (archives,
 then <version>.json, then index.json; blobs, then manifests, then the tag in
 a registry), so a destination can be served while it is being built, and
-several builds (or --shard workers) may publish into one bucket at once.`,
+several builds (or --shard workers) may publish into one bucket at once.
+
+Modules come from the manifest's module blocks and from the registry module
+calls of configurations, and then from the calls of every module mirrored,
+so the whole module tree installs. Each version's location (an https archive
+or git::https at a tag or commit) is fetched once, packed into a zip whose
+bytes depend only on its content, and published as a static module registry
+under <out>/replica/<host>/v1/modules/, which OpenTofu and Terraform install
+from with a host block. A version already mirrored is not fetched again; with
+--recheck-modules it is, and an upstream that now gives other content is
+reported (exit 3) with the published package left as it was.`,
 		Example: `  tfmirror build
   tfmirror build --config mirror.hcl --out /srv/mirror --json
   tfmirror build live/app-a live/app-b --platform linux_amd64 --platform darwin_arm64 --write-lock-files`,
@@ -110,6 +123,7 @@ several builds (or --shard workers) may publish into one bucket at once.`,
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a writer this build may not write with: another build into the same directory, a prune of the same bucket (0 fails at once)")
 	f.StringVar(&opts.From, "from", "", "take the packages from a `mirror` already built (a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY) instead of the origin registries, with the SHA256SUMS, signature and keys it kept of each release checked as from the origin: copy a mirror into another kind of destination without contacting the origin")
 	f.BoolVar(&opts.OverwriteOCITags, "overwrite-oci-tags", false, "re-point an OCI version tag that holds other packages than the release brings (by default the build refuses, naming both digests: clients may have locked the old ones)")
+	f.BoolVar(&opts.RecheckModules, "recheck-modules", false, "fetch module versions already mirrored again and compare them: a tag moved upstream to other content is reported (exit 3), and the published package is left as it was")
 	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
@@ -190,6 +204,10 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	if err != nil {
 		return err
 	}
+	modules, err := buildModules(env, manifest, net, opts)
+	if err != nil {
+		return err
+	}
 	if !opts.outSet && len(manifest.Outs) > 0 {
 		opts.Out = manifest.Outs
 	}
@@ -198,6 +216,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 		shard, _ = mirror.ParseShard(opts.Shard) // checked by checkShard
 	}
 	out := newPrinter(env.Stdout, opts.JSON)
+	modules.OnResult = out.moduleResult
 	return build.Run(ctx, build.Options{
 		Manifest: manifest, Dirs: opts.Dirs, Platforms: platforms, Out: opts.Out, Layout: kind,
 		Destinations: build.Destinations{
@@ -206,7 +225,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 			OverwriteOCITags: opts.OverwriteOCITags,
 			WorkDir:          cacheDir(env),
 		},
-		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout,
+		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout, Modules: modules,
 		DryRun: opts.DryRun, RegistryReplica: opts.RegistryReplica, WriteLockFiles: opts.WriteLockFiles,
 		Builder: mirror.Options{
 			Strict:         opts.Strict,
@@ -230,6 +249,38 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 			out.summary(r, ExitCode(err))
 		},
 	})
+}
+
+// buildModules wires what a build with modules needs: the origin
+// registries (even with --from: modules come from their registries), the
+// fetcher of their locations and the reader of their calls.
+func buildModules(env Env, m *config.Manifest, net httpx.Policy, opts buildOptions) (build.Modules, error) {
+	source, err := newRegistryClient(env, m, net)
+	if err != nil {
+		return build.Modules{}, err
+	}
+	transport, err := httpx.NewTransport(httpEnvironment(env.Environ), net)
+	if err != nil {
+		return build.Modules{}, err
+	}
+	tokens := maps.Clone(m.Tokens)
+	maps.Copy(tokens, config.TokensFromEnv(env.Environ))
+	fetcher := modfetch.New(modfetch.Config{
+		HTTP:    httpx.NewClient(transport, userAgent(env), httpx.MaxRedirects, 0),
+		Environ: env.Environ,
+		Credentials: func(host string) (string, bool) {
+			h, err := svchost.ForComparison(host)
+			if token, ok := tokens[h]; err == nil && ok {
+				return "Bearer " + token, true
+			}
+			return "", false
+		},
+		MaxDownloadBytes: net.MaxBodyBytes,
+	})
+	return build.Modules{
+		Source: source, Fetcher: build.ModuleFetcher{Fetcher: fetcher}, Calls: build.ModuleCalls{},
+		Recheck: opts.RecheckModules,
+	}, nil
 }
 
 // loadManifest reads the manifest. Without --config, a missing mirror.hcl

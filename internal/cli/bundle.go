@@ -304,9 +304,16 @@ func runBundleImport(ctx context.Context, env Env, opts bundleImportOptions, fil
 	if report.Extras > 0 {
 		fmt.Fprintf(env.Stdout, "wrote %d lock files and CLI configuration snippets into %s\n", report.Extras, opts.Extras)
 	}
-	fmt.Fprintf(env.Stdout, "imported %d providers, %d versions, %d archives into %s: %d files written, %d unchanged%s\n",
-		report.Providers, report.Versions, report.Archives, report.Out, report.Written, report.Unchanged, signedNote(report.KeyID, "manifest signed by"))
+	fmt.Fprintf(env.Stdout, "imported %d providers, %d versions, %d archives%s into %s: %d files written, %d unchanged%s\n",
+		report.Providers, report.Versions, report.Archives, moduleNote(report.Modules, report.ModuleVersions), report.Out, report.Written, report.Unchanged, signedNote(report.KeyID, "manifest signed by"))
 	return nil
+}
+
+func moduleNote(modules, versions int) string {
+	if modules == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d modules (%d versions)", modules, versions)
 }
 
 func signedNote(keyID, what string) string {
@@ -329,23 +336,25 @@ func printProblems(env Env, err error) {
 // bundleResult is the --json output of both subcommands; fields that do
 // not apply are left out.
 type bundleResult struct {
-	Bundle    string           `json:"bundle,omitempty"`
-	Out       string           `json:"out,omitempty"`
-	Providers int              `json:"providers"`
-	Versions  int              `json:"versions"`
-	Archives  int              `json:"archives"`
-	Files     *int             `json:"files,omitempty"`
-	Bytes     *int64           `json:"bytes,omitempty"`
-	LockFiles *int             `json:"lock_files,omitempty"`
-	Written   *int             `json:"written,omitempty"`
-	Unchanged *int             `json:"unchanged,omitempty"`
-	Extras    *int             `json:"extras,omitempty"`
-	KeyID     string           `json:"key_id,omitempty"`
-	Skipped   []string         `json:"skipped,omitempty"`
-	Warnings  []string         `json:"warnings"`
-	Problems  []mirror.Problem `json:"problems"`
-	Error     string           `json:"error,omitempty"`
-	ExitCode  int              `json:"exit_code"`
+	Bundle         string           `json:"bundle,omitempty"`
+	Out            string           `json:"out,omitempty"`
+	Providers      int              `json:"providers"`
+	Versions       int              `json:"versions"`
+	Archives       int              `json:"archives"`
+	Modules        int              `json:"modules"`
+	ModuleVersions int              `json:"module_versions"`
+	Files          *int             `json:"files,omitempty"`
+	Bytes          *int64           `json:"bytes,omitempty"`
+	LockFiles      *int             `json:"lock_files,omitempty"`
+	Written        *int             `json:"written,omitempty"`
+	Unchanged      *int             `json:"unchanged,omitempty"`
+	Extras         *int             `json:"extras,omitempty"`
+	KeyID          string           `json:"key_id,omitempty"`
+	Skipped        []string         `json:"skipped,omitempty"`
+	Warnings       []string         `json:"warnings"`
+	Problems       []mirror.Problem `json:"problems"`
+	Error          string           `json:"error,omitempty"`
+	ExitCode       int              `json:"exit_code"`
 }
 
 func createJSON(r *bundle.CreateReport) bundleResult {
@@ -364,6 +373,7 @@ func importJSON(r *bundle.ImportReport) bundleResult {
 	}
 	return bundleResult{
 		Out: r.Out, Providers: r.Providers, Versions: r.Versions, Archives: r.Archives,
+		Modules: r.Modules, ModuleVersions: r.ModuleVersions,
 		Written: &r.Written, Unchanged: &r.Unchanged, Extras: &r.Extras, KeyID: r.KeyID, Warnings: r.Warnings,
 	}
 }

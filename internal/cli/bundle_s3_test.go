@@ -145,7 +145,7 @@ func TestBundleCreateFromBucket(t *testing.T) {
 
 	// An empty prefix holds no mirror.
 	code, stdout, stderr := o.run(t, work, "bundle", "create", srv.URI("mirror", "nothing/"), "--out", "empty.tar.gz")
-	if code != ExitUsage || !strings.Contains(stderr, "s3://mirror/nothing/: the mirror holds no provider") {
+	if code != ExitUsage || !strings.Contains(stderr, "s3://mirror/nothing/: the mirror holds no provider and no module") {
 		t.Errorf("empty prefix: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// A damaged archive is not bundled, and the refusal names it.

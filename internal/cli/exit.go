@@ -41,7 +41,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &verr), errors.As(err, &vfail), errors.As(err, &bfail):
+	case errors.As(err, &verr), errors.As(err, &vfail), errors.As(err, &bfail), errors.Is(err, mirror.ErrUpstreamMoved):
 		return ExitVerification
 	case errors.As(err, &cerr), errors.As(err, &ierr), errors.As(err, &berr), errors.As(err, &usage), isInputError(err):
 		return ExitUsage

@@ -35,9 +35,13 @@ type jsonEvent struct {
 	// Packages, in the summary, is every package's outcome and the key
 	// that verified it.
 	Packages []jsonPackage `json:"packages,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
-	Errors   []string      `json:"errors,omitempty"`
-	ExitCode *int          `json:"exit_code,omitempty"`
+	// Modules, in the summary, is every module version's outcome.
+	Modules  []jsonModule `json:"modules,omitempty"`
+	Module   string       `json:"module,omitempty"`
+	Commit   string       `json:"commit,omitempty"`
+	Warnings []string     `json:"warnings,omitempty"`
+	Errors   []string     `json:"errors,omitempty"`
+	ExitCode *int         `json:"exit_code,omitempty"`
 }
 
 type jsonPackage struct {
@@ -46,6 +50,13 @@ type jsonPackage struct {
 	Platform string `json:"platform"`
 	Status   string `json:"status"`
 	KeyID    string `json:"key_id,omitempty"`
+}
+
+type jsonModule struct {
+	Module  string `json:"module"`
+	Version string `json:"version"`
+	Status  string `json:"status"`
+	Commit  string `json:"commit,omitempty"`
 }
 
 type counts struct {
@@ -105,6 +116,40 @@ func (p *printer) result(r mirror.Result) {
 	fmt.Fprintln(p.w, line)
 }
 
+// moduleResult reports one module version.
+func (p *printer) moduleResult(r mirror.ModuleResult) {
+	p.progress.hold(func() {
+		if p.json {
+			ev := jsonEvent{Event: "module", Status: string(r.Status), Module: r.Module.String(), Version: r.Version.String(), Bytes: r.Bytes, Commit: r.Commit}
+			if r.Err != nil {
+				ev.Message = r.Err.Error()
+			}
+			p.emit(ev)
+			return
+		}
+		line := fmt.Sprintf("%-9s module %s %s", r.Status, r.Module.ForDisplay(), r.Version)
+		switch {
+		case r.Err != nil:
+			var merr *mirror.ModuleError
+			if errors.As(r.Err, &merr) {
+				line += ": " + merr.Err.Error()
+			} else {
+				line += ": " + r.Err.Error()
+			}
+		case r.Status != mirror.StatusPlanned:
+			line += " (" + humanBytes(r.Bytes) + commitNote(r.Commit) + ")"
+		}
+		fmt.Fprintln(p.w, line)
+	})
+}
+
+func commitNote(c string) string {
+	if c == "" {
+		return ""
+	}
+	return ", commit " + c[:min(len(c), 12)]
+}
+
 // failureDetail is a package's error without the package name, which the
 // line already shows.
 func failureDetail(err error) string {
@@ -139,6 +184,12 @@ func (p *printer) summary(r *mirror.Report, code int) {
 				Status: string(res.Status), KeyID: res.KeyID,
 			})
 		}
+		for _, res := range r.Modules {
+			ev.Modules = append(ev.Modules, jsonModule{Module: res.Module.String(), Version: res.Version.String(), Status: string(res.Status), Commit: res.Commit})
+			if res.Err != nil {
+				ev.Errors = append(ev.Errors, res.Err.Error())
+			}
+		}
 		for _, err := range r.Errors {
 			ev.Errors = append(ev.Errors, err.Error())
 		}
@@ -151,6 +202,16 @@ func (p *printer) summary(r *mirror.Report, code int) {
 		return
 	}
 	fmt.Fprintf(p.w, "\n%d mirrored, %d already present, %d skipped, %d failed\n", c.Mirrored, c.Present, c.Skipped, c.Failed)
+	if len(r.Modules) > 0 {
+		fmt.Fprintf(p.w, "modules: %d mirrored, %d already present, %d failed\n",
+			r.CountModules(mirror.StatusMirrored), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed))
+	}
+	for _, err := range r.Errors {
+		var merr *mirror.ModuleError
+		if errors.As(err, &merr) {
+			fmt.Fprintf(p.w, "failed    %s\n", err)
+		}
+	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(p.w, "warnings:\n  - %s\n", withHints(strings.Join(r.Warnings, "\n  - ")))
 	}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,10 @@ type Root struct {
 	Needs    []mirror.Need
 	Lock     *lockfile.File
 	Warnings []string
+	// Modules are the registry modules the configuration calls: one
+	// requirement per constraint written, each for the newest match, as
+	// "tofu init" selects a version per call.
+	Modules []mirror.ModuleRequirement
 }
 
 // LoadRoots reads every root module and its lock file. Any problem is bad
@@ -70,7 +75,7 @@ func loadRoot(dir string) (Root, error) {
 	if err != nil {
 		return Root{}, fmt.Errorf("read lock file of %s: %w", dir, err)
 	}
-	r := Root{Dir: dir, Lock: lock, Warnings: cfg.Warnings}
+	r := Root{Dir: dir, Lock: lock, Warnings: cfg.Warnings, Modules: ModuleRequirementsOf(cfg.Modules)}
 	for _, p := range sortedProviders(cfg.Providers) {
 		n := mirror.Need{Provider: p, Root: dir}
 		for _, c := range cfg.Providers[p] {
@@ -197,4 +202,29 @@ func Warn(roots []Root, report func(string)) {
 			report("warning: " + r.Dir + ": " + strings.TrimSpace(w))
 		}
 	}
+}
+
+// ModuleRequirementsOf turns a configuration's registry module calls into
+// requirements, in address order.
+func ModuleRequirementsOf(calls map[addrs.Module][]tfconfig.Constraint) []mirror.ModuleRequirement {
+	mods := slices.SortedFunc(maps.Keys(calls), func(a, b addrs.Module) int { return strings.Compare(a.String(), b.String()) })
+	var out []mirror.ModuleRequirement
+	for _, m := range mods {
+		if len(calls[m]) == 0 {
+			out = append(out, mirror.ModuleRequirement{Module: m, Newest: 1})
+		}
+		for _, c := range calls[m] {
+			out = append(out, mirror.ModuleRequirement{Module: m, Constraint: c.Text, Newest: 1, From: c.Pos})
+		}
+	}
+	return out
+}
+
+// ModuleRequirements gathers the module requirements of every root.
+func ModuleRequirements(roots []Root) []mirror.ModuleRequirement {
+	var out []mirror.ModuleRequirement
+	for _, r := range roots {
+		out = append(out, r.Modules...)
+	}
+	return out
 }

@@ -476,6 +476,11 @@ func HostBlock(host addrs.Hostname, mirrorURL string) string {
 // holds them) in the mirror published at mirrorURL.
 func ServicesBlock(host addrs.Hostname, mirrorURL string, services map[string]string) string {
 	base := strings.TrimSuffix(mirrorURL, "/")
+	if len(services) == 1 {
+		for id, rel := range services {
+			return fmt.Sprintf("host %q {\n  services = { %q = %q }\n}\n", host.ForDisplay(), id, base+rel)
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "host %q {\n  services = {\n", host.ForDisplay())
 	for _, id := range slices.Sorted(maps.Keys(services)) {

@@ -174,7 +174,8 @@ func (s *Server) git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(os.Environ(), //nolint:forbidigo // a test helper: git needs PATH and the rest of the environment
+
 		"GIT_CONFIG_NOSYSTEM=1", "HOME="+s.work, "GIT_TERMINAL_PROMPT=0",
 		"GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_AUTHOR_DATE=2020-01-01T00:00:00Z",
 		"GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@example.com", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
