@@ -72,10 +72,19 @@ const maxPushAttempts = 5
 // Push publishes a release into its provider's repository, in the order
 // registries require and clients expect: the blobs (each platform's
 // byte-identical archive, streamed from its staged file, and the OCI
-// empty config), then one image manifest per platform, then the index
-// under the version's tag, then the provenance artifact referring to the
+// empty config), then one image manifest per platform, then the index by
+// its digest (untagged), then the provenance artifact referring to the
 // index (SHA256SUMS, signature and provenance from r.Record, so the
-// release can be verified from the registry alone).
+// release can be verified from the registry alone), and only then the
+// version's tag. A push stopped at any point (killed, or a write refused)
+// leaves no tag naming an index without its provenance: the tag is
+// missing, or left as it was, and the next push completes it from what
+// is there. In an OCI image layout the tag and the provenance enter
+// index.json in one atomic write.
+//
+// A tag that holds the release's packages but has no provenance artifact
+// (left so by a version of tfmirror that tagged first, or by another
+// tool) gets the artifact, and nothing else is written.
 //
 // Blobs and manifests the repository already holds are found (HEAD) and
 // not uploaded again. The index keeps the platforms (and any other
@@ -456,7 +465,8 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 	return &out, conflicts
 }
 
-// execute writes a plan: blobs, manifests, the index, the record.
+// execute writes a plan: blobs, manifests, then the index, the record
+// and the tag (publishIndex).
 func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOptions, rep *PushReport) error {
 	parallel := opts.Parallel
 	if parallel <= 0 {
@@ -550,31 +560,107 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	rep.ManifestsPushed += int(pushed.Load())
 	rep.ManifestsPresent += int(there.Load())
 
-	// 3. The index, under the tag.
-	if pl.indexChanged {
-		if err := t.PushTagged(ctx, pl.indexDesc, pl.indexData, rep.Tag); err != nil {
-			return fmt.Errorf("push the index %s as %s: %w", pl.indexDesc.Digest, rep.Tag, err)
-		}
-		rep.IndexPushed = true
-	}
-
-	// 4. The provenance artifact, referring to the index.
+	// 3. The index and its provenance, then the tag: the tag is written
+	// last, so that it never names an index without its provenance.
 	if pl.recordKept {
 		rep.ManifestsPresent++
 		rep.BlobsPresent += len(pl.recordBlobs)
-		return nil
 	}
-	if writeRecord {
-		// Pushed even when the manifest is there: planning did not find
-		// it referring to the index (a push killed between storing it and
-		// indexing it as a referrer leaves it so), and PushReferrer does.
+	switch {
+	case writeRecord && pl.indexChanged:
+		if err := publishIndex(ctx, t, pl, rep.Tag); err != nil {
+			return err
+		}
+		rep.ManifestsPushed++
+		rep.RecordPushed, rep.IndexPushed = true, true
+	case writeRecord:
+		// The tag names the index already; only its provenance is
+		// missing (a push stopped before it, or a tag another tool
+		// wrote) or differs. Pushed even when the manifest is there:
+		// planning did not find it referring to the index (a push killed
+		// between storing it and indexing it as a referrer leaves it
+		// so), and PushReferrer does.
 		if err := t.PushReferrer(ctx, pl.recordDesc, pl.recordData, pl.indexDesc); err != nil {
 			return fmt.Errorf("push the provenance manifest %s: %w", pl.recordDesc.Digest, err)
 		}
 		rep.ManifestsPushed++
 		rep.RecordPushed = true
+	case pl.indexChanged:
+		// No provenance to keep (the release has no record, nor had the
+		// tag): the index goes under the tag in one step.
+		if err := t.PushTagged(ctx, pl.indexDesc, pl.indexData, rep.Tag); err != nil {
+			return fmt.Errorf("push the index %s as %s: %w", pl.indexDesc.Digest, rep.Tag, err)
+		}
+		rep.IndexPushed = true
 	}
 	return nil
+}
+
+// referrerTagger is a target that writes a tag together with the
+// referrer of the manifest it names, in one atomic step.
+type referrerTagger interface {
+	pushTaggedWithReferrer(ctx context.Context, index ocispec.Descriptor, indexData []byte, tag string, referrer ocispec.Descriptor, referrerData []byte) error
+}
+
+// publishIndex writes a new index and the provenance artifact referring
+// to it, then points the tag at the index: the index by its digest,
+// untagged; the provenance, which names it as its subject; the tag. A
+// failure before the last step leaves the tag as it was (or missing),
+// with at most an untagged index and its referrer in the repository,
+// which the next push finds and completes.
+func publishIndex(ctx context.Context, t target, pl *pushPlan, tag string) error {
+	if rt, ok := t.(referrerTagger); ok {
+		if err := rt.pushTaggedWithReferrer(ctx, pl.indexDesc, pl.indexData, tag, pl.recordDesc, pl.recordData); err != nil {
+			return fmt.Errorf("push the index %s as %s with its provenance manifest %s: %w", pl.indexDesc.Digest, tag, pl.recordDesc.Digest, err)
+		}
+		return nil
+	}
+	desc := ocispec.Descriptor{MediaType: pl.indexDesc.MediaType, Digest: pl.indexDesc.Digest, Size: pl.indexDesc.Size}
+	if err := t.Push(ctx, desc, bytes.NewReader(pl.indexData)); err != nil {
+		return fmt.Errorf("push the index %s: %w", pl.indexDesc.Digest, err)
+	}
+	if err := t.PushReferrer(ctx, pl.recordDesc, pl.recordData, pl.indexDesc); err != nil {
+		return fmt.Errorf("push the provenance manifest %s of the index %s (the tag %s is not written without it): %w", pl.recordDesc.Digest, pl.indexDesc.Digest, tag, err)
+	}
+	if err := t.PushTagged(ctx, pl.indexDesc, pl.indexData, tag); err != nil {
+		return fmt.Errorf("tag the index %s as %s: %w", pl.indexDesc.Digest, tag, err)
+	}
+	return nil
+}
+
+// pushTaggedWithReferrer stores the index and the referrer, then lists
+// both in one rewrite of index.json: the tag (moved from the index it
+// named, if any) and the referrer (replacing the subject's other
+// referrers of its artifactType), as PushTagged and PushReferrer would
+// one after the other. They cannot be one after the other in the
+// provenance-first order: updateIndex drops a provenance artifact whose
+// subject is not tagged, so a referrer listed before its tag would be
+// dropped at once, and the layout would end with a tag and no
+// provenance. Written together, index.json is never in between.
+func (l *layoutTarget) pushTaggedWithReferrer(ctx context.Context, index ocispec.Descriptor, indexData []byte, tag string, referrer ocispec.Descriptor, referrerData []byte) error {
+	if err := l.pushBytes(ctx, index, indexData); err != nil {
+		return err
+	}
+	if err := l.pushBytes(ctx, referrer, referrerData); err != nil {
+		return err
+	}
+	return l.updateIndex(ctx, func(entries []ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+		old, err := l.referrersIn(ctx, entries, index.Digest.String(), referrer.ArtifactType)
+		if err != nil {
+			return nil, err
+		}
+		entries = slices.DeleteFunc(entries, func(d ocispec.Descriptor) bool {
+			name := d.Annotations[ocispec.AnnotationRefName]
+			return name == tag || (name == "" && slices.ContainsFunc(old, func(o ocispec.Descriptor) bool { return o.Digest == d.Digest }))
+		})
+		tagged := index
+		tagged.Platform = nil
+		tagged.Annotations = map[string]string{ocispec.AnnotationRefName: tag}
+		ref := referrer
+		ref.Platform = nil
+		ref.Annotations = nil
+		return append(entries, tagged, ref), nil
+	})
 }
 
 // pushBlob uploads a blob from a file (streamed, never held in memory) or

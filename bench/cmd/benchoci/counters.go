@@ -171,7 +171,9 @@ func (c *counters) line(b []byte) {
 	kind := classify(e.Method, e.URI, e.Status)
 	c.n[kind]++
 	if kind == kBlobUpload && e.Status == http.StatusCreated {
-		c.n["upload_bytes"] += c.blobSize(e.URI)
+		size := c.blobSize(e.URI)
+		c.n["upload_bytes"] += size
+		c.n["largest_upload"] = max(c.n["largest_upload"], size)
 	}
 }
 
@@ -200,12 +202,15 @@ func (c *counters) synced() int {
 }
 
 // snapshot is every counter (0 for those never seen) and their sum
-// writes: the requests that change what the registry stores.
+// writes: the requests that change what the registry stores. One value is
+// no counter: largest_upload, the size of the largest blob whose upload
+// completed (so a run can tell that a large archive went up as one blob
+// of its size).
 func (c *counters) snapshot() map[string]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := maps.Clone(c.n)
-	for _, k := range append(slices.Clone(allKinds), "requests", "unauthorized", "not_found", "errors", "upload_bytes") {
+	for _, k := range append(slices.Clone(allKinds), "requests", "unauthorized", "not_found", "errors", "upload_bytes", "largest_upload") {
 		out[k] += 0
 	}
 	out["writes"] = 0

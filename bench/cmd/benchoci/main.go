@@ -15,7 +15,9 @@
 //
 //	GET /_stats          the counters so far, KEY=VALUE lines; every request a
 //	                     client saw answered before is in them (it first makes
-//	                     a request of its own and waits for it in the log)
+//	                     a request of its own and waits for it in the log);
+//	                     also largest_upload, the size of the largest blob
+//	                     uploaded so far (a maximum, not a count)
 //	GET /_tags?prefix=P  what the storage holds under repository prefix P:
 //	                     repositories, tags, version_tags (tags not starting
 //	                     "sha256-", the referrers tag schema), KEY=VALUE lines

@@ -94,7 +94,7 @@ func TestCountersLog(t *testing.T) {
 	want := map[string]int64{
 		"requests": 6, "unauthorized": 1, "not_found": 1, "errors": 1,
 		kBlobHead: 1, kUploadStart: 1, kBlobUpload: 1, kManifestPut: 2, kPing: 0,
-		"upload_bytes": 5, "writes": 4,
+		"upload_bytes": 5, "largest_upload": 5, "writes": 4,
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -244,7 +244,7 @@ func TestRegistry(t *testing.T) {
 	stats := get(t, front.URL+"/_stats")
 	for _, want := range []string{
 		"requests=5\n", "unauthorized=1\n", "not_found=1\n", "errors=0\n", "blob_heads=1\n", "upload_starts=1\n",
-		"blob_uploads=1\n", fmt.Sprintf("upload_bytes=%d\n", len(blob)), "manifest_puts=1\n", "writes=3\n",
+		"blob_uploads=1\n", fmt.Sprintf("upload_bytes=%d\n", len(blob)), fmt.Sprintf("largest_upload=%d\n", len(blob)), "manifest_puts=1\n", "writes=3\n",
 	} {
 		if !strings.Contains(stats, want) {
 			t.Errorf("/_stats lacks %q:\n%s", want, stats)
