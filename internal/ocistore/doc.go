@@ -21,7 +21,10 @@
 //     built deterministically, so the same release gives the same digests
 //     on every run and machine;
 //   - how a release is pushed: blobs, then platform manifests, then the
-//     index under the tag, then the provenance artifact; what the
+//     index by digest, then the provenance artifact referring to it, and
+//     the tag last (in a layout, the tag and the provenance in one
+//     index.json write), so no tag ever names an index without its
+//     provenance; what the
 //     repository already holds is found (HEAD, or read while planning)
 //     and never uploaded again; the index merges the platforms already
 //     under the tag; a tag whose package for a platform differs is

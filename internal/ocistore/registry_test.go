@@ -56,8 +56,8 @@ func TestPushAndReadBack(t *testing.T) {
 		t.Errorf("the registry logged %d blob uploads, want 6", got)
 	}
 	// Publish order, from the registry's log: every blob, then the
-	// platforms' manifests, then the index under the tag, then the
-	// provenance (and its referrers tag).
+	// platforms' manifests, then the index by its digest, then the
+	// provenance (and its referrers tag), and the tag last.
 	var order []string
 	for _, r := range srv.Requests(t) {
 		switch {
@@ -67,11 +67,13 @@ func TestPushAndReadBack(t *testing.T) {
 			order = append(order, "tag")
 		case r.Method == http.MethodPut && strings.Contains(r.URI, "/manifests/sha256-"):
 			order = append(order, "referrers-tag")
+		case r.Method == http.MethodPut && strings.HasSuffix(r.URI, "/manifests/"+rep.Index):
+			order = append(order, "index")
 		case r.Method == http.MethodPut && strings.Contains(r.URI, "/manifests/sha256:"):
 			order = append(order, "manifest")
 		}
 	}
-	wantOrder := []string{"blob", "blob", "blob", "blob", "blob", "blob", "manifest", "manifest", "tag", "manifest", "referrers-tag"}
+	wantOrder := []string{"blob", "blob", "blob", "blob", "blob", "blob", "manifest", "manifest", "index", "manifest", "referrers-tag", "tag"}
 	if !slices.Equal(order, wantOrder) {
 		t.Errorf("writes in the order %q, want %q", order, wantOrder)
 	}
@@ -292,10 +294,11 @@ func TestAddPlatformRewritesOnlyTheIndex(t *testing.T) {
 			darwinEntry = a.Manifest
 		}
 	}
-	// Manifests: darwin's, the index under the tag, the provenance, and the
-	// referrers tag of the new index; never linux's manifest.
-	if len(puts) != 4 || puts[0] != darwinEntry || puts[1] != "1.0.0" || !strings.HasPrefix(puts[3], "sha256-") {
-		t.Errorf("manifest PUTs = %q, want darwin's manifest %s, the tag, the provenance and its referrers tag", puts, darwinEntry)
+	// Manifests: darwin's, the new index by its digest, the provenance,
+	// the referrers tag of the new index, then the tag; never linux's
+	// manifest.
+	if len(puts) != 5 || puts[0] != darwinEntry || puts[1] != got.Index || !strings.HasPrefix(puts[3], "sha256-") || puts[4] != "1.0.0" {
+		t.Errorf("manifest PUTs = %q, want darwin's manifest %s, the index %s, the provenance, its referrers tag and the tag", puts, darwinEntry, got.Index)
 	}
 	for _, ref := range puts {
 		if ref == linuxRel.Archives[0].Manifest {

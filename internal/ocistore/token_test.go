@@ -124,8 +124,8 @@ func TestTokenAuthPush(t *testing.T) {
 			if err := s.Ping(ctx, foo); err != nil {
 				t.Errorf("Ping: %v", err)
 			}
-			if n := len(srv.ManifestPuts(t)); n != 10 {
-				t.Errorf("the registry accepted %d manifests, want 10 (per provider: 2 platforms, the tag, the provenance and its referrers tag)", n)
+			if n := len(srv.ManifestPuts(t)); n != 12 {
+				t.Errorf("the registry accepted %d manifests, want 12 (per provider: 2 platforms, the index by digest, the provenance, its referrers tag and the tag)", n)
 			}
 
 			// Scopes: every one names one of the pushed repositories (no
