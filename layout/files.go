@@ -144,3 +144,24 @@ func (s fileSet) add(ctx context.Context, r Reader, rel string, k FileKind) erro
 	s[rel] = k
 	return nil
 }
+
+// DecodeDocument decodes a JSON document of a tree by its path (slash-
+// separated, relative to the root): catalog.json, a provider's index.json,
+// <version>.json or provenance record, a module's index.json or version
+// record.
+func DecodeDocument(rel string, data []byte) (any, error) {
+	module := strings.HasPrefix(rel, ModulesDir+"/")
+	switch {
+	case rel == CatalogPath:
+		return DecodeCatalog(data)
+	case module && path.Base(rel) == "index.json":
+		return DecodeModuleIndex(data)
+	case module:
+		return DecodeModuleRecord(data)
+	case path.Base(rel) == "index.json":
+		return DecodeIndex(data)
+	case strings.HasSuffix(rel, "_provenance.json"):
+		return DecodeProvenance(data)
+	}
+	return DecodeVersion(data)
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -25,7 +24,7 @@ var errNotCanonical = errors.New("not in the canonical form tfmirror writes (pad
 // another JSON reader could take differently from the one that verified
 // it.
 func checkCanonical(rel string, data []byte) error {
-	v, err := decodeDocument(rel, data)
+	v, err := layout.DecodeDocument(rel, data)
 	if err != nil {
 		return err
 	}
@@ -37,20 +36,6 @@ func checkCanonical(rel string, data []byte) error {
 		return errNotCanonical
 	}
 	return nil
-}
-
-// decodeDocument decodes a mirror document by its name: catalog.json,
-// index.json, a provenance record or a <version>.json.
-func decodeDocument(rel string, data []byte) (any, error) {
-	switch {
-	case rel == layout.CatalogPath:
-		return layout.DecodeCatalog(data)
-	case path.Base(rel) == "index.json":
-		return layout.DecodeIndex(data)
-	case strings.HasSuffix(rel, "_provenance.json"):
-		return layout.DecodeProvenance(data)
-	}
-	return layout.DecodeVersion(data)
 }
 
 // documentProblems checks every JSON document among files (paths relative

@@ -201,7 +201,11 @@ func (p *printer) summary(r *mirror.Report, code int) {
 		p.emit(ev)
 		return
 	}
-	fmt.Fprintf(p.w, "\n%d mirrored, %d already present, %d skipped, %d failed\n", c.Mirrored, c.Present, c.Skipped, c.Failed)
+	if len(r.Results) > 0 || len(r.Modules) == 0 {
+		fmt.Fprintf(p.w, "\n%d mirrored, %d already present, %d skipped, %d failed\n", c.Mirrored, c.Present, c.Skipped, c.Failed)
+	} else {
+		fmt.Fprintln(p.w)
+	}
 	if len(r.Modules) > 0 {
 		fmt.Fprintf(p.w, "modules: %d mirrored, %d already present, %d failed\n",
 			r.CountModules(mirror.StatusMirrored), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed))

@@ -55,6 +55,7 @@ type Registry struct {
 	mu        sync.Mutex
 	providers map[string]*provider      // by "namespace/type"
 	modules   map[string]*modulePackage // by "namespace/name/system" (modules.go)
+	files     map[string][]byte         // by URL path (AddFile)
 	faults    faults
 	requests  []string
 	log       []Request

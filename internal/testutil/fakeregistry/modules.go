@@ -95,6 +95,7 @@ func (r *Registry) ModuleRequests() map[string]int {
 
 // routeModules adds the modules.v1 endpoints to mux.
 func (r *Registry) routeModules(mux *http.ServeMux) {
+	mux.HandleFunc("GET /files/{name...}", r.serve(r.file))
 	mux.HandleFunc("GET "+modulesPrefix+"{ns}/{name}/{system}/versions", r.serve(r.moduleVersions))
 	mux.HandleFunc("GET "+modulesPrefix+"{ns}/{name}/{system}/{version}/download", r.serve(r.moduleDownload))
 }
@@ -135,4 +136,27 @@ func (r *Registry) moduleDownload(req *http.Request) *response {
 		}
 	}
 	return nil
+}
+
+// AddFile serves body at URL path "/files/" + name (a module archive a
+// relative location names, for one). It returns the path.
+func (r *Registry) AddFile(name string, body []byte) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.files == nil {
+		r.files = map[string][]byte{}
+	}
+	p := "/files/" + name
+	r.files[p] = append([]byte(nil), body...)
+	return p
+}
+
+// file answers with a file AddFile added; nil (404) if none. The caller
+// holds r.mu.
+func (r *Registry) file(req *http.Request) *response {
+	body, ok := r.files[req.URL.Path]
+	if !ok {
+		return nil
+	}
+	return &response{contentType: "application/octet-stream", body: body}
 }
