@@ -74,6 +74,9 @@ type ModuleResult struct {
 	Commit  string
 }
 
+// ErrModuleUnknown means the registry does not know the module.
+var ErrModuleUnknown = errors.New("the registry does not know this module")
+
 // ErrUpstreamMoved means a module version's upstream now gives other
 // content than the mirror published for it (a moved tag): the published
 // package is left as it was.
@@ -83,7 +86,10 @@ var ErrUpstreamMoved = errors.New("the upstream content of a published module ve
 type ModuleError struct {
 	Module  addrs.Module
 	Version string // "" when no version was chosen yet
-	Err     error
+	// Input is true when what was asked for is wrong (an unknown module,
+	// a constraint no version matches), not a failure to get it.
+	Input bool
+	Err   error
 }
 
 func (e *ModuleError) Error() string {
@@ -198,17 +204,19 @@ func (b *ModuleBuilder) parallel() int {
 // recorded and selects nothing.
 func (b *ModuleBuilder) selectVersions(ctx context.Context, r ModuleRequirement) []addrs.Version {
 	available, err := b.available(ctx, r.Module)
+	input := errors.Is(err, ErrModuleUnknown)
 	if err == nil {
 		var sel []addrs.Version
 		sel, err = SelectModuleVersions(r, available)
 		if err == nil {
 			return sel
 		}
+		input = true
 	}
 	if r.From != "" {
 		err = fmt.Errorf("%w (required by %s)", err, r.From)
 	}
-	b.errs = append(b.errs, &ModuleError{Module: r.Module, Err: err})
+	b.errs = append(b.errs, &ModuleError{Module: r.Module, Input: input, Err: err})
 	return nil
 }
 

@@ -56,16 +56,18 @@ func ExitCode(err error) int {
 // satisfied as asked (unknown provider, no matching version) and no other
 // kind of failure.
 func isInputError(err error) bool {
-	var rerr *mirror.ResolveError
-	if !errors.As(err, &rerr) {
-		return false
-	}
-	for _, e := range flatten(err) {
-		if !errors.As(e, &rerr) || !rerr.Input {
+	leaves := flatten(err)
+	for _, e := range leaves {
+		var rerr *mirror.ResolveError
+		var merr *mirror.ModuleError
+		switch {
+		case errors.As(e, &rerr) && rerr.Input:
+		case errors.As(e, &merr) && merr.Input:
+		default:
 			return false
 		}
 	}
-	return true
+	return len(leaves) > 0
 }
 
 // flatten returns the leaves of a tree of joined errors.

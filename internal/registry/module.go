@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,12 +10,13 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // ErrModuleUnknown means the registry does not know a module package: it
 // answered its versions request with 404 Not Found, or with a list that
 // names no module.
-var ErrModuleUnknown = errors.New("the registry does not know this module")
+var ErrModuleUnknown = mirror.ErrModuleUnknown
 
 // locationHeader is where a module registry may give a download location
 // instead of the JSON body.

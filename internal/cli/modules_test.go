@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
+	"github.com/tfmirror/tfmirror/internal/testutil/gitserver"
+	"github.com/tfmirror/tfmirror/internal/testutil/targz"
+	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// moduleOrigin is a module registry (the fake registry) and a git server
+// over TLS from one test CA, with download locations in every form the
+// registries return.
+func moduleOrigin(t *testing.T) (origin, *gitserver.Server, map[string]string) {
+	t.Helper()
+	ca := testca.New(t)
+	reg := fakeregistry.New(t, ca)
+	git := gitserver.Start(t, ca)
+	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
+	o := origin{reg: reg, environ: []string{"SSL_CERT_FILE=" + caFile}}
+
+	commits := map[string]string{}
+	commits["tagged"] = git.Commit(t, "tagged", map[string]string{"main.tf": "# tagged\n"}, "v1.0.0")
+	commits["pinned"] = git.Commit(t, "pinned", map[string]string{"main.tf": "# pinned\n", "modules/x/main.tf": "# x\n"}, "")
+	git.Commit(t, "pinned", map[string]string{"main.tf": "# later\n"}, "")
+	reg.AddModule("acme/tagged/aws", "1.0.0", "git::"+git.RepoURL("tagged")+"?ref=v1.0.0", false)
+	reg.AddModule("acme/pinned/aws", "1.0.0", "git::"+git.RepoURL("pinned")+"//modules/x?ref="+commits["pinned"], false)
+
+	reg.AddFile("rel.tar.gz", targz.Pack(t, []targz.Entry{targz.Regular("top-1.0.0/main.tf", "# rel\n")}, nil))
+	reg.AddModule("acme/rel/aws", "1.0.0", "../../../../../../files/rel.tar.gz//*", false)
+	reg.AddFile("zip.zip", zipbuild.Bytes(t, zipbuild.File("main.tf", "# zip\n")))
+	reg.AddModule("acme/zip/aws", "1.0.0", reg.URL+"/files/zip.zip", false)
+	reg.AddModule("acme/zip/aws", "1.1.0", reg.URL+"/files/zip.zip?archive=zip", true)
+	return o, git, commits
+}
+
+func moduleManifest(o origin, blocks string) string {
+	return blocks + `
+host "registry.opentofu.org" {
+  services = { "modules.v1" = "` + o.reg.ModulesURL + `" }
+}
+`
+}
+
+func readModuleRecord(t *testing.T, site, module, version string) layout.ModuleRecord {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(site, "modules", "registry.opentofu.org", filepath.FromSlash(module), version+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := layout.DecodeModuleRecord(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestBuildMirrorsModuleLocations builds module blocks whose registry
+// answers in every form (git at a tag, git at a commit with a //subdir, a
+// relative .tar.gz with //*, a .zip in the body and one in X-Terraform-Get
+// with an ?archive= hint) and checks what the tree records and serves.
+func TestBuildMirrorsModuleLocations(t *testing.T) {
+	o, _, commits := moduleOrigin(t)
+	dir := t.TempDir()
+	writeManifest(t, dir, moduleManifest(o, `
+module "acme/tagged/aws" { versions = "1.0.0" }
+module "acme/pinned/aws" { newest = 1 }
+module "acme/rel/aws" { newest = 1 }
+module "acme/zip/aws" { versions = ">= 1.0" }
+`))
+	code, stdout, stderr := o.run(t, dir, "build", "--json")
+	if code != 0 {
+		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	site := filepath.Join(dir, "site")
+	for _, tc := range []struct{ module, version, subdir, commit string }{
+		{"acme/tagged/aws", "1.0.0", "", commits["tagged"]},
+		{"acme/pinned/aws", "1.0.0", "modules/x", commits["pinned"]},
+		{"acme/rel/aws", "1.0.0", "top-1.0.0", ""},
+		{"acme/zip/aws", "1.0.0", "", ""},
+		{"acme/zip/aws", "1.1.0", "", ""},
+	} {
+		rec := readModuleRecord(t, site, tc.module, tc.version)
+		if rec.Subdir != tc.subdir || rec.Upstream.Commit != tc.commit || (tc.commit == "") != (rec.Upstream.ArchiveSHA256 != "") {
+			t.Errorf("%s %s: record %+v, want subdir %q, commit %q", tc.module, tc.version, rec, tc.subdir, tc.commit)
+		}
+		var doc struct {
+			Location string `json:"location"`
+		}
+		data, err := os.ReadFile(filepath.Join(site, "replica", "registry.opentofu.org", "v1", "modules", filepath.FromSlash(tc.module), tc.version, "download"))
+		if err == nil {
+			err = json.Unmarshal(data, &doc)
+		}
+		want := "../../../../../../../../modules/registry.opentofu.org/" + tc.module + "/" + tc.version + ".zip"
+		if tc.subdir != "" {
+			want += "//" + tc.subdir
+		}
+		if err != nil || doc.Location != want {
+			t.Errorf("%s %s: download document %q (%v), want location %q", tc.module, tc.version, data, err, want)
+		}
+	}
+	var summary jsonEvent
+	for line := range strings.Lines(stdout) {
+		var ev jsonEvent
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "summary" {
+			summary = ev
+		}
+	}
+	if len(summary.Modules) != 5 || summary.ExitCode == nil || *summary.ExitCode != 0 {
+		t.Errorf("--json summary: %+v, want 5 modules and exit code 0", summary)
+	}
+	if out := mustRun(t, o, dir, "verify", site); !strings.Contains(out, " 0 problems, 0 warnings") {
+		t.Errorf("verify:\n%s", out)
+	}
+}
+
+// TestModuleInputErrors: an unknown module or a constraint no version
+// matches is bad input (exit 2) naming the module; a dry run fetches and
+// writes nothing.
+func TestModuleInputErrors(t *testing.T) {
+	o, git, _ := moduleOrigin(t)
+	dir := t.TempDir()
+	writeManifest(t, dir, moduleManifest(o, `module "acme/nothere/aws" { newest = 1 }`))
+	if code, stdout, stderr := o.run(t, dir, "build"); code != ExitUsage || !strings.Contains(stdout+stderr, "module acme/nothere/aws") {
+		t.Errorf("unknown module: exit %d, want 2 naming it\n%s%s", code, stdout, stderr)
+	}
+	writeManifest(t, dir, moduleManifest(o, `module "acme/zip/aws" { versions = "~> 9.0" }`))
+	if code, stdout, stderr := o.run(t, dir, "build"); code != ExitUsage || !strings.Contains(stdout+stderr, `module acme/zip/aws: no version matches "~> 9.0"`) {
+		t.Errorf("no matching version: exit %d, want 2 naming the module and constraint\n%s%s", code, stdout, stderr)
+	}
+	writeManifest(t, dir, moduleManifest(o, `module "acme/zip/aws" { versions = "~> 1.0, >= nonsense" }`))
+	if code, stdout, stderr := o.run(t, dir, "build"); code != ExitUsage || !strings.Contains(stderr, "mirror.hcl:1") {
+		t.Errorf("a bad constraint: exit %d, want 2 at its position\n%s%s", code, stdout, stderr)
+	}
+
+	writeManifest(t, dir, moduleManifest(o, `module "acme/tagged/aws" { newest = 1 }`))
+	before := git.Requests()
+	code, stdout, stderr := o.run(t, dir, "build", "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "would fetch 1 module versions, keep 0") {
+		t.Errorf("dry run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if git.Requests() != before {
+		t.Error("a dry run fetched from git")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "site", "modules")); !os.IsNotExist(err) {
+		t.Errorf("a dry run wrote modules: %v", err)
+	}
+}
