@@ -350,3 +350,25 @@ func TestModuleBundleRoundTrip(t *testing.T) {
 		t.Errorf("installing from the imported mirror made %d requests to the origin", n)
 	}
 }
+
+// TestTerraformInstallsModulesThroughNginx installs the modules with
+// Terraform (where a binary is present: it cannot be built here), which
+// reads each location from the X-Terraform-Get header the example nginx
+// configuration sends, through the same host block.
+func TestTerraformInstallsModulesThroughNginx(t *testing.T) {
+	terraform := terraformBin(t)
+	f := newModuleFixture(t)
+	if out, code := f.build(t); code != 0 {
+		t.Fatalf("build: exit %d\n%s", code, out)
+	}
+	origin := initModules(t, tofuBin(t), f.config, moduleHostCLI(f.reg.ModulesURL), f.env)
+	base := startNginxServer(t, f.site, f.ca, exampleServerBlock(t))
+	before := f.originRequests()
+	got := initModules(t, terraform, f.config, moduleHostCLI(base+"replica/registry.opentofu.org/v1/modules/"), f.env)
+	if diff := diffTrees(origin, got); diff != "" {
+		t.Errorf("terraform: the module tree differs from the one tofu installs from the origin:\n%s", diff)
+	}
+	if n := f.originRequests() - before; n != 0 {
+		t.Errorf("installing with terraform made %d requests to the origin", n)
+	}
+}
