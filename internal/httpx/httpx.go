@@ -67,7 +67,7 @@ func NewClient(transport http.RoundTripper, userAgent string, maxRedirects int, 
 		Transport: userAgentTransport{next: transport, agent: userAgent},
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			dropCredentials(req, via)
+			DropCredentials(req, via)
 			if len(via) > maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
 			}

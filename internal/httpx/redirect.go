@@ -20,7 +20,7 @@ func HTTPSOnlyClient(c *http.Client) *http.Client {
 	guarded := *c
 	next := c.CheckRedirect
 	guarded.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		dropCredentials(req, via)
+		DropCredentials(req, via)
 		if req.URL.Scheme != "https" {
 			return fmt.Errorf("refused the redirect from %s to %s: only https is allowed here", Redact(via[len(via)-1].URL), Redact(req.URL))
 		}
@@ -35,24 +35,39 @@ func HTTPSOnlyClient(c *http.Client) *http.Client {
 	return &guarded
 }
 
-// dropCredentials removes the Authorization and Cookie headers from a
+// DropCredentials removes the Authorization and Cookie headers from a
 // redirect once the chain has left the first request's origin (scheme,
-// host and port). Go's own rule keeps them for a subdomain, another port
-// or plain http on the same host name.
-func dropCredentials(req *http.Request, via []*http.Request) {
+// host and port, a missing port being the scheme's). Go's own rule keeps
+// them for a subdomain, another port or plain http on the same host name.
+// Every redirect policy of tfmirror's clients calls it, so no credential
+// reaches a host it was not meant for (registries send blob downloads to
+// S3 or a CDN).
+func DropCredentials(req *http.Request, via []*http.Request) {
 	first := via[0].URL
-	left := !sameOrigin(first, req.URL)
-	for _, hop := range via[1:] {
-		left = left || !sameOrigin(first, hop.URL)
-	}
-	if left {
-		req.Header.Del("Authorization")
-		req.Header.Del("Cookie")
+	for _, hop := range append(via[1:], req) {
+		if !sameOrigin(first, hop.URL) {
+			req.Header.Del("Authorization")
+			req.Header.Del("Cookie")
+			return
+		}
 	}
 }
 
-// sameOrigin reports whether a and b have the same scheme, host and port
-// (as written: an explicit default port counts as another origin).
+// sameOrigin reports whether a and b have the same scheme, host and port.
 func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
+	return strings.EqualFold(a.Scheme, b.Scheme) && canonicalHost(a) == canonicalHost(b)
+}
+
+// canonicalHost is host:port with the scheme's default port made explicit.
+func canonicalHost(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
 }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/httpx"
@@ -95,7 +94,7 @@ func guarded(c *http.Client) *http.Client {
 	g := *c
 	next := c.CheckRedirect
 	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		dropCredentials(req, via)
+		httpx.DropCredentials(req, via)
 		if err := checkTransport(req.URL, false); err != nil {
 			return fmt.Errorf("refused the redirect to %s: %w", httpx.Redact(req.URL), err)
 		}
@@ -108,25 +107,4 @@ func guarded(c *http.Client) *http.Client {
 		return nil
 	}
 	return &g
-}
-
-// dropCredentials removes the Authorization header (and cookies) from a
-// redirect once the chain has left the first request's origin: Go keeps
-// them for another port or a subdomain of the same host.
-func dropCredentials(req *http.Request, via []*http.Request) {
-	first := via[0].URL
-	left := !sameOrigin(first, req.URL)
-	for _, hop := range via[1:] {
-		left = left || !sameOrigin(first, hop.URL)
-	}
-	if left {
-		req.Header.Del("Authorization")
-		req.Header.Del("Cookie")
-	}
-}
-
-// sameOrigin reports whether a and b have the same scheme, host and port
-// as written.
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }

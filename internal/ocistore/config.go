@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,29 +242,6 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("stopped after %d redirects", maxRedirects)
 	}
-	for _, r := range append(via[1:], req) {
-		if !sameOrigin(via[0].URL, r.URL) {
-			req.Header.Del("Authorization")
-			req.Header.Del("Cookie")
-			break
-		}
-	}
+	httpx.DropCredentials(req, via)
 	return nil
-}
-
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && canonicalHost(a) == canonicalHost(b)
-}
-
-func canonicalHost(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
-		}
-	}
-	return strings.ToLower(u.Hostname()) + ":" + port
 }
