@@ -62,7 +62,16 @@ type ModuleCallReader interface {
 	ModuleCalls(packageRoot, subdir string) ([]ModuleRequirement, error)
 }
 
-// ModuleStatus values are those of Status.
+// ModuleRegistry is a destination of module packages that is not a tree,
+// such as an OCI registry: it keeps the package, the trees keep the record.
+type ModuleRegistry interface {
+	// HeldModule reports whether the registry holds the version's package
+	// with the given SHA-256 (hex).
+	HeldModule(ctx context.Context, m addrs.Module, v addrs.Version, sha256Hex string) (bool, error)
+	// PublishModule publishes the package at path, which the record
+	// describes and the caller has checked.
+	PublishModule(ctx context.Context, m addrs.Module, v addrs.Version, path string, rec layout.ModuleRecord) error
+}
 
 // ModuleResult is what happened to one module version.
 type ModuleResult struct {
@@ -111,7 +120,11 @@ type ModuleBuilder struct {
 	Fetcher ModuleFetcher
 	Calls   ModuleCallReader
 	Trees   []*layout.Tree
-	Work    *layout.Workspace
+	// Registries receive every package too, from the same fetch; a
+	// version the trees hold and a registry lacks is pushed from the first
+	// tree's copy, without fetching it again.
+	Registries []ModuleRegistry
+	Work       *layout.Workspace
 	// Parallel bounds concurrent fetches; 0 means DefaultParallel.
 	Parallel int
 	// Limits bound a package's content.
@@ -274,6 +287,10 @@ func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Ver
 	case err != nil:
 	case held && !b.Recheck:
 		res.Status, res.Bytes, res.Commit = StatusPresent, rec.Size, rec.Upstream.Commit
+		var pushed bool
+		if pushed, err = b.fillRegistries(ctx, m, v, rec); pushed {
+			res.Status = StatusMirrored
+		}
 	case b.DryRun:
 		res.Status = StatusPlanned
 	default:
@@ -300,6 +317,64 @@ func (b *ModuleBuilder) finish(res ModuleResult) {
 	if b.OnResult != nil {
 		b.OnResult(res)
 	}
+}
+
+// fillRegistries pushes a version the trees hold to every registry that
+// lacks it, from the first tree's copy (checked against the record), and
+// reports whether it pushed anything. A dry run only looks.
+func (b *ModuleBuilder) fillRegistries(ctx context.Context, m addrs.Module, v addrs.Version, rec layout.ModuleRecord) (bool, error) {
+	var lacking []ModuleRegistry
+	for _, r := range b.Registries {
+		has, err := r.HeldModule(ctx, m, v, rec.SHA256)
+		if err != nil {
+			return false, err
+		}
+		if !has {
+			lacking = append(lacking, r)
+		}
+	}
+	if len(lacking) == 0 || b.DryRun {
+		return false, nil
+	}
+	staged, cleanup, err := b.copyFromTree(ctx, m, v, rec)
+	if err != nil {
+		return false, err
+	}
+	defer cleanup()
+	for _, r := range lacking {
+		if err := r.PublishModule(ctx, m, v, staged, rec); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// copyFromTree copies the first tree's package of a version into the
+// workspace and checks it against the record.
+func (b *ModuleBuilder) copyFromTree(ctx context.Context, m addrs.Module, v addrs.Version, rec layout.ModuleRecord) (string, func(), error) {
+	body, err := b.Trees[0].OpenModuleArchive(ctx, m, v)
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() { _ = body.Close() }()
+	f, err := os.CreateTemp(b.Work.StagingDir(), "module-*.zip")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { _ = os.Remove(f.Name()) }
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(body, rec.Size+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && hex.EncodeToString(h.Sum(nil)) != rec.SHA256 {
+		err = fmt.Errorf("the mirror's package is not the recorded one (SHA-256 %s); run tfmirror verify", rec.SHA256)
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return f.Name(), cleanup, nil
 }
 
 // held reports whether every tree holds the version, with its record.
@@ -376,6 +451,11 @@ func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Vers
 		}
 		if err != nil {
 			return rec, fmt.Errorf("publish into %s: %w", t.Location(), err)
+		}
+	}
+	for _, r := range b.Registries {
+		if err := r.PublishModule(ctx, m, v, staged, rec); err != nil {
+			return rec, err
 		}
 	}
 	return rec, nil
