@@ -60,12 +60,15 @@ type templateError struct{ error }
 func (e templateError) Unwrap() error        { return e.error }
 func (e templateError) Is(target error) bool { return target == ErrTemplate }
 
-// Error is a failure of an operation on a provider's repository. Its
-// message names the provider, the version (when there is one) and the
-// repository, and never holds a credential.
+// Error is a failure of an operation on a provider's repository, or on a
+// module package's. Its message names the provider or module, the version
+// (when there is one) and the repository, and never holds a credential.
 type Error struct {
-	Op         string // "push", "read", "list the versions of"
-	Provider   addrs.Provider
+	Op       string // "push", "read", "list the versions of"
+	Provider addrs.Provider
+	// Module is the module package of an operation on one (Provider is
+	// zero then).
+	Module     addrs.Module
 	Version    string // "" for an operation on the whole repository
 	Repository string // as Store.Repository names it
 	Kind       error  // one of the Err* values above, or nil
@@ -76,7 +79,12 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Op)
 	b.WriteString(" ")
-	b.WriteString(e.Provider.String())
+	if e.Module != (addrs.Module{}) {
+		b.WriteString("module ")
+		b.WriteString(e.Module.String())
+	} else {
+		b.WriteString(e.Provider.String())
+	}
 	if e.Version != "" {
 		b.WriteString(" ")
 		b.WriteString(e.Version)

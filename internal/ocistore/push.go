@@ -108,13 +108,13 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 	if err != nil {
 		return PushReport{}, fmt.Errorf("push %s %s: %w", r.Provider, r.Version, err)
 	}
-	if err := s.misfitFor(r.Provider, r.Version); err != nil {
+	if err := s.misfitFor(r.Provider.String(), r.Version); err != nil {
 		return PushReport{}, err
 	}
 	ver := r.Version.String()
 	rep := PushReport{Repository: name, Tag: Tag(r.Version)}
-	if err := (registry.Reference{Reference: rep.Tag}).ValidateReferenceAsTag(); err != nil {
-		return rep, s.fail("push", r.Provider, ver, name, fmt.Errorf("the version's tag %q is not a valid OCI tag (letters, digits, _ . -, at most 128 characters): %w", rep.Tag, err))
+	if err := checkTag(rep.Tag); err != nil {
+		return rep, s.fail("push", r.Provider, ver, name, err)
 	}
 	defer s.lockTag(name + ":" + rep.Tag)()
 	pkgs, err := s.packages(ctx, t, r)
@@ -150,6 +150,14 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 			return rep, s.fail("push", r.Provider, ver, name, fmt.Errorf("another writer keeps changing the tag %s (now %s)", rep.Tag, got.Digest))
 		}
 	}
+}
+
+// checkTag refuses a version's tag that is not a valid OCI tag.
+func checkTag(tag string) error {
+	if err := (registry.Reference{Reference: tag}).ValidateReferenceAsTag(); err != nil {
+		return fmt.Errorf("the version's tag %q is not a valid OCI tag (letters, digits, _ . -, at most 128 characters): %w", tag, err)
+	}
+	return nil
 }
 
 // pkg is one platform's package to publish.
@@ -468,18 +476,7 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 // execute writes a plan: blobs, manifests, then the index, the record
 // and the tag (publishIndex).
 func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOptions, rep *PushReport) error {
-	parallel := opts.Parallel
-	if parallel <= 0 {
-		parallel = s.cfg.Parallel
-	}
-	if parallel <= 0 {
-		parallel = defaultParallel
-	}
-	type upload struct {
-		desc ocispec.Descriptor
-		file string
-		data []byte
-	}
+	parallel := s.parallelism(opts.Parallel)
 	var uploads []upload
 	seen := map[digest.Digest]bool{}
 	add := func(u upload) {
@@ -490,8 +487,7 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	}
 	writeRecord := pl.record != nil && !pl.recordKept
 	if len(pl.pkgs) > 0 || writeRecord {
-		empty := ocispec.DescriptorEmptyJSON
-		add(upload{desc: ocispec.Descriptor{MediaType: empty.MediaType, Digest: empty.Digest, Size: empty.Size}, data: empty.Data})
+		add(emptyConfig())
 	}
 	for _, p := range pl.pkgs {
 		add(upload{desc: ocispec.Descriptor{MediaType: p.layer.MediaType, Digest: p.layer.Digest, Size: p.layer.Size}, file: p.file})
@@ -503,38 +499,16 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	}
 
 	// 1. Blobs.
-	var uploaded, present atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(parallel)
-	for _, u := range uploads {
-		g.Go(func() error {
-			ok, err := t.Exists(gctx, u.desc)
-			if err != nil {
-				return fmt.Errorf("check blob %s: %w", u.desc.Digest, err)
-			}
-			if ok {
-				present.Add(1)
-				return nil
-			}
-			if u.file == "" && u.data == nil {
-				return fmt.Errorf("blob %s: not in the repository, and no staged file: %w", u.desc.Digest, fs.ErrNotExist)
-			}
-			if err := s.pushBlob(gctx, t, u.desc, u.file, u.data); err != nil {
-				return fmt.Errorf("upload blob %s: %w", u.desc.Digest, err)
-			}
-			uploaded.Add(1)
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	uploaded, present, err := s.uploadBlobs(ctx, t, uploads, parallel)
+	if err != nil {
 		return err
 	}
-	rep.BlobsUploaded += int(uploaded.Load())
-	rep.BlobsPresent += int(present.Load())
+	rep.BlobsUploaded += uploaded
+	rep.BlobsPresent += present
 
 	// 2. The platforms' manifests.
 	var pushed, there atomic.Int64
-	g, gctx = errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for _, p := range pl.pkgs {
 		g.Go(func() error {
@@ -661,6 +635,62 @@ func (l *layoutTarget) pushTaggedWithReferrer(ctx context.Context, index ocispec
 		ref.Annotations = nil
 		return append(entries, tagged, ref), nil
 	})
+}
+
+// parallelism is how many uploads run at once: n, else Config.Parallel,
+// else the default.
+func (s *Store) parallelism(n int) int {
+	if n <= 0 {
+		n = s.cfg.Parallel
+	}
+	if n <= 0 {
+		n = defaultParallel
+	}
+	return n
+}
+
+// upload is a blob to push: from a file (streamed) or from memory.
+type upload struct {
+	desc ocispec.Descriptor
+	file string
+	data []byte
+}
+
+// emptyConfig is the upload of the OCI empty config blob ("{}").
+func emptyConfig() upload {
+	empty := ocispec.DescriptorEmptyJSON
+	return upload{desc: ocispec.Descriptor{MediaType: empty.MediaType, Digest: empty.Digest, Size: empty.Size}, data: empty.Data}
+}
+
+// uploadBlobs pushes the blobs the repository does not hold yet (found
+// with a HEAD, or Exists in a layout), at most parallel at once, and
+// counts those uploaded and those present already.
+func (s *Store) uploadBlobs(ctx context.Context, t target, uploads []upload, parallel int) (uploaded, present int, err error) {
+	var up, there atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for _, u := range uploads {
+		g.Go(func() error {
+			ok, err := t.Exists(gctx, u.desc)
+			if err != nil {
+				return fmt.Errorf("check blob %s: %w", u.desc.Digest, err)
+			}
+			if ok {
+				there.Add(1)
+				return nil
+			}
+			if u.file == "" && u.data == nil {
+				return fmt.Errorf("blob %s: not in the repository, and no staged file: %w", u.desc.Digest, fs.ErrNotExist)
+			}
+			if err := s.pushBlob(gctx, t, u.desc, u.file, u.data); err != nil {
+				return fmt.Errorf("upload blob %s: %w", u.desc.Digest, err)
+			}
+			up.Add(1)
+			return nil
+		})
+	}
+	err = g.Wait()
+	return int(up.Load()), int(there.Load()), err
 }
 
 // pushBlob uploads a blob from a file (streamed, never held in memory) or

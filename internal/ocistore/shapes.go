@@ -152,15 +152,22 @@ func decodeIndex(data []byte) (ocispec.Index, error) {
 // zipLayer returns the one archive/zip layer of a platform's manifest,
 // checking what OpenTofu checks.
 func zipLayer(data []byte) (ocispec.Descriptor, error) {
+	return zipLayerOf(data, ArtifactTypeProviderTarget, "platform manifest")
+}
+
+// zipLayerOf returns the one archive/zip layer of an image manifest of
+// artifactType, checking what OpenTofu checks; what names the manifest in
+// an error.
+func zipLayerOf(data []byte, artifactType, what string) (ocispec.Descriptor, error) {
 	var m ocispec.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("the platform manifest is not JSON: %w", err)
+		return ocispec.Descriptor{}, fmt.Errorf("the %s is not JSON: %w", what, err)
 	}
 	if m.MediaType != ocispec.MediaTypeImageManifest {
-		return ocispec.Descriptor{}, fmt.Errorf("the platform manifest's mediaType is %q, not %q", m.MediaType, ocispec.MediaTypeImageManifest)
+		return ocispec.Descriptor{}, fmt.Errorf("the %s's mediaType is %q, not %q", what, m.MediaType, ocispec.MediaTypeImageManifest)
 	}
-	if m.ArtifactType != ArtifactTypeProviderTarget {
-		return ocispec.Descriptor{}, fmt.Errorf("the platform manifest's artifactType is %q, not %q", m.ArtifactType, ArtifactTypeProviderTarget)
+	if m.ArtifactType != artifactType {
+		return ocispec.Descriptor{}, fmt.Errorf("the %s's artifactType is %q, not %q", what, m.ArtifactType, artifactType)
 	}
 	var zips []ocispec.Descriptor
 	for _, l := range m.Layers {
@@ -170,9 +177,9 @@ func zipLayer(data []byte) (ocispec.Descriptor, error) {
 	}
 	switch {
 	case len(zips) == 0:
-		return ocispec.Descriptor{}, fmt.Errorf("the platform manifest has no %s layer", MediaTypeZip)
+		return ocispec.Descriptor{}, fmt.Errorf("the %s has no %s layer", what, MediaTypeZip)
 	case len(zips) > 1:
-		return ocispec.Descriptor{}, fmt.Errorf("the platform manifest has %d %s layers; OpenTofu requires exactly one", len(zips), MediaTypeZip)
+		return ocispec.Descriptor{}, fmt.Errorf("the %s has %d %s layers; OpenTofu requires exactly one", what, len(zips), MediaTypeZip)
 	}
 	if zips[0].Digest.Algorithm() != digest.SHA256 || zips[0].Digest.Validate() != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("the package layer's digest %q is not a sha256 digest", zips[0].Digest)

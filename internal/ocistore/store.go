@@ -50,7 +50,7 @@ type Store struct {
 	mu      sync.Mutex
 	clients map[string]*registryClient // by registry host
 	targets map[string]target          // by repository
-	owners  map[string]addrs.Provider  // repository -> the provider it holds
+	owners  map[string]fmt.Stringer    // repository -> the provider or module package it holds
 	tags    map[string]*sync.Mutex     // "repository:tag" -> held by its push
 	// misfit is the first error of the template for a provider (an
 	// ErrTemplate): every push after it fails.
@@ -86,7 +86,7 @@ func New(_ context.Context, ref string, cfg Config) (*Store, error) {
 		env:       environ.Parse(cfg.Environ),
 		clients:   map[string]*registryClient{},
 		targets:   map[string]target{},
-		owners:    map[string]addrs.Provider{},
+		owners:    map[string]fmt.Stringer{},
 		tags:      map[string]*sync.Mutex{},
 		userAgent: cfg.UserAgent,
 	}
@@ -145,30 +145,63 @@ func (s *Store) Repository(p addrs.Provider) (string, error) {
 // repository returns the repository's name, its registry host and path
 // (for a registry), and records which provider it holds.
 func (s *Store) repository(p addrs.Provider) (name, host, path string, err error) {
-	if s.tmpl == nil {
-		// The provider address parts are valid path components:
-		// addrs.ParseProvider refuses anything else.
-		name = filepath.Join(s.dir, p.Hostname.String(), p.Namespace, p.Type)
-	} else {
-		rendered := s.tmpl.render(p)
-		host, path, err = splitRepository(rendered)
-		if err != nil {
-			return "", "", "", s.misfits(fmt.Errorf("provider %s: the repository template %q gives %q, which is not a valid OCI repository address "+
-				"(lowercase letters, digits and the separators . _ - / only): %w", p, s.tmpl.raw, rendered, err))
-		}
-		name = host + "/" + path
+	name, host, path, err = s.locate(p.Hostname.String(), p.Namespace, p.Type)
+	if err != nil {
+		return "", "", "", s.misfits(fmt.Errorf("provider %s: %w", p, err))
 	}
+	if err := s.claim(name, p); err != nil {
+		return "", "", "", s.misfits(err)
+	}
+	return name, host, path, nil
+}
+
+// locate returns the repository the template gives for the values of
+// ${hostname}, ${namespace} and ${type} (its name, and its registry host
+// and path), or the layout's directory for them.
+func (s *Store) locate(hostname, namespace, typ string) (name, host, path string, err error) {
+	if s.tmpl == nil {
+		// The address parts are valid path components: addrs refuses
+		// anything else.
+		return filepath.Join(s.dir, hostname, namespace, typ), "", "", nil
+	}
+	rendered := s.tmpl.renderParts(hostname, namespace, typ)
+	host, path, err = splitRepository(rendered)
+	if err != nil {
+		return "", "", "", fmt.Errorf("the repository template %q gives %q, which is not a valid OCI repository address "+
+			"(lowercase letters, digits and the separators . _ - / only): %w", s.tmpl.raw, rendered, err)
+	}
+	return host + "/" + path, host, path, nil
+}
+
+// claim records that the repository name holds who (an addrs.Provider or
+// an addrs.Module), and refuses it when it holds another.
+func (s *Store) claim(name string, who fmt.Stringer) error {
 	s.mu.Lock()
 	other, taken := s.owners[name]
 	if !taken {
-		s.owners[name] = p
+		s.owners[name] = who
 	}
 	s.mu.Unlock()
-	if taken && other != p {
-		return "", "", "", s.misfits(fmt.Errorf("the repository template %q gives the same repository %s for %s and %s: "+
-			"use ${hostname}, ${namespace} and ${type} so that each provider has its own", s.templateText(), name, other, p))
+	if !taken || other == who {
+		return nil
 	}
-	return name, host, path, nil
+	_, otherIsProvider := other.(addrs.Provider)
+	_, whoIsProvider := who.(addrs.Provider)
+	if otherIsProvider && whoIsProvider {
+		return fmt.Errorf("the repository template %q gives the same repository %s for %s and %s: "+
+			"use ${hostname}, ${namespace} and ${type} so that each provider has its own", s.templateText(), name, other, who)
+	}
+	return fmt.Errorf("the repository template %q gives the same repository %s for %s and %s: "+
+		"use ${hostname}, ${namespace} and ${type} so that each provider and module package has its own",
+		s.templateText(), name, ownerName(other), ownerName(who))
+}
+
+// ownerName names what a repository holds in a message.
+func ownerName(who fmt.Stringer) string {
+	if _, ok := who.(addrs.Module); ok {
+		return "module " + who.String()
+	}
+	return "provider " + who.String()
 }
 
 // misfits records err, an error of the template for a provider, as the
@@ -183,15 +216,16 @@ func (s *Store) misfits(err error) error {
 	return err
 }
 
-// misfitFor returns the error that refuses pushes of p because the
-// template did not fit a provider, or nil.
-func (s *Store) misfitFor(p addrs.Provider, v addrs.Version) error {
+// misfitFor returns the error that refuses pushes of what (a provider,
+// or "module ADDRESS") because the template did not fit a provider, or
+// nil.
+func (s *Store) misfitFor(what string, v addrs.Version) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.misfit == nil {
 		return nil
 	}
-	return fmt.Errorf("push %s %s: nothing is pushed through a repository template that does not fit every provider: %w", p, v, s.misfit)
+	return fmt.Errorf("push %s %s: nothing is pushed through a repository template that does not fit every provider: %w", what, v, s.misfit)
 }
 
 func (s *Store) templateText() string {
@@ -207,10 +241,20 @@ func (s *Store) open(p addrs.Provider) (target, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	t, err := s.target("provider "+p.String(), name, host, path)
+	if err != nil {
+		return nil, "", err
+	}
+	return t, name, nil
+}
+
+// target returns the repository name (in a registry: host and path) as
+// locate gave it; who names what it holds, for an error.
+func (s *Store) target(who, name, host, path string) (target, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.targets[name]; ok {
-		return t, name, nil
+		return t, nil
 	}
 	var t target
 	if s.tmpl == nil {
@@ -218,11 +262,11 @@ func (s *Store) open(p addrs.Provider) (target, string, error) {
 	} else {
 		client, err := s.clientLocked(host)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		repo, err := remote.NewRepository(host + "/" + path)
 		if err != nil {
-			return nil, "", fmt.Errorf("provider %s: repository %s: %w", p, name, err)
+			return nil, fmt.Errorf("%s: repository %s: %w", who, name, err)
 		}
 		repo.Client = client.auth
 		// A registry without the referrers API keeps referrers in a
@@ -233,7 +277,7 @@ func (s *Store) open(p addrs.Provider) (target, string, error) {
 		t = &remoteTarget{repo: repo}
 	}
 	s.targets[name] = t
-	return t, name, nil
+	return t, nil
 }
 
 // lockTag serializes the pushes of one tag within the process.
@@ -274,10 +318,17 @@ func (s *Store) clientLocked(host string) (*registryClient, error) {
 // fail wraps err for an operation on p's repository, explaining what the
 // registry answered.
 func (s *Store) fail(op string, p addrs.Provider, version, repo string, err error) error {
-	var e *Error
-	if errors.As(err, &e) {
+	return s.explain(&Error{Op: op, Provider: p, Version: version, Repository: repo}, err)
+}
+
+// explain completes e (Op, Provider or Module, Version and Repository
+// set) with err and what the registry answered, and returns it; err
+// itself if it is an *Error already.
+func (s *Store) explain(e *Error, err error) error {
+	if errors.As(err, new(*Error)) {
 		return err
 	}
+	repo := e.Repository
 	kind := classify(err)
 	if errors.Is(kind, ErrNoCredentials) || errors.Is(kind, ErrUnauthorized) {
 		if host, ok := s.hostOf(repo); ok {
@@ -292,7 +343,8 @@ func (s *Store) fail(op string, p addrs.Provider, version, repo string, err erro
 			}
 		}
 	}
-	return &Error{Op: op, Provider: p, Version: version, Repository: repo, Kind: kind, Err: err}
+	e.Kind, e.Err = kind, err
+	return e
 }
 
 // outOfScope reports a 401 from the registry itself after its token

@@ -86,17 +86,23 @@ func parseTemplate(raw string) (*repoTemplate, error) {
 // render substitutes p's address parts as OpenTofu does: the hostname in
 // its ASCII (punycode) form, the namespace and type as they are.
 func (t *repoTemplate) render(p addrs.Provider) string {
+	return t.renderParts(p.Hostname.String(), p.Namespace, p.Type)
+}
+
+// renderParts substitutes the values of ${hostname}, ${namespace} and
+// ${type} (a provider's, or a module package's: see ModuleRepository).
+func (t *repoTemplate) renderParts(hostname, namespace, typ string) string {
 	var b strings.Builder
 	for _, part := range t.parts {
 		switch part.variable {
 		case "":
 			b.WriteString(part.literal)
 		case "hostname":
-			b.WriteString(p.Hostname.String())
+			b.WriteString(hostname)
 		case "namespace":
-			b.WriteString(p.Namespace)
+			b.WriteString(namespace)
 		case "type":
-			b.WriteString(p.Type)
+			b.WriteString(typ)
 		}
 	}
 	return b.String()
