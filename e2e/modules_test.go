@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/gitserver"
+	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
 	"github.com/tfmirror/tfmirror/internal/testutil/targz"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
@@ -376,5 +378,51 @@ func TestTerraformInstallsModulesThroughNginx(t *testing.T) {
 	}
 	if n := f.originRequests() - before; n != 0 {
 		t.Errorf("installing with terraform made %d requests to the origin", n)
+	}
+}
+
+// TestModulesFromOCIRegistry publishes the modules into an OCI registry as
+// OpenTofu module packages too, with --oci-module-locations: the module
+// registry's download documents (served by nginx) point at the packages
+// by digest, and tofu installs every module from the registry, the same
+// tree as from the origin, with no request to the origin. A second build
+// uploads no blob.
+func TestModulesFromOCIRegistry(t *testing.T) {
+	f := newModuleFixture(t)
+	srv := registrytest.StartWith(t, registrytest.Options{CA: f.ca})
+	env := append(slices.Clone(f.env), "DOCKER_CONFIG="+srv.DockerConfigDir)
+	template := srv.Host + "/modules/${hostname}/${namespace}/${type}"
+	args := []string{"build", "--out", "site", "--out", "oci://" + template, "--oci-module-locations"}
+	stdout, stderr, code := runTfmirror(t, f.work, env, args...)
+	if code != 0 {
+		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(f.site, "replica", "registry.opentofu.org", "v1", "modules", "acme", "mono", "aws", "1.0.0", "download"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPrefix := `"location": "oci://` + srv.Host + `/modules/registry.opentofu.org/acme/mono/aws//modules/vpc?digest=sha256:`
+	if !strings.Contains(string(data), wantPrefix) {
+		t.Fatalf("download document %s, want a location starting %s", data, wantPrefix)
+	}
+
+	origin := initModules(t, tofuBin(t), f.config, moduleHostCLI(f.reg.ModulesURL), f.env)
+	base := startNginxServer(t, f.site, f.ca, exampleServerBlock(t))
+	creds := fmt.Sprintf("oci_default_credentials {\n  docker_style_config_files = [%q]\n}\n", srv.DockerConfig)
+	before := f.originRequests()
+	got := initModules(t, tofuBin(t), f.config, moduleHostCLI(base+"replica/registry.opentofu.org/v1/modules/")+creds, f.env)
+	if diff := diffTrees(origin, got); diff != "" {
+		t.Errorf("the module tree installed from the registry differs from the origin's:\n%s", diff)
+	}
+	if n := f.originRequests() - before; n != 0 {
+		t.Errorf("installing made %d requests to the origin", n)
+	}
+
+	uploads := srv.BlobUploads(t)
+	if stdout, stderr, code := runTfmirror(t, f.work, env, args...); code != 0 {
+		t.Fatalf("second build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if n := srv.BlobUploads(t) - uploads; n != 0 {
+		t.Errorf("the second build uploaded %d blobs", n)
 	}
 }

@@ -56,6 +56,10 @@ type Options struct {
 	DryRun          bool
 	RegistryReplica bool
 	WriteLockFiles  bool
+	// OCIModuleLocations makes the module registry's download documents
+	// point at the packages in the build's OCI registry (oci://...?digest=)
+	// instead of the zips in the tree.
+	OCIModuleLocations bool
 }
 
 // Hooks are how a build reports; every one may be nil.
@@ -77,6 +81,9 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	in, err := readInputs(opts)
 	if err != nil {
 		return err
+	}
+	if opts.OCIModuleLocations && len(in.modules) == 0 {
+		return &InputError{errors.New("--oci-module-locations needs modules to mirror")}
 	}
 	if opts.RegistryReplica && opts.Layout != layout.Network {
 		return &InputError{errors.New("--registry-replica needs --layout network: the replica's documents point at the network mirror's files")}
@@ -151,19 +158,20 @@ func execute(ctx context.Context, b *mirror.Builder, plan *mirror.Plan, in input
 // afterBuild writes what a successful build may be asked for besides the
 // mirror: the registry replica and the configurations' lock files.
 func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hooks Hooks) error {
+	locate, err := outs.moduleLocator(opts.OCIModuleLocations)
+	if err != nil {
+		return err
+	}
 	if !opts.RegistryReplica && len(in.modules) > 0 {
 		for _, t := range outs.trees() {
-			if err := WriteModuleReplica(ctx, t, hooks.line); err != nil {
+			if err := WriteModuleReplica(ctx, t, locate, hooks.line); err != nil {
 				return err
 			}
 		}
 	}
 	if opts.RegistryReplica {
-		for _, o := range outs {
-			if o.Tree == nil {
-				continue // a registry: the replica's documents point at a tree's files
-			}
-			if err := WriteReplica(ctx, o.Tree, opts.Checker, opts.Builder.Trust, hooks.line); err != nil {
+		for _, t := range outs.trees() {
+			if err := WriteReplica(ctx, t, opts.Checker, opts.Builder.Trust, locate, hooks.line); err != nil {
 				return err
 			}
 		}
@@ -241,8 +249,8 @@ func readInputs(opts Options) (inputs, error) {
 
 // WriteReplica regenerates a tree's registry replica and says what it
 // holds and how clients use it.
-func WriteReplica(ctx context.Context, tree *layout.Tree, checker mirror.SignatureChecker, trust mirror.TrustPolicy, line func(string)) error {
-	report, err := replica.Write(ctx, tree, replica.Trust{Checker: checker, Policy: trust})
+func WriteReplica(ctx context.Context, tree *layout.Tree, checker mirror.SignatureChecker, trust mirror.TrustPolicy, locate replica.ModuleLocator, line func(string)) error {
+	report, err := replica.WriteWith(ctx, tree, &replica.Trust{Checker: checker, Policy: trust}, locate)
 	if report == nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/internal/modfetch"
 	"github.com/tfmirror/tfmirror/internal/replica"
@@ -37,7 +38,7 @@ func buildModules(ctx context.Context, opts Options, in inputs, outs outputs, wo
 	}
 	mb := &mirror.ModuleBuilder{
 		Source: opts.Modules.Source, Fetcher: opts.Modules.Fetcher, Calls: opts.Modules.Calls,
-		Trees: outs.trees(), Work: work, Parallel: opts.Builder.Parallel, Limits: opts.Modules.Limits,
+		Trees: outs.trees(), Registries: outs.moduleRegistries(opts.Destinations.OverwriteOCITags), Work: work, Parallel: opts.Builder.Parallel, Limits: opts.Modules.Limits,
 		Recheck: opts.Modules.Recheck, DryRun: dryRun, OnResult: opts.Modules.OnResult,
 	}
 	mb.Build(ctx, in.modules, report)
@@ -45,8 +46,8 @@ func buildModules(ctx context.Context, opts Options, in inputs, outs outputs, wo
 
 // WriteModuleReplica writes a tree's module registry replica (the
 // provider replica is left as it is) and says how clients use it.
-func WriteModuleReplica(ctx context.Context, tree *layout.Tree, line func(string)) error {
-	report, err := replica.WriteModules(ctx, tree)
+func WriteModuleReplica(ctx context.Context, tree *layout.Tree, locate replica.ModuleLocator, line func(string)) error {
+	report, err := replica.WriteWith(ctx, tree, nil, locate)
 	if err != nil {
 		return fmt.Errorf("write the module registry of %s: %w", tree.Location(), err)
 	}
@@ -85,4 +86,25 @@ func (ModuleCalls) ModuleCalls(root, subdir string) ([]mirror.ModuleRequirement,
 		return nil, err
 	}
 	return locks.ModuleRequirementsOf(calls), nil
+}
+
+// moduleLocator is how the module registry's documents locate packages:
+// in the tree (nil), or with ociLocations in the build's one OCI registry.
+func (outs outputs) moduleLocator(ociLocations bool) (replica.ModuleLocator, error) {
+	if !ociLocations {
+		return nil, nil
+	}
+	var regs []*output
+	for _, o := range outs {
+		if o.OCI != nil && !o.OCI.IsLayout() {
+			regs = append(regs, o)
+		}
+	}
+	if len(regs) != 1 {
+		return nil, &InputError{fmt.Errorf("--oci-module-locations needs exactly one oci:// destination for the documents to point at, not %d", len(regs))}
+	}
+	store := regs[0].OCI
+	return func(m addrs.Module, v addrs.Version, rec layout.ModuleRecord) (string, error) {
+		return store.ModuleSource(m, rec.SHA256, rec.Size, rec.Subdir)
+	}, nil
 }

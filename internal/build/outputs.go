@@ -104,6 +104,17 @@ func (outs outputs) registries(overwrite bool) []mirror.Registry {
 	return regs
 }
 
+// moduleRegistries are the OCI destinations, for module packages.
+func (outs outputs) moduleRegistries(overwrite bool) []mirror.ModuleRegistry {
+	var regs []mirror.ModuleRegistry
+	for _, o := range outs {
+		if o.OCI != nil {
+			regs = append(regs, ociRegistry{s: o.OCI, overwrite: overwrite})
+		}
+	}
+	return regs
+}
+
 // lock takes every destination's lock, in order, and opens the workspace:
 // in the first local directory's private directory (so publishing there
 // is a hard link), else in WorkDir. release undoes both.

@@ -66,6 +66,23 @@ func (r ociRegistry) Publish(ctx context.Context, rel layout.Release) error {
 	return err
 }
 
+// HeldModule reports whether the version's tag names a module package
+// whose archive is the recorded one.
+func (r ociRegistry) HeldModule(ctx context.Context, m addrs.Module, v addrs.Version, sha256Hex string) (bool, error) {
+	pkg, found, err := r.s.ReadModule(ctx, m, v)
+	if err != nil || !found {
+		return false, err
+	}
+	return pkg.Layer == "sha256:"+sha256Hex, nil
+}
+
+// PublishModule pushes a module package; a tag that names another package
+// is refused unless the user asked to overwrite tags.
+func (r ociRegistry) PublishModule(ctx context.Context, m addrs.Module, v addrs.Version, path string, rec layout.ModuleRecord) error {
+	_, err := r.s.PushModule(ctx, m, v, path, rec.SHA256, rec.Size, r.overwrite)
+	return err
+}
+
 // checkRegistries fails a build before any download when an OCI
 // destination cannot take it: a repository template that does not give
 // each required provider a repository of its own (an input error), or a

@@ -26,28 +26,29 @@ import (
 
 // buildOptions are the flags of "tfmirror build".
 type buildOptions struct {
-	Config            string
-	configSet         bool // --config was given explicitly
-	outSet            bool // --out was given: the manifest's out blocks do not count
-	Dirs              []string
-	Platforms         []string
-	WriteLockFiles    bool
-	Out               []string
-	Strict            bool
-	RequireSignatures bool
-	Parallel          int
-	JSON              bool
-	LockTimeout       time.Duration
-	VerifyExisting    bool
-	DryRun            bool
-	Layout            string
-	RegistryReplica   bool
-	Shard             string
-	From              string
-	OverwriteOCITags  bool
-	RecheckModules    bool
-	Net               httpx.Policy // --retries and the timeouts
-	netFlagsSet       map[string]bool
+	Config             string
+	configSet          bool // --config was given explicitly
+	outSet             bool // --out was given: the manifest's out blocks do not count
+	Dirs               []string
+	Platforms          []string
+	WriteLockFiles     bool
+	Out                []string
+	Strict             bool
+	RequireSignatures  bool
+	Parallel           int
+	JSON               bool
+	LockTimeout        time.Duration
+	VerifyExisting     bool
+	DryRun             bool
+	Layout             string
+	RegistryReplica    bool
+	Shard              string
+	From               string
+	OverwriteOCITags   bool
+	RecheckModules     bool
+	OCIModuleLocations bool
+	Net                httpx.Policy // --retries and the timeouts
+	netFlagsSet        map[string]bool
 }
 
 func newBuildCmd(env Env) *cobra.Command {
@@ -124,6 +125,7 @@ reported (exit 3) with the published package left as it was.`,
 	f.StringVar(&opts.From, "from", "", "take the packages from a `mirror` already built (a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY) instead of the origin registries, with the SHA256SUMS, signature and keys it kept of each release checked as from the origin: copy a mirror into another kind of destination without contacting the origin")
 	f.BoolVar(&opts.OverwriteOCITags, "overwrite-oci-tags", false, "re-point an OCI version tag that holds other packages than the release brings (by default the build refuses, naming both digests: clients may have locked the old ones)")
 	f.BoolVar(&opts.RecheckModules, "recheck-modules", false, "fetch module versions already mirrored again and compare them: a tag moved upstream to other content is reported (exit 3), and the published package is left as it was")
+	f.BoolVar(&opts.OCIModuleLocations, "oci-module-locations", false, "make the module registry's download documents point at the module packages in the build's oci:// destination (oci://REPOSITORY?digest=..., OpenTofu >= 1.10) instead of the zips in the tree")
 	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")
 	addNetworkFlags(cmd, &opts.Net)
 	return cmd
@@ -227,6 +229,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 		},
 		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout, Modules: modules,
 		DryRun: opts.DryRun, RegistryReplica: opts.RegistryReplica, WriteLockFiles: opts.WriteLockFiles,
+		OCIModuleLocations: opts.OCIModuleLocations,
 		Builder: mirror.Options{
 			Strict:         opts.Strict,
 			Trust:          manifest.TrustPolicy(opts.RequireSignatures),

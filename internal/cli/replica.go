@@ -87,7 +87,7 @@ func runReplica(ctx context.Context, env Env, opts replicaOptions, site string) 
 			err = cerr
 		}
 	}()
-	return build.WriteReplica(ctx, tree.Tree, signing.Checker{}, trust, line)
+	return build.WriteReplica(ctx, tree.Tree, signing.Checker{}, trust, nil, line)
 }
 
 // replicaIntoStore writes the replica of a mirror kept in a bucket through
@@ -111,5 +111,5 @@ func replicaIntoStore(ctx context.Context, env Env, ref string, wait time.Durati
 			err = uerr
 		}
 	}()
-	return build.WriteReplica(ctx, d.Tree, signing.Checker{}, trust, line)
+	return build.WriteReplica(ctx, d.Tree, signing.Checker{}, trust, nil, line)
 }

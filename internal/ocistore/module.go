@@ -274,3 +274,28 @@ func (s *Store) OpenModule(ctx context.Context, m addrs.Module, pkg ModulePackag
 	what := fmt.Sprintf("module %s %s package in %s", m, version, name)
 	return &verifyingReader{rc: rc, h: sha256.New(), want: layer, what: what}, nil
 }
+
+// ModuleSource is the OpenTofu module source address of a module package
+// this registry holds (or will hold once pushed): oci://REPOSITORY, the
+// subdirectory as //SUBDIR, pinned to the manifest by ?digest=. The digest
+// follows from the zip alone (the manifest is deterministic), so the
+// address can be written before, and without, reading the registry. A
+// layout has no address clients can reach.
+func (s *Store) ModuleSource(m addrs.Module, sha256Hex string, size int64, subdir string) (string, error) {
+	if s.tmpl == nil {
+		return "", fmt.Errorf("an OCI image layout is not a registry clients can install module %s from", m.ForDisplay())
+	}
+	repo, err := s.ModuleRepository(m)
+	if err != nil {
+		return "", err
+	}
+	_, desc, _, err := moduleManifest(sha256Hex, size)
+	if err != nil {
+		return "", err
+	}
+	src := "oci://" + repo
+	if subdir != "" {
+		src += "//" + subdir
+	}
+	return src + "?digest=" + desc.Digest.String(), nil
+}

@@ -50,7 +50,7 @@ func isModuleFile(rel string) bool {
 // tree, and leaves the provider replica as it is: a build with modules
 // writes it whether or not the provider replica is asked for.
 func WriteModules(ctx context.Context, tree *layout.Tree) (*Report, error) {
-	return writeReplica(ctx, tree, nil)
+	return writeReplica(ctx, tree, nil, nil)
 }
 
 // ModuleLocation is the location a download document gives for a module
@@ -115,7 +115,10 @@ func (w *writer) module(m addrs.Module, nginx *strings.Builder) error {
 		if err != nil {
 			return err
 		}
-		loc := ModuleLocation(m, v, rec.Subdir)
+		loc, err := w.locate(m, v, rec)
+		if err != nil {
+			return fmt.Errorf("version %s: %w", v, err)
+		}
 		if err := w.putJSON(ModuleDownloadPath(m, v), moduleDownload{Location: loc}); err != nil {
 			return err
 		}
@@ -143,10 +146,8 @@ func (w *writer) nginxLocation(nginx *strings.Builder, m addrs.Module, v addrs.V
 	fmt.Fprintf(nginx, "location = /%s {\n    default_type application/json;\n    add_header X-Terraform-Get \"%s\" always;\n    add_header Cache-Control \"no-cache\" always;\n}\n", rel, loc)
 }
 
+// unsafeForNginx: what ends a quoted nginx string or starts a variable,
+// control characters and anything but printable ASCII.
 func unsafeForNginx(r rune) bool {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		return false
-	}
-	return !strings.ContainsRune("._~/+-%", r)
+	return r < 0x21 || r > 0x7e || strings.ContainsRune(`"\$;{}'`+"`", r)
 }

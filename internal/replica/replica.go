@@ -85,14 +85,29 @@ type Trust struct {
 // each of its packages, and the rest of the replica is still written. Any
 // other error stops the writing.
 func Write(ctx context.Context, tree *layout.Tree, trust Trust) (*Report, error) {
-	return writeReplica(ctx, tree, &trust)
+	return writeReplica(ctx, tree, &trust, nil)
+}
+
+// ModuleLocator gives the location a module version's download document
+// names; nil means the package in the tree (ModuleLocation).
+type ModuleLocator func(m addrs.Module, v addrs.Version, rec layout.ModuleRecord) (string, error)
+
+// WriteWith is Write with the module documents' locations from locate;
+// with a nil trust it writes only the module registry, as WriteModules.
+func WriteWith(ctx context.Context, tree *layout.Tree, trust *Trust, locate ModuleLocator) (*Report, error) {
+	return writeReplica(ctx, tree, trust, locate)
 }
 
 // writeReplica writes the replica: every provider and module when trust is set,
 // else only the modules (a build with modules and no --registry-replica),
 // leaving the providers' documents as they are.
-func writeReplica(ctx context.Context, tree *layout.Tree, trust *Trust) (*Report, error) {
-	w := &writer{ctx: ctx, tree: tree, report: &Report{}, written: map[string]bool{}, started: time.Now(), services: map[addrs.Hostname]map[string]string{}}
+func writeReplica(ctx context.Context, tree *layout.Tree, trust *Trust, locate ModuleLocator) (*Report, error) {
+	if locate == nil {
+		locate = func(m addrs.Module, v addrs.Version, rec layout.ModuleRecord) (string, error) {
+			return ModuleLocation(m, v, rec.Subdir), nil
+		}
+	}
+	w := &writer{ctx: ctx, tree: tree, locate: locate, report: &Report{}, written: map[string]bool{}, started: time.Now(), services: map[addrs.Hostname]map[string]string{}}
 	_, w.shared = tree.Reader().(layout.Conditional)
 	if trust != nil {
 		w.trust = *trust
@@ -180,6 +195,7 @@ const registryService = "providers.v1"
 
 type writer struct {
 	services map[addrs.Hostname]map[string]string // discovery documents
+	locate   ModuleLocator
 	ctx      context.Context
 	tree     *layout.Tree
 	trust    Trust
