@@ -9,6 +9,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/gitserver"
+	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
 	"github.com/tfmirror/tfmirror/internal/testutil/targz"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
@@ -151,5 +152,43 @@ func TestModuleInputErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "site", "modules")); !os.IsNotExist(err) {
 		t.Errorf("a dry run wrote modules: %v", err)
+	}
+}
+
+// TestBuildModulesIntoBucket publishes modules into a bucket beside a
+// directory: the bucket holds the same files, byte for byte, verify finds
+// nothing wrong, and a second build writes nothing.
+func TestBuildModulesIntoBucket(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "mirror")
+	o, _, _ := moduleOrigin(t)
+	o.environ = append(o.environ, srv.Environ()...)
+	o.environ = append(o.environ, "XDG_CACHE_HOME="+t.TempDir())
+	dir := t.TempDir()
+	writeManifest(t, dir, moduleManifest(o, `
+module "acme/tagged/aws" { versions = "1.0.0" }
+module "acme/rel/aws" { newest = 1 }
+`))
+	bucket := srv.URI("mirror", "site/")
+	if code, stdout, stderr := o.run(t, dir, "build", "--out", "site", "--out", bucket); code != ExitOK {
+		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	objects := bucketFiles(t, srv, "mirror", "site/")
+	diffSnapshots(t, publishedFiles(t, filepath.Join(dir, "site")), contents(objects))
+	for _, key := range []string{"modules/registry.opentofu.org/acme/rel/aws/1.0.0.zip", "replica/registry.opentofu.org/v1/modules/acme/rel/aws/1.0.0/download", "catalog.json"} {
+		if _, ok := objects[key]; !ok {
+			t.Errorf("the bucket lacks %s", key)
+		}
+	}
+	if code, stdout, stderr := o.run(t, dir, "verify", bucket); code != ExitOK || !strings.Contains(stdout, "0 problems") {
+		t.Errorf("verify %s: exit %d\n%s%s", bucket, code, stdout, stderr)
+	}
+	if code, stdout, stderr := o.run(t, dir, "build", "--out", "site", "--out", bucket); code != ExitOK || !strings.Contains(stdout, "modules: 0 mirrored, 2 already present") {
+		t.Fatalf("second build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for key, obj := range bucketFiles(t, srv, "mirror", "site/") {
+		if obj.modified != objects[key].modified || obj.etag != objects[key].etag {
+			t.Errorf("the second build rewrote %s", key)
+		}
 	}
 }
