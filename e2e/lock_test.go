@@ -14,6 +14,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
 )
 
 // These tests drive tfmirror on OpenTofu configurations (the monorepo in
@@ -89,6 +90,20 @@ func newMonorepoFixture(t *testing.T) *monorepoFixture {
 	for _, p := range monorepoPackages {
 		fx.reg.Add(p.ns, p.typ, p.version, p.platforms...)
 	}
+	// app-b calls a registry module (installed under .terraform/modules):
+	// the origin offers it too, since a build mirrors the modules that
+	// configurations call.
+	installed := filepath.Join("..", "testdata", "monorepo", "app-b", ".terraform", "modules", "net")
+	var entries []zipbuild.Entry
+	for _, rel := range []string{"main.tf", "versions.tf", "dns/main.tf"} {
+		data, err := os.ReadFile(filepath.Join(installed, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, zipbuild.File(rel, string(data)))
+	}
+	fx.reg.AddFile("network.zip", zipbuild.Bytes(t, entries...))
+	fx.reg.AddModule("acme/network/foo", "1.0.0", "/files/network.zip", false)
 	fx.env = caFileEnv(t, fx.ca)
 	fx.work = t.TempDir()
 	hosts := fmt.Sprintf(`host "registry.opentofu.org" {
@@ -96,9 +111,9 @@ func newMonorepoFixture(t *testing.T) *monorepoFixture {
 }
 
 host "registry.test" {
-  services = { "providers.v1" = %[1]q }
+  services = { "providers.v1" = %[1]q, "modules.v1" = %[2]q }
 }
-`, fx.reg.ServicesURL)
+`, fx.reg.ServicesURL, fx.reg.ModulesURL)
 	writeFile(t, filepath.Join(fx.work, "mirror.hcl"), hosts)
 	fx.directCLI = hosts
 	return fx
@@ -313,6 +328,9 @@ func siteProviders(t testing.TB, site string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	for rel := range treeHashes(t, site) {
+		if strings.HasPrefix(rel, "modules/") {
+			continue // module packages: not providers
+		}
 		if path := strings.TrimSuffix(rel, "/index.json"); path != rel {
 			raw, err := os.ReadFile(filepath.Join(site, filepath.FromSlash(rel)))
 			if err != nil {
@@ -378,6 +396,10 @@ func TestConfigurationSelectionMatchesTofu(t *testing.T) {
 				t.Errorf("tofu selects %s %s for %s, but the mirror lacks it: %v", addr, v, root, err)
 			}
 		}
+	}
+	// app-b's registry module, which tofu had installed, is mirrored too.
+	if _, err := os.Stat(filepath.Join(site, "modules", "registry.test", "acme", "network", "foo", "1.0.0.zip")); err != nil {
+		t.Errorf("the mirror lacks the module app-b calls: %v", err)
 	}
 	got := siteProviders(t, site)
 	want := map[string][]string{}

@@ -60,6 +60,9 @@ type Options struct {
 	// point at the packages in the build's OCI registry (oci://...?digest=)
 	// instead of the zips in the tree.
 	OCIModuleLocations bool
+	// NoModules mirrors providers only: the manifest's module blocks and
+	// the configurations' module calls are left out.
+	NoModules bool
 }
 
 // Hooks are how a build reports; every one may be nil.
@@ -217,13 +220,16 @@ func Requirements(opts Options) ([]mirror.Requirement, []string, error) {
 func readInputs(opts Options) (inputs, error) {
 	m := opts.Manifest
 	dirs := append(slices.Clone(m.Configurations), opts.Dirs...)
-	if len(dirs) == 0 && len(m.Requirements) == 0 && len(m.Modules) == 0 {
+	if len(dirs) == 0 && len(m.Requirements) == 0 && (len(m.Modules) == 0 || opts.NoModules) {
 		return inputs{}, &InputError{errors.New("nothing to mirror: add provider, module or configuration blocks to the manifest, or name configuration directories")}
 	}
 	if opts.WriteLockFiles && len(dirs) == 0 {
 		return inputs{}, &InputError{errors.New("--write-lock-files needs configurations: name their directories or add configuration blocks")}
 	}
-	in := inputs{reqs: slices.Clone(m.Requirements), modules: slices.Clone(m.Modules)}
+	in := inputs{reqs: slices.Clone(m.Requirements)}
+	if !opts.NoModules {
+		in.modules = slices.Clone(m.Modules)
+	}
 	if len(dirs) == 0 {
 		return in, nil
 	}
@@ -243,7 +249,9 @@ func readInputs(opts Options) (inputs, error) {
 		return inputs{}, err
 	}
 	in.roots, in.reqs = roots, append(in.reqs, more...)
-	in.modules = append(in.modules, locks.ModuleRequirements(roots)...)
+	if !opts.NoModules {
+		in.modules = append(in.modules, locks.ModuleRequirements(roots)...)
+	}
 	return in, nil
 }
 

@@ -47,6 +47,7 @@ type buildOptions struct {
 	OverwriteOCITags   bool
 	RecheckModules     bool
 	OCIModuleLocations bool
+	NoModules          bool
 	Net                httpx.Policy // --retries and the timeouts
 	netFlagsSet        map[string]bool
 }
@@ -125,6 +126,7 @@ reported (exit 3) with the published package left as it was.`,
 	f.StringVar(&opts.From, "from", "", "take the packages from a `mirror` already built (a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY) instead of the origin registries, with the SHA256SUMS, signature and keys it kept of each release checked as from the origin: copy a mirror into another kind of destination without contacting the origin")
 	f.BoolVar(&opts.OverwriteOCITags, "overwrite-oci-tags", false, "re-point an OCI version tag that holds other packages than the release brings (by default the build refuses, naming both digests: clients may have locked the old ones)")
 	f.BoolVar(&opts.RecheckModules, "recheck-modules", false, "fetch module versions already mirrored again and compare them: a tag moved upstream to other content is reported (exit 3), and the published package is left as it was")
+	f.BoolVar(&opts.NoModules, "no-modules", false, "mirror providers only: leave out the manifest's module blocks and the registry modules configurations call")
 	f.BoolVar(&opts.OCIModuleLocations, "oci-module-locations", false, "make the module registry's download documents point at the module packages in the build's oci:// destination (oci://REPOSITORY?digest=..., OpenTofu >= 1.10) instead of the zips in the tree")
 	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")
 	addNetworkFlags(cmd, &opts.Net)
@@ -229,7 +231,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 		},
 		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout, Modules: modules,
 		DryRun: opts.DryRun, RegistryReplica: opts.RegistryReplica, WriteLockFiles: opts.WriteLockFiles,
-		OCIModuleLocations: opts.OCIModuleLocations,
+		OCIModuleLocations: opts.OCIModuleLocations, NoModules: opts.NoModules,
 		Builder: mirror.Options{
 			Strict:         opts.Strict,
 			Trust:          manifest.TrustPolicy(opts.RequireSignatures),

@@ -142,6 +142,9 @@ func TestModuleInputErrors(t *testing.T) {
 	}
 
 	writeManifest(t, dir, moduleManifest(o, `module "acme/tagged/aws" { newest = 1 }`))
+	if code, stdout, stderr := o.run(t, dir, "build", "--no-modules"); code != ExitUsage || !strings.Contains(stderr, "nothing to mirror") {
+		t.Errorf("--no-modules with only modules: exit %d, want 2 and nothing to mirror\n%s%s", code, stdout, stderr)
+	}
 	before := git.Requests()
 	code, stdout, stderr := o.run(t, dir, "build", "--dry-run")
 	if code != 0 || !strings.Contains(stdout, "would fetch 1 module versions, keep 0") {

@@ -149,12 +149,22 @@ func describeDiscoveryError(err error, s service) error {
 		}
 		return fmt.Errorf("request %s: %w", shown, urlErr.Err)
 	case errors.As(err, &notProvided):
-		return fmt.Errorf("the host does not provide a %s (%s): %w", s.name, s.id, err)
+		return &restated{msg: fmt.Sprintf("the host does not provide a %s (%s)", s.name, s.id), err: err}
 	case errors.As(err, &unsupported):
 		return fmt.Errorf("the host's %s speaks a protocol version tfmirror does not support: %w", s.name, err)
 	}
 	return err
 }
+
+// restated is an error said in other words: its message replaces the
+// wrapped one's, which errors.Is and errors.As still find.
+type restated struct {
+	msg string
+	err error
+}
+
+func (e *restated) Error() string { return e.msg }
+func (e *restated) Unwrap() error { return e.err }
 
 // apiGet fetches a registry API document, with the host's credentials,
 // over https only.
