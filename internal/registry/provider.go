@@ -76,25 +76,13 @@ func (c *Client) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Vers
 	return meta, nil
 }
 
-// download is a download document with OpenTofu 1.12's "packages" field:
-// by "os_arch", the package's hashes and size.
-type download struct {
-	regproto.Download
-	Packages map[string]packageInfo `json:"packages"`
-}
-
-type packageInfo struct {
-	Hashes      []string `json:"hashes"`
-	PackageSize int64    `json:"package_size"`
-}
-
 // parseDownload parses and checks a download document fetched from docURL.
 func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
-	var doc download
+	var doc regproto.Download
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return mirror.PackageMeta{}, err
 	}
-	meta, err := packageMeta(doc.Download, docURL, plat)
+	meta, err := packageMeta(doc, docURL, plat)
 	if err != nil {
 		return mirror.PackageMeta{}, err
 	}
@@ -107,7 +95,7 @@ func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform) (mirror.Pa
 // announcedSize is the size the "packages" field gives the platform's
 // package, 0 without one. As in OpenTofu, a listed package must have a
 // positive size, and no zh: hash other than the shasum field's.
-func announcedSize(pkgs map[string]packageInfo, plat addrs.Platform, sum [sha256.Size]byte) (int64, error) {
+func announcedSize(pkgs map[string]regproto.Package, plat addrs.Platform, sum [sha256.Size]byte) (int64, error) {
 	info, ok := pkgs[plat.String()]
 	if !ok {
 		return 0, nil

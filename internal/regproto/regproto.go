@@ -33,6 +33,15 @@ type Download struct {
 	ShasumsSignatureURL string      `json:"shasums_signature_url"`
 	Shasum              string      `json:"shasum"`
 	SigningKeys         SigningKeys `json:"signing_keys"`
+	// Packages is OpenTofu 1.12's field: by "os_arch", every platform's
+	// package hashes and size, so clients lock every platform's hashes.
+	Packages map[string]Package `json:"packages,omitempty"`
+}
+
+// Package is one platform's entry in a download document's packages.
+type Package struct {
+	Hashes      []string `json:"hashes"`
+	PackageSize int64    `json:"package_size"`
 }
 
 // SigningKeys lists the keys allowed to sign a release's SHA256SUMS.

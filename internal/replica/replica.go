@@ -299,6 +299,11 @@ func (w *writer) release(p addrs.Provider, v addrs.Version) ([]regproto.Platform
 	if len(docs) == 0 {
 		return nil, nil
 	}
+	if pkgs := packagesField(rec, out); pkgs != nil {
+		for i := range docs {
+			docs[i].body.Packages = pkgs
+		}
+	}
 	if rel.emptySignature {
 		if err := w.put(emptySignaturePath(p, v), []byte{}); err != nil {
 			return nil, err
@@ -312,6 +317,26 @@ func (w *writer) release(p addrs.Provider, v addrs.Version) ([]regproto.Platform
 	w.report.Versions++
 	w.report.Packages += len(docs)
 	return out, nil
+}
+
+// packagesField is OpenTofu 1.12's "packages" field for a version's
+// download documents: every replicated platform's h1: and zh: and size,
+// from the provenance record, so a client locks every platform's hashes.
+// A client that gets the field checks the requested platform's size and
+// zh: against it, so it is left out (nil) unless every platform has both.
+func packagesField(rec layout.Record, plats []regproto.Platform) map[string]regproto.Package {
+	out := make(map[string]regproto.Package, len(plats))
+	for _, p := range plats {
+		key := p.OS + "_" + p.Arch
+		a, ok := rec.Provenance.Archives[key]
+		if !ok || a.Size <= 0 || a.ZH == "" || a.H1 == "" {
+			return nil
+		}
+		hashes := []string{string(a.H1), string(a.ZH)}
+		slices.Sort(hashes)
+		out[key] = regproto.Package{Hashes: hashes, PackageSize: a.Size}
+	}
+	return out
 }
 
 // releaseInfo is what the download documents of one version share.

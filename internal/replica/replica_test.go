@@ -259,6 +259,11 @@ func TestWriteSignedRelease(t *testing.T) {
 		ShasumsSignatureURL: "../../../../../../../../../registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_SHA256SUMS.sig",
 		Shasum:              hex.EncodeToString(sum[:]),
 		SigningKeys:         regproto.SigningKeys{GPGPublicKeys: []regproto.GPGKey{{KeyID: k.ID, ASCIIArmor: k.Armored}}},
+		// OpenTofu 1.12's packages: every platform of the version.
+		Packages: map[string]regproto.Package{
+			"darwin_arm64": {Hashes: []string{"h1:unused", string(hashing.ZH(sum))}, PackageSize: int64(len(archiveBytes(foo1, "darwin_arm64")))},
+			"linux_amd64":  {Hashes: []string{"h1:unused", string(hashing.ZH(sha(archiveBytes(foo1, "linux_amd64"))))}, PackageSize: int64(len(archiveBytes(foo1, "linux_amd64")))},
+		},
 	}
 	if diff := cmp.Diff(wantDL, dl); diff != "" {
 		t.Errorf("download document (-want +got):\n%s", diff)
