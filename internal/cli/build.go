@@ -136,6 +136,9 @@ reported (exit 3) with the published package left as it was.`,
 // buildSource is where a build gets its packages: the origin registries,
 // or with --from a mirror already built.
 func buildSource(ctx context.Context, env Env, from string, m *config.Manifest, net httpx.Policy) (mirror.Source, error) {
+	if from == "" && len(m.Upstreams) > 0 {
+		return upstreamSource(ctx, env, m, net)
+	}
 	if from == "" {
 		return newRegistryClient(env, m, net)
 	}
@@ -144,6 +147,36 @@ func buildSource(ctx context.Context, env Env, from string, m *config.Manifest, 
 		return nil, fmt.Errorf("--from: %w", err)
 	}
 	return &mirror.MirrorSource{Mirror: packages}, nil
+}
+
+// upstreamSource routes each provider to the first method of the
+// manifest's provider_installation block that takes it: the origin
+// registries (direct), or a mirror already built (a network mirror, a
+// directory, an OCI registry) whose kept SHA256SUMS, signature and keys
+// are checked as the origin's.
+func upstreamSource(ctx context.Context, env Env, m *config.Manifest, net httpx.Policy) (mirror.Source, error) {
+	routed := &mirror.RoutedSource{}
+	for _, u := range m.Upstreams {
+		route := mirror.Route{Name: u.Name(), Include: u.Include, Exclude: u.Exclude}
+		switch u.Kind {
+		case "direct":
+			client, err := newRegistryClient(env, m, net)
+			if err != nil {
+				return nil, err
+			}
+			route.Source = client
+		case "filesystem_mirror":
+			return nil, usageError{fmt.Errorf("provider_installation: %s: filesystem mirrors cannot be read as an upstream yet (they keep no SHA256SUMS or signature); build a network mirror from it, or use --from with a tfmirror-built directory", u.Name())}
+		default:
+			packages, err := openPackages(ctx, env, u.Location, net)
+			if err != nil {
+				return nil, fmt.Errorf("provider_installation: %s: %w", u.Name(), err)
+			}
+			route.Source = &mirror.MirrorSource{Mirror: packages}
+		}
+		routed.Routes = append(routed.Routes, route)
+	}
+	return routed, nil
 }
 
 // checkShard validates --shard and the flags it cannot go with.

@@ -35,6 +35,9 @@ type Manifest struct {
 	Trust mirror.TrustPolicy
 	// Settings are the settings block's values.
 	Settings Settings
+	// Upstreams are the provider_installation block's methods, in order:
+	// where each provider comes from; none means the origin registries.
+	Upstreams []Upstream
 	// Outs are the out attribute's destinations, for a build given no --out:
 	// directories as absolute paths, other destinations as written.
 	Outs []string
@@ -50,6 +53,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "configuration", LabelNames: []string{"path"}},
 		{Type: "trust", LabelNames: []string{"pattern"}},
 		{Type: "settings"},
+		{Type: "provider_installation"},
 	},
 }
 
@@ -132,6 +136,14 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 			diags = append(diags, decodeSettings(block, &m.Settings, &settingsSeen)...)
 		case "trust":
 			diags = append(diags, decodeTrust(block, &m.Trust, trustSeen)...)
+		case "provider_installation":
+			if m.Upstreams != nil {
+				diags = append(diags, duplicate(block, "provider_installation", "")...)
+				continue
+			}
+			ups, ds := decodeInstallation(block, dir)
+			diags = append(diags, ds...)
+			m.Upstreams = append([]Upstream{}, ups...)
 		case "configuration":
 			dirs, ds := decodeConfiguration(block, dir)
 			diags = append(diags, ds...)

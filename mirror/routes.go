@@ -1,0 +1,163 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+)
+
+// Route is one upstream of a RoutedSource: the providers it serves and
+// where they come from, as one method of OpenTofu's provider_installation
+// block.
+type Route struct {
+	// Name says which upstream it is, in messages ("network_mirror
+	// https://...").
+	Name string
+	// Include and Exclude are provider patterns ("HOST/NAMESPACE/TYPE",
+	// each part a name or "*"); no Include means every provider.
+	Include, Exclude []string
+	Source           Source
+}
+
+// RoutedSource takes each provider from the first route whose patterns
+// match it, as OpenTofu's provider_installation block does.
+type RoutedSource struct {
+	Routes []Route
+}
+
+// CheckPattern reports why a provider pattern is not one OpenTofu
+// accepts, if it is not.
+func CheckPattern(pattern string) error {
+	parts := strings.Split(pattern, "/")
+	if len(parts) != 3 {
+		return fmt.Errorf("provider pattern %q: want HOST/NAMESPACE/TYPE, each a name or *", pattern)
+	}
+	if parts[0] == "*" && (parts[1] != "*" || parts[2] != "*") || parts[1] == "*" && parts[2] != "*" {
+		return fmt.Errorf("provider pattern %q: a * may only be followed by more *", pattern)
+	}
+	return nil
+}
+
+// matches reports whether p matches a pattern: each part a wildcard or
+// equal (hostnames in their comparison form, case-insensitively).
+func matches(pattern string, p addrs.Provider) bool {
+	parts := strings.Split(pattern, "/")
+	if len(parts) != 3 {
+		return false
+	}
+	want := []string{p.Hostname.ForDisplay(), p.Namespace, p.Type}
+	for i, part := range parts {
+		if part == "*" {
+			continue
+		}
+		if i == 0 {
+			if h, err := addrs.ParseProvider(part + "/x/y"); err != nil || h.Hostname != p.Hostname {
+				return false
+			}
+			continue
+		}
+		if !strings.EqualFold(part, want[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Serves reports whether the route takes provider p.
+func (r Route) Serves(p addrs.Provider) bool {
+	for _, x := range r.Exclude {
+		if matches(x, p) {
+			return false
+		}
+	}
+	if len(r.Include) == 0 {
+		return true
+	}
+	for _, in := range r.Include {
+		if matches(in, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *RoutedSource) route(p addrs.Provider) (int, error) {
+	for i, r := range s.Routes {
+		if r.Serves(p) {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("no upstream of the manifest's provider_installation block takes %s (check include and exclude): %w", p, ErrProviderUnknown)
+}
+
+// AvailableVersions lists the versions p's upstream offers.
+func (s *RoutedSource) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	i, err := s.route(p)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := s.Routes[i].Source.AvailableVersions(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Routes[i].Name, err)
+	}
+	return vs, nil
+}
+
+// PackageMeta describes a package as p's upstream does.
+func (s *RoutedSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+	i, err := s.route(p)
+	if err != nil {
+		return PackageMeta{}, err
+	}
+	meta, err := s.Routes[i].Source.PackageMeta(ctx, p, v, plat)
+	if err != nil {
+		return PackageMeta{}, fmt.Errorf("%s: %w", s.Routes[i].Name, err)
+	}
+	return meta, nil
+}
+
+// Fetch asks the upstream that gave u: a mirror's URL names its provider,
+// whose route is the one that described it; any other URL is the origin
+// registries' (the one direct route).
+func (s *RoutedSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
+	src, err := s.sourceOf(u)
+	if err != nil {
+		return err
+	}
+	return src.Fetch(ctx, u, sink)
+}
+
+// Size asks the upstream that gave u, when it can tell sizes (dry runs).
+func (s *RoutedSource) Size(ctx context.Context, u *url.URL) (int64, error) {
+	src, err := s.sourceOf(u)
+	if err != nil {
+		return 0, err
+	}
+	if sz, ok := src.(Sizer); ok {
+		return sz.Size(ctx, u)
+	}
+	return 0, nil
+}
+
+func (s *RoutedSource) sourceOf(u *url.URL) (Source, error) {
+	if u.Scheme == mirrorScheme {
+		p, err := addrs.ParseProvider(u.Query().Get("provider"))
+		if err != nil {
+			return nil, fmt.Errorf("not a URL of this source: %w", err)
+		}
+		i, err := s.route(p)
+		if err != nil {
+			return nil, err
+		}
+		return s.Routes[i].Source, nil
+	}
+	for _, r := range s.Routes {
+		if _, mirror := r.Source.(*MirrorSource); !mirror {
+			return r.Source, nil
+		}
+	}
+	return nil, fmt.Errorf("no upstream gave %s", u.Scheme+"://"+u.Host)
+}
