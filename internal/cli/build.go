@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -225,6 +226,9 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 	if err != nil {
 		return err
 	}
+	if env.clientCerts, err = loadClientCertificates(manifest); err != nil {
+		return err
+	}
 	platforms, err := parsePlatforms(opts.Platforms)
 	if err != nil {
 		return err
@@ -297,7 +301,7 @@ func buildModules(env Env, m *config.Manifest, net httpx.Policy, opts buildOptio
 	if err != nil {
 		return build.Modules{}, err
 	}
-	transport, err := httpx.NewTransport(httpEnvironment(env.Environ), net)
+	transport, err := httpx.NewRoundTripper(httpEnvironment(env), net)
 	if err != nil {
 		return build.Modules{}, err
 	}
@@ -344,7 +348,7 @@ func userAgent(env Env) string {
 // blocks and credentials; TF_TOKEN_* variables win, as in OpenTofu.
 // SSL_CERT_FILE is read from env, so the CLI behaves the same in-process.
 func newRegistryClient(env Env, m *config.Manifest, policy httpx.Policy) (*registry.Client, error) {
-	transport, err := httpx.NewTransport(httpEnvironment(env.Environ), policy)
+	transport, err := httpx.NewRoundTripper(httpEnvironment(env), policy)
 	if err != nil {
 		return nil, err
 	}
@@ -373,12 +377,14 @@ func cacheDir(env Env) string {
 
 // httpEnvironment reads the variables Go programs use for TLS and proxies;
 // like Go, the upper-case name wins over the lower-case one.
-func httpEnvironment(environ []string) httpx.Environment {
+func httpEnvironment(env Env) httpx.Environment {
+	environ := env.Environ
 	return httpx.Environment{
-		CAFile:     lookupEnv(environ, "SSL_CERT_FILE"),
-		HTTPProxy:  lookupEnv(environ, "HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: lookupEnv(environ, "HTTPS_PROXY", "https_proxy"),
-		NoProxy:    lookupEnv(environ, "NO_PROXY", "no_proxy"),
+		ClientCertificates: env.clientCerts,
+		CAFile:             lookupEnv(environ, "SSL_CERT_FILE"),
+		HTTPProxy:          lookupEnv(environ, "HTTP_PROXY", "http_proxy"),
+		HTTPSProxy:         lookupEnv(environ, "HTTPS_PROXY", "https_proxy"),
+		NoProxy:            lookupEnv(environ, "NO_PROXY", "no_proxy"),
 	}
 }
 
@@ -392,4 +398,19 @@ func lookupEnv(environ []string, names ...string) string {
 		}
 	}
 	return ""
+}
+
+// loadClientCertificates reads the manifest's client_certificate blocks.
+// A file that cannot be read or a key that does not match is bad input
+// naming the host and the files.
+func loadClientCertificates(m *config.Manifest) (map[string]tls.Certificate, error) {
+	out := make(map[string]tls.Certificate, len(m.ClientCertificates))
+	for host, c := range m.ClientCertificates {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("client_certificate %q: cert_file %s, key_file %s: %w", host.ForDisplay(), c.CertFile, c.KeyFile, err)}
+		}
+		out[strings.ToLower(string(host))] = cert
+	}
+	return out, nil
 }

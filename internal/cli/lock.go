@@ -119,7 +119,7 @@ func openPackages(ctx context.Context, env Env, ref string, policy httpx.Policy)
 // network flags.
 func ociConfig(env Env, policy httpx.Policy, parallel int) ocistore.Config {
 	return ocistore.Config{
-		Environ: env.Environ, UserAgent: userAgent(env), Parallel: parallel,
+		Environ: env.Environ, UserAgent: userAgent(env), Parallel: parallel, ClientCertificates: env.clientCerts,
 		Retries: policy.Retries, ConnectTimeout: policy.ConnectTimeout, HeaderTimeout: policy.HeaderTimeout,
 	}
 }
@@ -158,7 +158,7 @@ func isURL(ref string) bool {
 // newMirrorClient reads a published mirror. Requests have no overall time
 // limit (archives can be large); the policy's timeouts catch stalls.
 func newMirrorClient(env Env, base string, policy httpx.Policy) (*netmirror.Client, error) {
-	transport, err := httpx.NewTransport(httpEnvironment(env.Environ), policy)
+	transport, err := httpx.NewRoundTripper(httpEnvironment(env), policy)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -17,6 +18,10 @@ type Env struct {
 	Environ []string
 	Version string
 	Commit  string
+
+	// clientCerts are the manifest's client certificates, once a command
+	// has read it: every HTTP client the command makes presents them.
+	clientCerts map[string]tls.Certificate
 }
 
 // Main runs tfmirror and returns its exit code.

@@ -35,6 +35,9 @@ type Manifest struct {
 	Trust mirror.TrustPolicy
 	// Settings are the settings block's values.
 	Settings Settings
+	// ClientCertificates are the client_certificate blocks: what to present
+	// to each host that requires mutual TLS.
+	ClientCertificates map[addrs.Hostname]ClientCertificate
 	// Upstreams are the provider_installation block's methods, in order:
 	// where each provider comes from; none means the origin registries.
 	Upstreams []Upstream
@@ -54,6 +57,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "trust", LabelNames: []string{"pattern"}},
 		{Type: "settings"},
 		{Type: "provider_installation"},
+		{Type: "client_certificate", LabelNames: []string{"hostname"}},
 	},
 }
 
@@ -98,6 +102,8 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 	m := &Manifest{
 		Services: make(map[addrs.Hostname]map[string]string),
 		Tokens:   make(map[addrs.Hostname]string),
+
+		ClientCertificates: make(map[addrs.Hostname]ClientCertificate),
 	}
 	var defaults []addrs.Platform
 	if attr, ok := content.Attributes["platforms"]; ok {
@@ -136,6 +142,8 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 			diags = append(diags, decodeSettings(block, &m.Settings, &settingsSeen)...)
 		case "trust":
 			diags = append(diags, decodeTrust(block, &m.Trust, trustSeen)...)
+		case "client_certificate":
+			diags = append(diags, decodeClientCertificate(block, dir, m.ClientCertificates)...)
 		case "provider_installation":
 			if m.Upstreams != nil {
 				diags = append(diags, duplicate(block, "provider_installation", "")...)

@@ -377,7 +377,7 @@ func answerStatus(u *url.URL, resp *http.Response) (outcome, bool) {
 		return outcome{err: fmt.Errorf("%s refused to resume (416)", Redact(u)), retry: true, restart: true}, true
 	}
 	o := outcome{
-		err:   &StatusError{URL: Redact(u), StatusCode: resp.StatusCode, Status: resp.Status},
+		err:   &StatusError{URL: Redact(u), StatusCode: resp.StatusCode, Status: resp.Status, OverTLS: resp.TLS != nil},
 		retry: retryableStatus(resp.StatusCode),
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {

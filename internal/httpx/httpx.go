@@ -28,6 +28,19 @@ type Environment struct {
 	// NO_PROXY. As in Go's standard library, requests to localhost and
 	// loopback addresses never use a proxy.
 	HTTPProxy, HTTPSProxy, NoProxy string
+	// ClientCertificates are presented for mutual TLS, each only to its
+	// host (a lowercase host name, without port): see PerHost.
+	ClientCertificates map[string]tls.Certificate
+}
+
+// NewRoundTripper is NewTransport with env's client certificates
+// presented to their hosts (PerHost).
+func NewRoundTripper(env Environment, p Policy) (http.RoundTripper, error) {
+	t, err := NewTransport(env, p)
+	if err != nil {
+		return nil, err
+	}
+	return PerHost(t, env.ClientCertificates), nil
 }
 
 // NewTransport returns a transport that uses env's proxies and certificate
@@ -99,9 +112,15 @@ type StatusError struct {
 	URL        string // redacted
 	StatusCode int
 	Status     string
+	// OverTLS: the answer came over TLS, where a 400 is how nginx (and
+	// others) refuse a request without the client certificate they require.
+	OverTLS bool
 }
 
 func (e *StatusError) Error() string {
+	if e.OverTLS && e.StatusCode == http.StatusBadRequest {
+		return fmt.Sprintf("%s returned %s (if the server requires a client certificate, mutual TLS, add a client_certificate block for its host to the manifest)", e.URL, e.Status)
+	}
 	return fmt.Sprintf("%s returned %s", e.URL, e.Status)
 }
 

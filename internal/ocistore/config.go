@@ -47,6 +47,9 @@ type Config struct {
 	Environ []string
 	// UserAgent is sent with every request; empty: "tfmirror".
 	UserAgent string
+	// ClientCertificates are presented for mutual TLS, each only to its
+	// registry host (lowercase, without port).
+	ClientCertificates map[string]tls.Certificate
 	// Retries is how often a request that failed in a way that may go away
 	// (a connection error, 429, 5xx) is retried, with backoff; an upload
 	// is retried from the start of its file. 0: never.
@@ -205,6 +208,7 @@ func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
 		return nil, fmt.Errorf("SSL_CERT_FILE: %w", err)
 	}
 	tr.MaxIdleConnsPerHost = 16 // parallel uploads to one registry
+	base := httpx.PerHost(tr, cfg.ClientCertificates)
 	retries := &retry.GenericPolicy{
 		Retryable: retryable,
 		Backoff:   retry.DefaultBackoff,
@@ -213,7 +217,7 @@ func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
 		MaxRetry:  max(cfg.Retries, 0),
 	}
 	return &http.Client{
-		Transport:     &retry.Transport{Base: tr, Policy: func() retry.Policy { return retries }},
+		Transport:     &retry.Transport{Base: base, Policy: func() retry.Policy { return retries }},
 		CheckRedirect: checkRedirect,
 	}, nil
 }

@@ -188,3 +188,31 @@ func writeFile(t testing.TB, dir, name string, data []byte) string {
 	}
 	return path
 }
+
+// WriteClientFiles writes a client certificate (for mutual TLS, extended
+// key usage client auth) for name, signed by the CA, and its key into dir,
+// and returns their paths.
+func (ca *CA) WriteClientFiles(t testing.TB, dir, name string) (certFile, keyFile string) {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(t),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(validity),
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatalf("testca: create client certificate: %v", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatalf("testca: marshal client key: %v", err)
+	}
+	certFile = writeFile(t, dir, name+"-client.pem", certPEM(der))
+	keyFile = writeFile(t, dir, name+"-client-key.pem", pemBlock("PRIVATE KEY", keyDER))
+	return certFile, keyFile
+}
