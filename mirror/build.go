@@ -39,6 +39,9 @@ type Options struct {
 	// Shard limits the build to one part of its plan; the zero Shard is
 	// the whole plan.
 	Shard Shard
+	// Cooldown, if set, holds back releases younger than their
+	// requirement's MinAge, and records when versions are first seen.
+	Cooldown *Cooldown
 	// OnEvent, if set, is called for every finished package and warning.
 	// Calls are serialized.
 	OnEvent func(Event)
@@ -60,13 +63,14 @@ type Builder struct {
 	Work    *layout.Workspace
 	Options Options
 
-	mu        sync.Mutex
-	report    *Report
-	downloads chan struct{}
-	hashes    chan struct{}
-	meta      chan struct{} // metadata requests: small, latency-bound
-	bytes     atomic.Int64
-	done      atomic.Int32
+	mu           sync.Mutex
+	report       *Report
+	planWarnings []string // warned while planning, before the report
+	downloads    chan struct{}
+	hashes       chan struct{}
+	meta         chan struct{} // metadata requests: small, latency-bound
+	bytes        atomic.Int64
+	done         atomic.Int32
 }
 
 // release is one provider version to mirror.
@@ -149,7 +153,7 @@ func (b *Builder) splitKept(ctx context.Context, r *release) {
 // Failures of one package never stop the others; only ctx does.
 func (b *Builder) Execute(ctx context.Context, plan *Plan) *Report {
 	b.mu.Lock()
-	b.report = &Report{}
+	b.report = &Report{Warnings: b.planWarnings}
 	b.mu.Unlock()
 	b.downloads = make(chan struct{}, b.parallel())
 	b.hashes = make(chan struct{}, b.hashParallel())
@@ -239,7 +243,14 @@ func (b *Builder) resolve(ctx context.Context, req Requirement) ([]release, erro
 	if err != nil {
 		return nil, &ResolveError{Provider: req.Provider, Input: errors.Is(err, ErrProviderUnknown), Err: fmt.Errorf("list versions: %w", err)}
 	}
-	versions := req.selectVersions(available)
+	old, held := b.Options.Cooldown.filter(req.Provider.String(), slices.Clone(available).Filter(req.Allowed), req.MinAge)
+	for _, h := range held {
+		b.warn("%s", h)
+	}
+	versions := req.selectVersions(old)
+	if len(versions) == 0 && len(held) > 0 {
+		return nil, nil // everything that matches is too young yet
+	}
 	if len(versions) == 0 {
 		return nil, &ResolveError{Provider: req.Provider, Input: true, Err: noMatchError(req, available)}
 	}
@@ -272,7 +283,11 @@ func (b *Builder) warn(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.report.Warnings = append(b.report.Warnings, msg)
+	if b.report == nil { // planning: the report starts with them
+		b.planWarnings = append(b.planWarnings, msg)
+	} else {
+		b.report.Warnings = append(b.report.Warnings, msg)
+	}
 	if b.Options.OnEvent != nil {
 		b.Options.OnEvent(Event{Warning: msg})
 	}

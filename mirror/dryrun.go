@@ -21,7 +21,7 @@ type Sizer interface {
 // requests (download documents, and the archive sizes if the source can
 // tell them) and writing nothing.
 func (b *Builder) DryRun(ctx context.Context, plan *Plan) *Report {
-	b.report = &Report{}
+	b.report = &Report{Warnings: b.planWarnings}
 	b.meta = make(chan struct{}, b.metaParallel())
 	var g errgroup.Group
 	g.SetLimit(b.parallel())

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -30,6 +31,9 @@ type ModuleRequirement struct {
 	Newest int
 	// From names where the requirement was declared, for messages.
 	From string
+	// MinAge holds back versions first seen upstream less than this long
+	// ago (ModuleBuilder.Cooldown).
+	MinAge time.Duration
 }
 
 // ModuleSource is an origin registry of module packages.
@@ -136,12 +140,16 @@ type ModuleBuilder struct {
 	DryRun bool
 	// OnResult, if set, is called for every finished module version.
 	OnResult func(ModuleResult)
+	// Cooldown, if set, holds back versions younger than their
+	// requirement's MinAge (reported as warnings).
+	Cooldown *Cooldown
 
 	mu       sync.Mutex
 	seen     map[string]bool // module + version handled
 	versions map[string]addrs.VersionList
 	results  []ModuleResult
 	errs     []error
+	warnings []string
 }
 
 // Build mirrors reqs and every module they call, and adds its outcomes to
@@ -164,6 +172,7 @@ func (b *ModuleBuilder) Build(ctx context.Context, reqs []ModuleRequirement, rep
 		return 0
 	})
 	report.Modules = append(report.Modules, b.results...)
+	report.Warnings = append(report.Warnings, b.warnings...)
 	report.Errors = append(report.Errors, b.errs...)
 	if err := ctx.Err(); err != nil {
 		report.Errors = append(report.Errors, err)
@@ -219,9 +228,11 @@ func (b *ModuleBuilder) selectVersions(ctx context.Context, r ModuleRequirement)
 	available, err := b.available(ctx, r.Module)
 	input := errors.Is(err, ErrModuleUnknown)
 	if err == nil {
+		var held []string
+		available, held = b.cooldown(r, available)
 		var sel []addrs.Version
 		sel, err = SelectModuleVersions(r, available)
-		if err == nil {
+		if err == nil || len(held) > 0 {
 			return sel
 		}
 		input = true
@@ -231,6 +242,29 @@ func (b *ModuleBuilder) selectVersions(ctx context.Context, r ModuleRequirement)
 	}
 	b.errs = append(b.errs, &ModuleError{Module: r.Module, Input: input, Err: err})
 	return nil
+}
+
+// cooldown keeps the versions the requirement allows that are old enough,
+// and reports the others.
+func (b *ModuleBuilder) cooldown(r ModuleRequirement, available addrs.VersionList) (addrs.VersionList, []string) {
+	if b.Cooldown == nil || r.MinAge <= 0 {
+		return available, nil
+	}
+	cons, err := addrs.ParseModuleConstraint(r.Constraint)
+	if err != nil {
+		return available, nil // SelectModuleVersions reports it
+	}
+	var allowed addrs.VersionList
+	for _, v := range available {
+		if cons.Allows(v) {
+			allowed = append(allowed, v)
+		}
+	}
+	old, held := b.Cooldown.filter("module "+r.Module.String(), allowed, r.MinAge)
+	b.mu.Lock()
+	b.warnings = append(b.warnings, held...)
+	b.mu.Unlock()
+	return old, held
 }
 
 func (b *ModuleBuilder) available(ctx context.Context, m addrs.Module) (addrs.VersionList, error) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
@@ -381,5 +382,35 @@ func TestModuleRegistryIsFilledFromTheTree(t *testing.T) {
 	}
 	if got := moduleStatuses(build()); !slices.Equal(got, []string{"acme/net/aws 1.0.0 present"}) {
 		t.Fatalf("third build: %q", got)
+	}
+}
+
+func TestModuleCooldown(t *testing.T) {
+	f := newFakeModules()
+	f.add("acme/net/aws", "1.0.0", map[string]string{"main.tf": "a"})
+	root := t.TempDir()
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	cd := NewCooldown(nil, func() time.Time { return now })
+	build := func() *Report {
+		tree, err := layout.Open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tree.Close()
+		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Trees: []*layout.Tree{tree.Tree}, Work: tree.Workspace, Cooldown: cd}
+		r := &Report{}
+		b.Build(context.Background(), []ModuleRequirement{{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1, MinAge: 48 * time.Hour}}, r)
+		return r
+	}
+	r := build()
+	if len(r.Modules) != 0 || r.Err() != nil || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "held back until 2026-11-03T00:00:00Z") {
+		t.Fatalf("a version first seen now: %+v", r)
+	}
+	now = now.Add(49 * time.Hour)
+	if got := moduleStatuses(build()); !slices.Equal(got, []string{"acme/net/aws 1.0.0 mirrored"}) {
+		t.Fatalf("two days later: %q", got)
+	}
+	if seen, added := cd.Seen(); !added || len(seen) != 1 {
+		t.Fatalf("first-seen times: %v %v", seen, added)
 	}
 }

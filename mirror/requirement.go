@@ -3,6 +3,7 @@ package mirror
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
@@ -18,6 +19,9 @@ type Requirement struct {
 	// Newest keeps only the newest N matching versions; 0 keeps all.
 	Newest    int
 	Platforms []addrs.Platform
+	// MinAge holds back versions first seen upstream less than this long
+	// ago (Options.Cooldown); 0 publishes them at once.
+	MinAge time.Duration
 }
 
 // CheckProvider reports why a provider cannot be mirrored, if it cannot.

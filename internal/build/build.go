@@ -60,6 +60,8 @@ type Options struct {
 	// point at the packages in the build's OCI registry (oci://...?digest=)
 	// instead of the zips in the tree.
 	OCIModuleLocations bool
+	// Now is the clock of the cool-down (min_age); nil means time.Now.
+	Now func() time.Time
 	// NoModules mirrors providers only: the manifest's module blocks and
 	// the configurations' module calls are left out.
 	NoModules bool
@@ -110,6 +112,11 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	if len(in.modules) > 0 && len(outs.trees()) == 0 {
 		return &InputError{errors.New("modules are published as a static module registry next to a mirror tree: add a directory or a bucket with --out")}
 	}
+	cooldown, err := openCooldown(ctx, opts, in, outs)
+	if err != nil {
+		return err
+	}
+	opts.Builder.Cooldown = cooldown
 	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(opts.Destinations.OverwriteOCITags), Options: opts.Builder}
 	plan, err := b.Plan(ctx, in.reqs)
 	if err != nil {
@@ -130,6 +137,9 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	defer func() { err = errors.Join(err, release()) }()
 	b.Work = work
 	if err := execute(ctx, b, plan, in, outs, opts, hooks); err != nil {
+		return errors.Join(err, recordFirstSeen(ctx, cooldown, outs))
+	}
+	if err := recordFirstSeen(ctx, cooldown, outs); err != nil {
 		return err
 	}
 	return afterBuild(ctx, opts, in, outs, hooks)
@@ -248,9 +258,15 @@ func readInputs(opts Options) (inputs, error) {
 	if err != nil {
 		return inputs{}, err
 	}
+	for i := range more {
+		more[i].MinAge = m.MinAge
+	}
 	in.roots, in.reqs = roots, append(in.reqs, more...)
 	if !opts.NoModules {
-		in.modules = append(in.modules, locks.ModuleRequirements(roots)...)
+		for _, r := range locks.ModuleRequirements(roots) {
+			r.MinAge = m.MinAge
+			in.modules = append(in.modules, r)
+		}
 	}
 	return in, nil
 }
@@ -273,6 +289,43 @@ func WriteReplica(ctx context.Context, tree *layout.Tree, checker mirror.Signatu
 	}
 	if err != nil {
 		return fmt.Errorf("the registry replica leaves out what no longer verifies:\n%w", err)
+	}
+	return nil
+}
+
+// openCooldown reads when the mirror first saw each release, for builds
+// with a min_age; nil when none has one.
+func openCooldown(ctx context.Context, opts Options, in inputs, outs outputs) (*mirror.Cooldown, error) {
+	aged := slices.ContainsFunc(in.reqs, func(r mirror.Requirement) bool { return r.MinAge > 0 }) ||
+		slices.ContainsFunc(in.modules, func(r mirror.ModuleRequirement) bool { return r.MinAge > 0 })
+	if !aged {
+		return nil, nil
+	}
+	trees := outs.trees()
+	if len(trees) == 0 {
+		return nil, &InputError{errors.New("min_age records when releases were first seen in the mirror: add a directory or a bucket with --out")}
+	}
+	seen, err := trees[0].ReadFirstSeen(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read when releases were first seen: %w", err)
+	}
+	return mirror.NewCooldown(seen, opts.Now), nil
+}
+
+// recordFirstSeen keeps the first-seen times of a build with a min_age in
+// every tree, so the cool-down runs from the first build that saw them.
+func recordFirstSeen(ctx context.Context, c *mirror.Cooldown, outs outputs) error {
+	if c == nil {
+		return nil
+	}
+	seen, added := c.Seen()
+	if !added {
+		return nil
+	}
+	for _, t := range outs.trees() {
+		if err := t.RecordFirstSeen(ctx, seen); err != nil {
+			return fmt.Errorf("record when releases were first seen in %s: %w", t.Location(), err)
+		}
 	}
 	return nil
 }

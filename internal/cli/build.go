@@ -268,7 +268,7 @@ func runBuild(ctx context.Context, env Env, opts buildOptions) error {
 		},
 		Source: source, Checker: signing.Checker{}, LockTimeout: opts.LockTimeout, Modules: modules,
 		DryRun: opts.DryRun, RegistryReplica: opts.RegistryReplica, WriteLockFiles: opts.WriteLockFiles,
-		OCIModuleLocations: opts.OCIModuleLocations, NoModules: opts.NoModules,
+		OCIModuleLocations: opts.OCIModuleLocations, NoModules: opts.NoModules, Now: env.now,
 		Builder: mirror.Options{
 			Strict:         opts.Strict,
 			Trust:          manifest.TrustPolicy(opts.RequireSignatures),

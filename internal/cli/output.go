@@ -262,6 +262,9 @@ func (p *printer) dryRunSummary(r *mirror.Report) {
 	}
 	fmt.Fprintf(p.w, "\ndry run: would download %d packages (%s), keep %d (%s), skip %d; %d failed; nothing was written\n",
 		n, humanBytes(down), kept, humanBytes(keep), skipped, failed)
+	if len(r.Warnings) > 0 {
+		fmt.Fprintf(p.w, "warnings:\n  - %s\n", withHints(strings.Join(r.Warnings, "\n  - ")))
+	}
 	if len(r.Modules) > 0 {
 		fmt.Fprintf(p.w, "dry run: would fetch %d module versions, keep %d; %d failed\n",
 			r.CountModules(mirror.StatusPlanned), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed)+len(r.Errors))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -22,6 +23,8 @@ type Env struct {
 	// clientCerts are the manifest's client certificates, once a command
 	// has read it: every HTTP client the command makes presents them.
 	clientCerts map[string]tls.Certificate
+	// now is the clock of the cool-down; nil means time.Now (tests set it).
+	now func() time.Time
 }
 
 // Main runs tfmirror and returns its exit code.

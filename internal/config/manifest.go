@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -41,13 +42,16 @@ type Manifest struct {
 	// Upstreams are the provider_installation block's methods, in order:
 	// where each provider comes from; none means the origin registries.
 	Upstreams []Upstream
+	// MinAge is the top-level min_age: the cool-down of blocks that set
+	// none, and of configurations' providers and modules.
+	MinAge time.Duration
 	// Outs are the out attribute's destinations, for a build given no --out:
 	// directories as absolute paths, other destinations as written.
 	Outs []string
 }
 
 var rootSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "platforms"}, {Name: "out"}},
+	Attributes: []hcl.AttributeSchema{{Name: "platforms"}, {Name: "out"}, {Name: "min_age"}},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "provider", LabelNames: []string{"source"}},
 		{Type: "module", LabelNames: []string{"source"}},
@@ -112,6 +116,11 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 		diags = append(diags, ds...)
 	}
 	m.Platforms = defaults
+	if age, ds := decodeAge(content); ds.HasErrors() {
+		diags = append(diags, ds...)
+	} else if age != nil {
+		m.MinAge = *age
+	}
 	if attr, ok := content.Attributes["out"]; ok {
 		var ds hcl.Diagnostics
 		m.Outs, ds = decodeOut(attr, dir)
@@ -163,6 +172,16 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 	sort.SliceStable(m.Requirements, func(i, j int) bool {
 		return m.Requirements[i].Provider.LessThan(m.Requirements[j].Provider)
 	})
+	for i := range m.Requirements {
+		if m.Requirements[i].MinAge < 0 {
+			m.Requirements[i].MinAge = m.MinAge
+		}
+	}
+	for i := range m.Modules {
+		if m.Modules[i].MinAge < 0 {
+			m.Modules[i].MinAge = m.MinAge
+		}
+	}
 	sort.SliceStable(m.Modules, func(i, j int) bool {
 		return m.Modules[i].Module.String() < m.Modules[j].Module.String()
 	})

@@ -11,7 +11,7 @@ import (
 )
 
 var moduleSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "versions"}, {Name: "newest"}},
+	Attributes: []hcl.AttributeSchema{{Name: "versions"}, {Name: "newest"}, {Name: "min_age"}},
 }
 
 // decodeModule reads a module "[HOST/]NAMESPACE/NAME/SYSTEM" block: every
@@ -32,7 +32,12 @@ func decodeModule(block *hcl.Block, seen map[string]hcl.Range) (mirror.ModuleReq
 	if diags.HasErrors() {
 		return req, diags
 	}
-	req = mirror.ModuleRequirement{Module: m, From: fmt.Sprintf("%s:%d", block.DefRange.Filename, block.DefRange.Start.Line)}
+	req = mirror.ModuleRequirement{Module: m, From: fmt.Sprintf("%s:%d", block.DefRange.Filename, block.DefRange.Start.Line), MinAge: -1}
+	if age, ds := decodeAge(content); ds.HasErrors() {
+		return req, ds
+	} else if age != nil {
+		req.MinAge = *age
+	}
 	if attr, ok := content.Attributes["newest"]; ok {
 		if ds := gohcl.DecodeExpression(attr.Expr, nil, &req.Newest); ds.HasErrors() {
 			return req, ds

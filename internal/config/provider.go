@@ -11,7 +11,7 @@ import (
 )
 
 var providerSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "versions"}, {Name: "newest"}, {Name: "platforms"}},
+	Attributes: []hcl.AttributeSchema{{Name: "versions"}, {Name: "newest"}, {Name: "platforms"}, {Name: "min_age"}},
 }
 
 func decodeProvider(block *hcl.Block, defaults []addrs.Platform, seen map[string]hcl.Range) (mirror.Requirement, hcl.Diagnostics) {
@@ -32,8 +32,13 @@ func decodeProvider(block *hcl.Block, defaults []addrs.Platform, seen map[string
 	if diags.HasErrors() {
 		return req, diags
 	}
-	req = mirror.Requirement{Provider: p, Platforms: defaults}
+	req = mirror.Requirement{Provider: p, Platforms: defaults, MinAge: -1}
 	diags = append(diags, decodeVersions(content, block, &req)...)
+	if age, ds := decodeAge(content); ds.HasErrors() {
+		diags = append(diags, ds...)
+	} else if age != nil {
+		req.MinAge = *age
+	}
 	if attr, ok := content.Attributes["platforms"]; ok {
 		var ds hcl.Diagnostics
 		req.Platforms, ds = decodePlatforms(attr)
