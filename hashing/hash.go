@@ -48,18 +48,40 @@ type ArchiveSums struct {
 // dirhash.HashZip (every entry) and dirhash.HashDir of the unpacked
 // package (its files: no directory entries) would; the tests hold it to
 // both, the second by unpacking with the unpacked filesystem layout.
+// Deflate entries are decompressed with a faster decoder than
+// archive/zip's own, held to it by the tests.
 func HashArchive(path string, sum [sha256.Size]byte, limits ZipLimits) (ArchiveSums, error) {
+	return HashArchiveStreamed(path, sum, limits, nil)
+}
+
+// HashArchiveStreamed is HashArchive for an archive whose entries a
+// StreamHasher hashed while it was downloaded (streamed, which may be
+// nil): it still checks the central directory with CheckZip, but takes
+// each entry's SHA-256 from streamed instead of decompressing the entry
+// again, if streamed followed exactly the entries the central directory
+// describes (see streamedSums); otherwise it hashes the file. Either way
+// the hashes are the same. It records in streamed which way it went.
+func HashArchiveStreamed(path string, sum [sha256.Size]byte, limits ZipLimits, streamed *StreamResult) (ArchiveSums, error) {
 	zr, err := zip.OpenReader(path)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // CheckZip names the entry
 		return ArchiveSums{}, fmt.Errorf("open zip %s: %w", path, err)
 	}
 	defer zr.Close()
+	useFastInflate(&zr.Reader)
 	if err := CheckZip(&zr.Reader, limits); err != nil {
 		return ArchiveSums{}, err
 	}
-	entries, err := hashEntries(zr.File)
-	if err != nil {
+	if err := checkNames(zr.File); err != nil {
 		return ArchiveSums{}, fmt.Errorf("compute h1 of %s: %w", path, err)
+	}
+	entries, mismatch := streamedSums(zr.File, streamed)
+	if streamed != nil {
+		streamed.Summarized, streamed.Mismatch = entries != nil, mismatch
+	}
+	if entries == nil {
+		if entries, err = hashEntries(zr.File); err != nil {
+			return ArchiveSums{}, fmt.Errorf("compute h1 of %s: %w", path, err)
+		}
 	}
 	var all, files []string
 	for _, f := range zr.File {
@@ -74,6 +96,16 @@ func HashArchive(path string, sum [sha256.Size]byte, limits ZipLimits) (ArchiveS
 	return ArchiveSums{ZH: ZH(sum), H1: summarize(all, entries), H1Unpacked: summarize(files, entries)}, nil
 }
 
+// checkNames refuses what dirhash refuses: a name with a newline.
+func checkNames(files []*zip.File) error {
+	for _, f := range files {
+		if strings.Contains(f.Name, "\n") {
+			return fmt.Errorf("file name %q contains a newline", f.Name)
+		}
+	}
+	return nil
+}
+
 // hashEntries decompresses every entry once and returns the SHA-256 of
 // each name's content. Names are unique (CheckZip refused duplicates); like
 // dirhash.HashZip, a name that appeared twice would stand for its last
@@ -81,25 +113,23 @@ func HashArchive(path string, sum [sha256.Size]byte, limits ZipLimits) (ArchiveS
 func hashEntries(files []*zip.File) (map[string][sha256.Size]byte, error) {
 	last := make(map[string]*zip.File, len(files))
 	for _, f := range files {
-		if strings.Contains(f.Name, "\n") {
-			return nil, fmt.Errorf("file name %q contains a newline", f.Name)
-		}
 		last[f.Name] = f
 	}
 	out := make(map[string][sha256.Size]byte, len(last))
+	h := sha256.New()
 	for name, f := range last {
 		r, err := f.Open()
 		if err != nil {
 			return nil, err
 		}
-		h := sha256.New()
+		h.Reset()
 		_, err = io.Copy(h, r)
 		_ = r.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
 		var s [sha256.Size]byte
-		copy(s[:], h.Sum(nil))
+		h.Sum(s[:0])
 		out[name] = s
 	}
 	return out, nil

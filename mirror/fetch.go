@@ -55,13 +55,13 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 	final, size, same := b.localCopy(a.pkg, a.meta.SHA256)
 	if same {
 		f.status, f.size = StatusPresent, size
-		f.describe(a, final, final)
+		f.describe(a, final, final, nil)
 	}
 	release()
 	if same {
 		return f
 	}
-	staged, size, err := b.download(ctx, a)
+	staged, size, streamed, err := b.download(ctx, a)
 	if err != nil {
 		f.err = err
 		return f
@@ -73,7 +73,7 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 		return f
 	}
 	defer release()
-	f.describe(a, staged, staged)
+	f.describe(a, staged, staged, streamed)
 	if f.err != nil {
 		f.archive.Staged = staged
 	}
@@ -101,17 +101,22 @@ func (b *Builder) localCopy(pkg Package, want [sha256.Size]byte) (string, int64,
 // transfer stays there for the next run, a wrong digest or a body longer
 // than the registry announced (or the source allows) does not, and
 // nothing past that length is written.
-func (b *Builder) download(ctx context.Context, a authenticated) (string, int64, error) {
+//
+// The entries are hashed on the way too (hashing.StreamHasher), in turns
+// with other hashing (the hash slots), so that the archive's h1: hashes
+// are ready when its last byte arrives; the result is for describe.
+func (b *Builder) download(ctx context.Context, a authenticated) (string, int64, *hashing.StreamResult, error) {
 	release, err := slot(ctx, b.downloads)
 	if err != nil {
-		return "", 0, &PackageError{Package: a.pkg, Err: err}
+		return "", 0, nil, &PackageError{Package: a.pkg, Err: err}
 	}
 	defer release()
-	sink, keep, err := b.openSink(a)
+	sink, keep, err := b.openSink(ctx, a)
 	if err != nil {
-		return "", 0, &PackageError{Package: a.pkg, Err: err}
+		return "", 0, nil, &PackageError{Package: a.pkg, Err: err}
 	}
 	defer sink.done()
+	defer sink.stream.Abandon("the download failed") // unless closed first
 	sink.limit = a.meta.Size
 	b.started(a.pkg)
 	resumed := sink.Written() > 0
@@ -131,23 +136,24 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 		if !keep || errors.Is(err, ErrTooLarge) {
 			_ = os.Remove(sink.file.Name())
 		}
-		return "", 0, &PackageError{Package: a.pkg, Err: downloadError(a.meta, err)}
+		return "", 0, nil, &PackageError{Package: a.pkg, Err: downloadError(a.meta, err)}
 	}
 	if got := sink.hash.Sum(); got != a.meta.SHA256 {
 		_ = os.Remove(sink.file.Name())
-		return "", 0, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
+		return "", 0, nil, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
 			"archive has checksum %s, but SHA256SUMS and the registry promise %s", hashing.ZH(got), hashing.ZH(a.meta.SHA256))}
 	}
+	streamed := sink.stream.Close()
 	if !keep {
-		return sink.file.Name(), sink.hash.Len(), nil
+		return sink.file.Name(), sink.hash.Len(), streamed, nil
 	}
 	// A complete partial download becomes this package's own staged
 	// file: other platforms with the same bytes must not share it.
 	staged, err := b.Work.Stage(sink.file.Name(), a.meta.Filename)
 	if err != nil {
-		return "", 0, &PackageError{Package: a.pkg, Err: err}
+		return "", 0, nil, &PackageError{Package: a.pkg, Err: err}
 	}
-	return staged, sink.hash.Len(), nil
+	return staged, sink.hash.Len(), streamed, nil
 }
 
 // downloadError is a failed download of the package meta describes. The
@@ -162,7 +168,7 @@ func downloadError(meta PackageMeta, err error) error {
 // openSink opens the partial download for the archive's digest, re-hashing
 // what it already holds, or a fresh staging file when that is in use. keep
 // says whether an unfinished download should stay for a later run.
-func (b *Builder) openSink(a authenticated) (*stagingSink, bool, error) {
+func (b *Builder) openSink(ctx context.Context, a authenticated) (*stagingSink, bool, error) {
 	digest := hex.EncodeToString(a.meta.SHA256[:])
 	file, size, ok, err := b.Work.OpenPartial(digest)
 	if err != nil {
@@ -173,10 +179,13 @@ func (b *Builder) openSink(a authenticated) (*stagingSink, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		return &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes, done: func() {}}, false, nil
+		return &stagingSink{file: file, hash: hashing.NewWriter(), stream: b.streamHasher(ctx), counter: &b.bytes, done: func() {}}, false, nil
 	}
-	sink := &stagingSink{file: file, hash: hashing.NewWriter(), counter: &b.bytes, done: func() { b.Work.ReleasePartial(digest) }}
+	sink := &stagingSink{file: file, hash: hashing.NewWriter(), stream: b.streamHasher(ctx), counter: &b.bytes, done: func() { b.Work.ReleasePartial(digest) }}
 	if size > 0 {
+		// The entries of the bytes already there are not streamed: the
+		// archive is hashed from the file once complete.
+		sink.stream.Abandon("resumed a partial download")
 		if err := sink.rehash(size); err != nil {
 			sink.done()
 			_ = file.Close()
@@ -186,9 +195,23 @@ func (b *Builder) openSink(a authenticated) (*stagingSink, bool, error) {
 	return sink, true, nil
 }
 
-// describe computes the hashes a mirror publishes for a verified archive.
-func (f *fetched) describe(a authenticated, path, staged string) {
-	sums, err := hashing.HashArchive(path, a.meta.SHA256, f.limits)
+// streamHasher returns a StreamHasher for one download, which takes turns
+// with the build's other hashing in its hash slots.
+func (b *Builder) streamHasher(ctx context.Context) *hashing.StreamHasher {
+	return hashing.NewStreamHasher(b.zipLimits(), hashing.StreamOptions{
+		Acquire: func() error {
+			_, err := slot(ctx, b.hashes)
+			return err
+		},
+		Release: func() { <-b.hashes },
+	})
+}
+
+// describe computes the hashes a mirror publishes for a verified archive,
+// from the entries hashed while it was downloaded (streamed, if not nil)
+// when they are exactly the archive's.
+func (f *fetched) describe(a authenticated, path, staged string, streamed *hashing.StreamResult) {
+	sums, err := hashing.HashArchiveStreamed(path, a.meta.SHA256, f.limits, streamed)
 	if err != nil {
 		f.err = &VerificationError{Package: a.pkg, Problem: "archive refused", Err: err}
 		return
@@ -198,11 +221,13 @@ func (f *fetched) describe(a authenticated, path, staged string) {
 }
 
 // stagingSink writes a download to a staging or partial file and hashes
-// it on the way. It can resume: Written is what the file already holds.
-// With a limit, it refuses to grow past it.
+// it on the way, the file (hash) and its entries (stream). It can resume:
+// Written is what the file already holds. With a limit, it refuses to
+// grow past it.
 type stagingSink struct {
 	file    *os.File
 	hash    *hashing.Writer
+	stream  *hashing.StreamHasher
 	counter *atomic.Int64 // the build's downloaded bytes
 	done    func()        // ends this run's use of the file
 	limit   int64         // the size the origin announced; 0: none
@@ -214,6 +239,7 @@ func (s *stagingSink) Write(p []byte) (int, error) {
 	}
 	n, err := s.file.Write(p)
 	_, _ = s.hash.Write(p[:n])
+	_, _ = s.stream.Write(p[:n]) // never fails
 	s.counter.Add(int64(n))
 	return n, err
 }
@@ -225,8 +251,9 @@ func (s *stagingSink) Written() int64 { return s.hash.Len() }
 // before it arrives; 0 means no limit of the sink's own.
 func (s *stagingSink) Limit() int64 { return s.limit }
 
-// Reset empties the file and restarts the hash.
+// Reset empties the file and restarts the hashes.
 func (s *stagingSink) Reset() error {
+	s.stream.Reset()
 	if err := s.file.Truncate(0); err != nil {
 		return err
 	}

@@ -4,11 +4,30 @@
 // on GOMAXPROCS workers. It is the hashing half of the benchmark's
 // "physical limit" (see BENCHMARKS.md).
 //
-// Usage: hashall [-v] [-list FILE] [FILE...]
+// Usage: hashall [-decoder std|fast|stream] [-h1only] [-v] [-list FILE] [FILE...]
+//
+// -decoder says how h1: is computed:
+//
+//   - std (the default): dirhash.HashZip, which inflates with the
+//     standard library (compress/flate through archive/zip);
+//   - fast: hashing.HashArchive, what tfmirror ships: the same checks and
+//     hashes, with the faster Deflate decoder it registers;
+//   - stream: what a build does while it downloads: the file is read once,
+//     in 32 KiB writes, through SHA-256 and a hashing.StreamHasher (which
+//     inflates each entry as its bytes arrive), then
+//     hashing.HashArchiveStreamed summarizes from the streamed entries.
+//
+// All three give the same hashes (-v shows them). With -h1only, std and
+// fast skip the zh: pass, so that the CPU is h1:'s alone.
 //
 // With -list, file paths are read from FILE, one per line ("-" is stdin).
-// It prints one JSON line: {"files":N,"bytes":B,"seconds":S,"workers":W};
-// with -v, also "zh:... h1:... PATH" for each file on stderr.
+// It prints one JSON line: {"decoder":D,"files":N,"bytes":B,"seconds":S,
+// "cpu_seconds":C,"user_seconds":U,"sys_seconds":Y,"workers":W}, where
+// bytes are the zip files' and the CPU is the process's (user + system,
+// from getrusage, so the whole run's), and for stream also "streamed": how
+// many archives were summarized from the stream (the others fell back to
+// hashing the file); with -v, also "zh:... h1:... PATH" for each file on
+// stderr.
 package main
 
 import (
@@ -27,6 +46,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 func main() {
@@ -37,10 +58,18 @@ func main() {
 }
 
 type result struct {
-	path   string
-	zh, h1 string
-	bytes  int64
-	err    error
+	path     string
+	zh, h1   string
+	bytes    int64
+	streamed bool
+	err      error
+}
+
+// decoders are the ways -decoder names of computing h1:.
+var decoders = map[string]func(path string, zh bool) result{
+	"std":    hashStd,
+	"fast":   hashFast,
+	"stream": hashStream,
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -48,8 +77,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	list := fs.String("list", "", `file with one path per line ("-": standard input)`)
 	verbose := fs.Bool("v", false, "print each file's hashes on standard error")
+	decoder := fs.String("decoder", "std", "how h1: is computed: std (dirhash.HashZip), fast (hashing.HashArchive) or stream (hashing.StreamHasher)")
+	h1only := fs.Bool("h1only", false, "skip the zh: pass (std and fast)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	hash, ok := decoders[*decoder]
+	if !ok {
+		return fmt.Errorf("-decoder %q: want std, fast or stream", *decoder)
 	}
 	paths := fs.Args()
 	if *list != "" {
@@ -64,6 +99,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 
 	workers := runtime.GOMAXPROCS(0)
+	cpu0, err := cpuTime()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	jobs := make(chan string)
 	results := make(chan result)
@@ -71,7 +110,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	for range workers {
 		wg.Go(func() {
 			for p := range jobs {
-				results <- hashFile(p)
+				results <- hash(p, !*h1only)
 			}
 		})
 	}
@@ -84,6 +123,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		close(results)
 	}()
 	var total int64
+	var streamed int
 	var errs []error
 	for r := range results {
 		if r.err != nil {
@@ -91,17 +131,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			continue
 		}
 		total += r.bytes
+		if r.streamed {
+			streamed++
+		}
 		if *verbose {
 			fmt.Fprintf(stderr, "%s %s %s\n", r.zh, r.h1, r.path)
 		}
 	}
 	elapsed := time.Since(start)
+	cpu1, err := cpuTime()
+	if err != nil {
+		return err
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	out, err := json.Marshal(map[string]any{
-		"files": len(paths), "bytes": total, "seconds": elapsed.Seconds(), "workers": workers,
-	})
+	report := map[string]any{
+		"decoder": *decoder, "files": len(paths), "bytes": total, "seconds": elapsed.Seconds(), "workers": workers,
+		"cpu_seconds":  (cpu1.user + cpu1.sys - cpu0.user - cpu0.sys).Seconds(),
+		"user_seconds": (cpu1.user - cpu0.user).Seconds(), "sys_seconds": (cpu1.sys - cpu0.sys).Seconds(),
+	}
+	if *decoder == "stream" {
+		report["streamed"] = streamed
+	}
+	out, err := json.Marshal(report)
 	if err != nil {
 		return err
 	}
@@ -109,11 +162,78 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// hashFile computes both hashes of one archive, as separate passes, the way
-// a build that streams the download through SHA-256 and then checks the
-// zip does.
-func hashFile(path string) result {
+// hashStd computes both hashes of one archive, as separate passes, the
+// way a build that streams the download through SHA-256 and then checks
+// the zip does, with dirhash.HashZip for h1:.
+func hashStd(path string, zh bool) result {
+	r := zhOf(path, zh)
+	if r.err != nil {
+		return r
+	}
+	if r.h1, r.err = dirhash.HashZip(path, dirhash.Hash1); r.err != nil {
+		r.err = fmt.Errorf("h1 of %s: %w", path, r.err)
+	}
+	return r
+}
+
+// hashFast is hashStd with hashing.HashArchive for h1:, as tfmirror
+// computes it from a file.
+func hashFast(path string, zh bool) result {
+	r := zhOf(path, zh)
+	if r.err != nil {
+		return r
+	}
+	var sum [sha256.Size]byte // HashArchive only copies it into ZH
+	sums, err := hashing.HashArchive(path, sum, hashing.DefaultZipLimits)
+	if err != nil {
+		r.err = fmt.Errorf("h1 of %s: %w", path, err)
+		return r
+	}
+	r.h1 = string(sums.H1)
+	return r
+}
+
+// hashStream reads the file once through SHA-256 and a StreamHasher, in
+// 32 KiB writes as a download arrives, then summarizes.
+func hashStream(path string, _ bool) result {
 	r := result{path: path}
+	f, err := os.Open(path)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer func() { _ = f.Close() }() // read only
+	h := sha256.New()
+	s := hashing.NewStreamHasher(hashing.DefaultZipLimits, hashing.StreamOptions{})
+	if r.bytes, err = io.CopyBuffer(io.MultiWriter(h, s), struct{ io.Reader }{f}, make([]byte, 32<<10)); err != nil {
+		s.Abandon("read failed")
+		r.err = fmt.Errorf("read %s: %w", path, err)
+		return r
+	}
+	res := s.Close()
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	sums, err := hashing.HashArchiveStreamed(path, sum, hashing.DefaultZipLimits, res)
+	if err != nil {
+		r.err = fmt.Errorf("h1 of %s: %w", path, err)
+		return r
+	}
+	r.zh, r.h1, r.streamed = string(sums.ZH), string(sums.H1), res.Summarized
+	return r
+}
+
+// zhOf reads the file through SHA-256 for its zh: hash, if zh is set.
+func zhOf(path string, zh bool) result {
+	r := result{path: path}
+	if !zh {
+		fi, err := os.Stat(path)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		r.bytes = fi.Size()
+		return r
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		r.err = err
@@ -126,9 +246,6 @@ func hashFile(path string) result {
 		return r
 	}
 	r.zh = "zh:" + hex.EncodeToString(h.Sum(nil))
-	if r.h1, err = dirhash.HashZip(path, dirhash.Hash1); err != nil {
-		r.err = fmt.Errorf("h1 of %s: %w", path, err)
-	}
 	return r
 }
 
