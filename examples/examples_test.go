@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/tfconfig"
 )
@@ -100,6 +102,68 @@ func TestS3UploadOrder(t *testing.T) {
 		if !strings.HasPrefix(calls[i], "s3 sync site s3://bucket/providers --no-progress --exclude .tfmirror/*") ||
 			!strings.Contains(calls[i], want) || !strings.HasSuffix(calls[i], "--endpoint-url https://s3.example") || strings.Contains(calls[i], "--delete") {
 			t.Errorf("sync %d = %q, want one containing %q", i+1, calls[i], want)
+		}
+	}
+}
+
+// TestCIExamplesParse keeps the CI examples valid YAML of the shape their
+// CI systems read, and their tfmirror command lines real commands with
+// real flags.
+func TestCIExamplesParse(t *testing.T) {
+	for name, steps := range map[string]func(doc map[string]any) []string{
+		"github-actions.yml": func(doc map[string]any) []string {
+			var out []string
+			for _, job := range doc["jobs"].(map[string]any) {
+				for _, step := range job.(map[string]any)["steps"].([]any) {
+					if run, ok := step.(map[string]any)["run"].(string); ok {
+						out = append(out, run)
+					}
+				}
+			}
+			return out
+		},
+		"gitlab-ci.yml": func(doc map[string]any) []string {
+			var out []string
+			for _, line := range doc["mirror"].(map[string]any)["script"].([]any) {
+				out = append(out, line.(string))
+			}
+			return out
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("ci", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc map[string]any
+			if err := yaml.Unmarshal(data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			var commands int
+			for _, line := range steps(doc) {
+				if strings.HasPrefix(line, "tfmirror ") {
+					commands++
+					checkFlags(t, strings.Fields(line))
+				}
+			}
+			if commands == 0 {
+				t.Error("no tfmirror command")
+			}
+		})
+	}
+}
+
+// checkFlags runs "tfmirror SUBCOMMAND --help" and checks each --flag of
+// the command line is one it lists.
+func checkFlags(t *testing.T, args []string) {
+	t.Helper()
+	out, err := exec.Command("go", "run", "../cmd/tfmirror", args[1], "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("tfmirror %s --help: %v\n%s", args[1], err, out)
+	}
+	for _, a := range args[2:] {
+		if flag, ok := strings.CutPrefix(a, "--"); ok && !strings.Contains(string(out), "--"+strings.SplitN(flag, "=", 2)[0]+" ") {
+			t.Errorf("tfmirror %s has no flag %s", args[1], a)
 		}
 	}
 }

@@ -5,12 +5,17 @@
 // the zip file itself), the rule an archive must pass before it is hashed
 // and published (limits, and CheckUnpackable: it unpacks into a directory
 // exactly as named, the rule the unpacked filesystem layout extracts by),
-// the parsing of upstream SHA256SUMS documents, and a writer that hashes
-// bytes as they stream to disk.
+// the parsing of upstream SHA256SUMS documents, a writer that hashes
+// bytes as they stream to disk, the StreamHasher that computes h1: from a
+// zip as its bytes arrive (checked against the central directory at the
+// end, else the file is hashed), and the module package format
+// (PackModule: a directory as a zip whose bytes depend only on its
+// content).
 //
-// h1: is computed in one pass over the archive, in dirhash's Hash1 format;
-// the tests hold it to golang.org/x/mod/sumdb/dirhash itself.
+// h1: is computed in one pass over the archive, in dirhash's Hash1 format,
+// inflating with klauspost/compress's faster DEFLATE decoder; the tests
+// and fuzz targets hold it to golang.org/x/mod/sumdb/dirhash itself.
 //
 // It does not fetch anything, check signatures or decide what to mirror; it
-// depends only on the standard library.
+// depends on the standard library and that decoder.
 package hashing

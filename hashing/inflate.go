@@ -11,7 +11,7 @@ import (
 	// on provider archives (see stream_test.go's benchmarks), which h1:
 	// spends most of its time in. Held to compress/flate by
 	// FuzzFastInflate.
-	"github.com/klauspost/compress/flate" //nolint:depguard // computation only, no I/O; to be added to the core allow-list
+	"github.com/klauspost/compress/flate"
 )
 
 // inflateBufferSize is how much compressed input a decoder reads at a time:

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/klauspost/compress/flate" //nolint:depguard // see inflate.go
+	"github.com/klauspost/compress/flate"
 )
 
 // DefaultStreamBuffer is how many bytes a StreamHasher holds that it has
