@@ -28,14 +28,28 @@ const generatorVersion = 1
 // Spec says what corpus to make. Two equal specs give byte-identical
 // corpora (with the same Go version), and share one cache directory.
 type Spec struct {
-	Generator int      `json:"generator"`
+	Generator int `json:"generator"`
+	// Shape is what the archives are like: "" (the default: one
+	// semi-compressible pseudo-binary per zip), ShapeGoBinary (large
+	// releases like hashicorp/aws's; gobinary.go) or ShapeFleet (many
+	// tiny releases already mirrored; fleet.go).
+	Shape     string   `json:"shape,omitempty"`
 	Namespace string   `json:"namespace"`
 	Providers int      `json:"providers"`
 	Versions  int      `json:"versions"`
 	Platforms []string `json:"platforms"`
 	Sizes     string   `json:"sizes"`
 	Seed      uint64   `json:"seed"`
+	// Distinct is, for ShapeGoBinary, how many different executables
+	// each version has (its platforms take them in turn).
+	Distinct int `json:"distinct,omitempty"`
 }
+
+// The shapes of a corpus besides the default.
+const (
+	ShapeGoBinary = "gobinary"
+	ShapeFleet    = "fleet"
+)
 
 // Package is one archive of the corpus.
 type Package struct {
@@ -55,6 +69,15 @@ type Corpus struct {
 	// Sums maps "type/version" to the path of its SHA256SUMS file
 	// (relative to Dir).
 	Sums map[string]string `json:"sums"`
+	// Sigs maps "type/version" to the path of the signature of its
+	// SHA256SUMS by the corpus's own key (Key), for corpora whose
+	// signatures are part of what is generated (ShapeFleet: the mirror
+	// tree holds them); otherwise the origin signs with a key of its own.
+	Sigs map[string]string `json:"sigs,omitempty"`
+	// Key is the path of the armored private key behind Sigs.
+	Key string `json:"key,omitempty"`
+	// Tree is the path of the mirror tree of a ShapeFleet corpus.
+	Tree string `json:"tree,omitempty"`
 
 	Dir string `json:"-"`
 }
@@ -71,6 +94,15 @@ func (c *Corpus) Bytes() int64 {
 	var n int64
 	for _, p := range c.Packages {
 		n += p.Size
+	}
+	return n
+}
+
+// Unpacked returns the total size of what the archives unpack to.
+func (c *Corpus) Unpacked() int64 {
+	var n int64
+	for _, p := range c.Packages {
+		n += p.Unpacked
 	}
 	return n
 }
@@ -167,12 +199,24 @@ func (s Spec) validate() error {
 		return errors.New("--platforms must name at least one platform")
 	case s.Namespace == "" || strings.ContainsAny(s.Namespace, "/\\. "):
 		return fmt.Errorf("invalid --namespace %q", s.Namespace)
+	case s.Shape != "" && s.Shape != ShapeGoBinary && s.Shape != ShapeFleet:
+		return fmt.Errorf("invalid --shape %q", s.Shape)
+	case s.Shape == ShapeGoBinary && s.Distinct < 1:
+		return errors.New("--distinct must be at least 1")
+	case s.Shape != ShapeGoBinary && s.Distinct != 0:
+		return errors.New("--distinct is for --shape gobinary only")
 	}
 	for _, p := range s.Platforms {
 		goos, arch, ok := strings.Cut(p, "_")
 		if !ok || goos == "" || arch == "" || strings.ContainsAny(p, "/\\. ") {
 			return fmt.Errorf("invalid platform %q: want os_arch", p)
 		}
+	}
+	if s.Shape == ShapeFleet {
+		if s.Sizes != "" {
+			return errors.New("--sizes is not for --shape fleet (its archives are tiny)")
+		}
+		return nil
 	}
 	_, err := sizesFor(s.Sizes, 1, 0)
 	return err
@@ -181,6 +225,14 @@ func (s Spec) validate() error {
 // loadOrGenerate returns the corpus of spec under cacheDir, generating it
 // first unless a complete copy is there already. log receives progress.
 func loadOrGenerate(cacheDir string, spec Spec, log io.Writer) (*Corpus, error) {
+	c, err := loadOrGenerateFiles(cacheDir, spec, log)
+	if err != nil || c.Tree == "" {
+		return c, err
+	}
+	return c, refreshFleetPage(c)
+}
+
+func loadOrGenerateFiles(cacheDir string, spec Spec, log io.Writer) (*Corpus, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
@@ -249,6 +301,12 @@ func load(dir string, spec Spec) (*Corpus, error) {
 // corpus.json.
 func generate(dir string, spec Spec) (*Corpus, error) {
 	c := &Corpus{Spec: spec, Sums: map[string]string{}}
+	if spec.Shape == ShapeFleet {
+		if err := generateFleet(dir, c); err != nil {
+			return nil, err
+		}
+		return c, writeCorpusJSON(dir, c)
+	}
 	for p := 1; p <= spec.Providers; p++ {
 		for v := range spec.Versions {
 			for _, platform := range spec.Platforms {
@@ -260,11 +318,57 @@ func generate(dir string, spec Spec) (*Corpus, error) {
 			}
 		}
 	}
-	sizes, err := sizesFor(spec.Sizes, len(c.Packages), spec.Seed)
-	if err != nil {
+	if spec.Shape == ShapeGoBinary {
+		if err := generateGoBinary(dir, spec, c); err != nil {
+			return nil, err
+		}
+	} else if err := generateSemi(dir, spec, c); err != nil {
 		return nil, err
 	}
 
+	// One SHA256SUMS per version.
+	for k, data := range sumsFiles(c.Packages) {
+		typ, ver, _ := strings.Cut(k, "/")
+		rel := filepath.Join(spec.Namespace, typ, ver, sumsName(typ, ver))
+		if err := os.WriteFile(filepath.Join(dir, rel), data, 0o644); err != nil {
+			return nil, err
+		}
+		c.Sums[k] = rel
+	}
+	return c, writeCorpusJSON(dir, c)
+}
+
+// sumsFiles returns the SHA256SUMS of every "type/version" of pkgs, lines
+// sorted (by digest, then name) as this generator always wrote them.
+func sumsFiles(pkgs []Package) map[string][]byte {
+	lines := map[string][]string{}
+	for _, p := range pkgs {
+		k := p.Type + "/" + p.Version
+		lines[k] = append(lines[k], p.SHA256+"  "+filepath.Base(p.File)+"\n")
+	}
+	out := make(map[string][]byte, len(lines))
+	for k, ls := range lines {
+		slices.Sort(ls)
+		out[k] = []byte(strings.Join(ls, ""))
+	}
+	return out
+}
+
+func writeCorpusJSON(dir string, c *Corpus) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "corpus.json"), append(data, '\n'), 0o644)
+}
+
+// generateSemi writes the archives of the default shape, each of one
+// semi-compressible pseudo-binary, on every core.
+func generateSemi(dir string, spec Spec, c *Corpus) error {
+	sizes, err := sizesFor(spec.Sizes, len(c.Packages), spec.Seed)
+	if err != nil {
+		return err
+	}
 	jobs := make(chan int)
 	errs := make(chan error, len(c.Packages))
 	var wg sync.WaitGroup
@@ -283,35 +387,10 @@ func generate(dir string, spec Spec) (*Corpus, error) {
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-
-	// One SHA256SUMS per version, lines sorted by file name as goreleaser
-	// writes them.
-	lines := map[string][]string{}
-	for _, p := range c.Packages {
-		k := p.Type + "/" + p.Version
-		lines[k] = append(lines[k], p.SHA256+"  "+filepath.Base(p.File)+"\n")
-	}
-	for k, ls := range lines {
-		slices.Sort(ls)
-		typ, ver, _ := strings.Cut(k, "/")
-		rel := filepath.Join(spec.Namespace, typ, ver, sumsName(typ, ver))
-		if err := os.WriteFile(filepath.Join(dir, rel), []byte(strings.Join(ls, "")), 0o644); err != nil {
-			return nil, err
-		}
-		c.Sums[k] = rel
-	}
-
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "corpus.json"), append(data, '\n'), 0o644); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return nil
 }
 
 // modified is the fixed modification time of every zip entry.

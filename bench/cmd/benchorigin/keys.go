@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -27,6 +28,45 @@ func newSigner() (*signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make OpenPGP key: %w", err)
 	}
+	return signerOf(e)
+}
+
+// loadSigner reads a key writePrivate wrote.
+func loadSigner(path string) (*signer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read only
+	ring, err := openpgp.ReadArmoredKeyRing(f)
+	if err != nil {
+		return nil, fmt.Errorf("read OpenPGP key %s: %w", path, err)
+	}
+	if len(ring) != 1 || ring[0].PrivateKey == nil {
+		return nil, fmt.Errorf("%s: want one private key", path)
+	}
+	return signerOf(ring[0])
+}
+
+// writePrivate writes the private key, armored, to path (mode 0600): a
+// generated corpus whose signatures it made keeps it, so that the origin
+// serving that corpus later advertises the same key.
+func (s *signer) writePrivate(path string) error {
+	var buf bytes.Buffer
+	w, err := armor.Encode(&buf, openpgp.PrivateKeyType, nil)
+	if err != nil {
+		return err
+	}
+	if err := s.entity.SerializePrivateWithoutSigning(w, nil); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o600)
+}
+
+func signerOf(e *openpgp.Entity) (*signer, error) {
 	var buf bytes.Buffer
 	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
 	if err != nil {

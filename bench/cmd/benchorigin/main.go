@@ -8,13 +8,23 @@
 // before every response's headers and a bandwidth cap per connection
 // (--delay, --rate), or none (--loopback).
 //
-// Archives are valid zips of one semi-compressible pseudo-binary
-// "terraform-provider-pN_vX" (deflated, about half random bytes). Every
-// version has a SHA256SUMS signed by a throwaway OpenPGP key made at startup
-// and advertised in the download documents. Archives are served with
+// Archives are valid zips. By default each holds one semi-compressible
+// pseudo-binary "terraform-provider-pN_vX" (deflated, about half random
+// bytes). With -shape gobinary they are shaped like hashicorp/aws's: an
+// executable that deflates about 4.5:1 and three small text files, the
+// executable's compressed stream made once per -distinct executable and
+// shared by the platforms' zips (gobinary.go). With -shape fleet they are
+// tiny, and the corpus also holds the network mirror tree a build of all of
+// it would write, so that a build into a copy of it is a no-op
+// (ORIGIN_TREE; fleet.go). Every version has a SHA256SUMS signed by an
+// OpenPGP key advertised in the download documents: a throwaway key made at
+// startup, or for a fleet the key kept with the corpus, which signed the
+// signatures its tree holds. Archives are served with
 // http.ServeContent, so Range requests work. GET /_stats returns counters as
 // JSON ({"requests":..,"archive_requests":..,"range_requests":..,
-// "archive_bytes":..,"bytes":..}); it is neither delayed nor counted.
+// "archive_bytes":..,"bytes":..,"versions_requests":..,
+// "download_requests":..,"sums_requests":..,"other_requests":..}); it is
+// neither delayed nor counted. Download documents are made on request.
 //
 // Once listening it writes into --state-dir: ca.pem (the CA to trust),
 // urls.txt and files.txt (every archive's URL and path), tfmirror.hcl (a
@@ -72,6 +82,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.platforms, "platforms", "linux_amd64,darwin_arm64", "comma-separated platforms of every version")
 	fs.StringVar(&o.spec.Sizes, "sizes", "1M-2M", `archive sizes: a range "A-B" (spread on a log scale) or a list "A,B,C" (cycled); K, M, G are powers of 1000`)
 	fs.Uint64Var(&o.spec.Seed, "seed", 1, "seed of the generated content")
+	fs.StringVar(&o.spec.Shape, "shape", "", `what the archives are like: "" (one semi-compressible pseudo-binary each), "gobinary" (large releases like hashicorp/aws's: an executable that deflates about 4.5:1 and small text files) or "fleet" (tiny archives, and the mirror tree holding them all, for no-op builds)`)
+	fs.IntVar(&o.spec.Distinct, "distinct", 0, "with -shape gobinary: different executables per version, compressed once each and shared by its platforms' zips in turn (default 3)")
 	fs.DurationVar(&o.delay, "delay", 40*time.Millisecond, "delay before every response's headers")
 	fs.StringVar(&o.rate, "rate", "30M", "bandwidth cap of each connection, bytes per second (K, M, G suffixes; 0: none)")
 	fs.BoolVar(&o.loopback, "loopback", false, "plain loopback: no delay, no bandwidth cap")
@@ -87,6 +99,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("-cache and -state-dir are required")
 	}
 	o.spec.Generator = generatorVersion
+	sizesSet := false
+	fs.Visit(func(f *flag.Flag) { sizesSet = sizesSet || f.Name == "sizes" })
+	switch o.spec.Shape {
+	case ShapeGoBinary:
+		if o.spec.Distinct == 0 {
+			o.spec.Distinct = 3
+		}
+	case ShapeFleet:
+		if !sizesSet {
+			o.spec.Sizes = "" // its archives are tiny
+		}
+	}
 	o.spec.Platforms = strings.Split(o.platforms, ",")
 	if o.loopback {
 		o.delay, o.rate = 0, "0"
@@ -115,7 +139,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 
-	sig, err := newSigner()
+	var sig *signer
+	if corpus.Key != "" {
+		sig, err = loadSigner(filepath.Join(corpus.Dir, corpus.Key))
+	} else {
+		sig, err = newSigner()
+	}
 	if err != nil {
 		return err
 	}
@@ -147,25 +176,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	base := "https://" + ln.Addr().String()
 	info := map[string]string{
-		"ORIGIN_URL":           base,
-		"ORIGIN_SERVICES":      base + "/v1/providers/",
-		"ORIGIN_STATS":         base + "/_stats",
-		"ORIGIN_CA":            filepath.Join(o.stateDir, "ca.pem"),
-		"ORIGIN_URLS":          filepath.Join(o.stateDir, "urls.txt"),
-		"ORIGIN_FILES":         filepath.Join(o.stateDir, "files.txt"),
-		"ORIGIN_MANIFEST":      filepath.Join(o.stateDir, "tfmirror.hcl"),
-		"ORIGIN_TOFU_DIR":      filepath.Join(o.stateDir, "tofu"),
-		"ORIGIN_TOFU_RC":       filepath.Join(o.stateDir, "tofu.tfrc"),
-		"ORIGIN_CORPUS":        corpus.Dir,
-		"ORIGIN_ARCHIVES":      strconv.Itoa(len(corpus.Packages)),
-		"ORIGIN_ARCHIVE_BYTES": strconv.FormatInt(corpus.Bytes(), 10),
-		"ORIGIN_PROVIDERS":     strconv.Itoa(corpus.Spec.Providers),
-		"ORIGIN_VERSIONS":      strconv.Itoa(corpus.Spec.Versions),
-		"ORIGIN_PLATFORMS":     strings.Join(corpus.Spec.Platforms, ","),
-		"ORIGIN_SIZES":         corpus.Spec.Sizes,
-		"ORIGIN_DELAY_MS":      strconv.FormatInt(o.delay.Milliseconds(), 10),
-		"ORIGIN_RATE":          strconv.FormatInt(rate, 10),
-		"ORIGIN_PID":           strconv.Itoa(os.Getpid()),
+		"ORIGIN_URL":            base,
+		"ORIGIN_SERVICES":       base + "/v1/providers/",
+		"ORIGIN_STATS":          base + "/_stats",
+		"ORIGIN_CA":             filepath.Join(o.stateDir, "ca.pem"),
+		"ORIGIN_URLS":           filepath.Join(o.stateDir, "urls.txt"),
+		"ORIGIN_FILES":          filepath.Join(o.stateDir, "files.txt"),
+		"ORIGIN_MANIFEST":       filepath.Join(o.stateDir, "tfmirror.hcl"),
+		"ORIGIN_TOFU_DIR":       filepath.Join(o.stateDir, "tofu"),
+		"ORIGIN_TOFU_RC":        filepath.Join(o.stateDir, "tofu.tfrc"),
+		"ORIGIN_CORPUS":         corpus.Dir,
+		"ORIGIN_ARCHIVES":       strconv.Itoa(len(corpus.Packages)),
+		"ORIGIN_ARCHIVE_BYTES":  strconv.FormatInt(corpus.Bytes(), 10),
+		"ORIGIN_PROVIDERS":      strconv.Itoa(corpus.Spec.Providers),
+		"ORIGIN_VERSIONS":       strconv.Itoa(corpus.Spec.Versions),
+		"ORIGIN_PLATFORMS":      strings.Join(corpus.Spec.Platforms, ","),
+		"ORIGIN_SIZES":          corpus.Spec.Sizes,
+		"ORIGIN_DELAY_MS":       strconv.FormatInt(o.delay.Milliseconds(), 10),
+		"ORIGIN_RATE":           strconv.FormatInt(rate, 10),
+		"ORIGIN_PID":            strconv.Itoa(os.Getpid()),
+		"ORIGIN_SHAPE":          corpus.Spec.Shape,
+		"ORIGIN_DISTINCT":       strconv.Itoa(corpus.Spec.Distinct),
+		"ORIGIN_UNPACKED_BYTES": strconv.FormatInt(corpus.Unpacked(), 10),
+	}
+	if corpus.Tree != "" {
+		info["ORIGIN_TREE"] = filepath.Join(corpus.Dir, corpus.Tree)
 	}
 	if err := writeState(o.stateDir, corpus, base, caPEM, info); err != nil {
 		_ = ln.Close()

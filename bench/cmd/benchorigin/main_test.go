@@ -178,7 +178,10 @@ func TestOriginServesTheRegistryProtocol(t *testing.T) {
 	}
 	var st Stats
 	getJSON(t, srv.URL+"/_stats", &st)
-	want := Stats{Requests: 6, ArchiveRequests: 2, RangeRequests: 1, ArchiveBytes: int64(len(archive)) + 100}
+	want := Stats{
+		Requests: 6, ArchiveRequests: 2, RangeRequests: 1, ArchiveBytes: int64(len(archive)) + 100,
+		VersionsRequests: 1, DownloadRequests: 1, SumsRequests: 2,
+	}
 	st.Bytes = 0
 	if st != want {
 		t.Fatalf("stats = %+v, want %+v", st, want)

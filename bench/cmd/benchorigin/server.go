@@ -32,32 +32,48 @@ type Stats struct {
 	RangeRequests   int64 `json:"range_requests"`   // of which with a Range header
 	ArchiveBytes    int64 `json:"archive_bytes"`    // .zip body bytes written
 	Bytes           int64 `json:"bytes"`            // all body bytes written
+	// The requests by kind besides the archives: version lists, download
+	// documents, SHA256SUMS and their signatures, and the rest (service
+	// discovery, unknown paths).
+	VersionsRequests int64 `json:"versions_requests"`
+	DownloadRequests int64 `json:"download_requests"`
+	SumsRequests     int64 `json:"sums_requests"`
+	OtherRequests    int64 `json:"other_requests"`
 }
 
 // origin serves one corpus as a provider registry.
 type origin struct {
 	corpus *Corpus
 	delay  time.Duration
+	keys   signingKeys
 
-	docs  map[string][]byte // URL path -> JSON document or small file
-	files map[string]string // URL path -> archive file on disk
+	docs      map[string][]byte // URL path -> JSON document or small file
+	files     map[string]string // URL path -> archive file on disk
+	downloads map[string]int    // download document's URL path -> index in corpus.Packages
 
-	requests, archiveRequests, rangeRequests, archiveBytes, bytes atomic.Int64
+	requests, archiveRequests, rangeRequests, archiveBytes, bytes   atomic.Int64
+	versionsRequests, downloadRequests, sumsRequests, otherRequests atomic.Int64
 }
 
 const protocolVersion = "5.0"
 
-// newOrigin prepares every document of the corpus: version lists, download
-// documents, and each version's SHA256SUMS and its signature by s.
+// newOrigin prepares what the origin serves: version lists, and each
+// version's SHA256SUMS and its signature by s (or, when the corpus holds
+// its own signatures, those: s is then the corpus's key). Download
+// documents are made on request, so that a corpus of many packages costs
+// no memory for them.
 func newOrigin(c *Corpus, s *signer, delay time.Duration) (*origin, error) {
-	o := &origin{corpus: c, delay: delay, docs: map[string][]byte{}, files: map[string]string{}}
+	o := &origin{
+		corpus: c, delay: delay,
+		keys: signingKeys{GPGPublicKeys: []gpgKey{{KeyID: s.KeyID, ASCIIArmor: s.Armored}}},
+		docs: map[string][]byte{}, files: map[string]string{}, downloads: map[string]int{},
+	}
 	ns := c.Spec.Namespace
-	keys := signingKeys{GPGPublicKeys: []gpgKey{{KeyID: s.KeyID, ASCIIArmor: s.Armored}}}
 
 	var types []string                        // in corpus order
 	versions := map[string][]string{}         // type -> versions
 	platforms := map[string][]platformEntry{} // "type/version" -> platforms
-	for _, p := range c.Packages {
+	for i, p := range c.Packages {
 		if _, ok := versions[p.Type]; !ok {
 			types = append(types, p.Type)
 		}
@@ -67,24 +83,8 @@ func newOrigin(c *Corpus, s *signer, delay time.Duration) (*origin, error) {
 		}
 		goos, arch, _ := strings.Cut(p.Platform, "_")
 		platforms[vk] = append(platforms[vk], platformEntry{OS: goos, Arch: arch})
-
-		rel := releasePath(ns, p.Type, p.Version)
-		name := filepath.Base(p.File)
-		doc := downloadDoc{
-			Protocols:           []string{protocolVersion},
-			OS:                  goos,
-			Arch:                arch,
-			Filename:            name,
-			DownloadURL:         rel + name,
-			ShasumsURL:          rel + sumsName(p.Type, p.Version),
-			ShasumsSignatureURL: rel + sumsName(p.Type, p.Version) + ".sig",
-			Shasum:              p.SHA256,
-			SigningKeys:         keys,
-		}
-		if err := o.putJSON("/v1/providers/"+ns+"/"+p.Type+"/"+p.Version+"/download/"+goos+"/"+arch, doc); err != nil {
-			return nil, err
-		}
-		o.files[rel+name] = filepath.Join(c.Dir, p.File)
+		o.downloads["/v1/providers/"+ns+"/"+p.Type+"/"+p.Version+"/download/"+goos+"/"+arch] = i
+		o.files[releasePath(ns, p.Type, p.Version)+filepath.Base(p.File)] = filepath.Join(c.Dir, p.File)
 	}
 	for _, typ := range types {
 		doc := versionsDoc{}
@@ -105,7 +105,12 @@ func newOrigin(c *Corpus, s *signer, delay time.Duration) (*origin, error) {
 		if err != nil {
 			return nil, err
 		}
-		sig, err := s.sign(sums)
+		var sig []byte
+		if c.Sigs != nil {
+			sig, err = os.ReadFile(filepath.Join(c.Dir, c.Sigs[k]))
+		} else {
+			sig, err = s.sign(sums)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -115,6 +120,25 @@ func newOrigin(c *Corpus, s *signer, delay time.Duration) (*origin, error) {
 	}
 	o.docs["/.well-known/terraform.json"] = []byte(`{"providers.v1":"/v1/providers/"}`)
 	return o, nil
+}
+
+// download returns the download document of the i-th package.
+func (o *origin) download(i int) ([]byte, error) {
+	p := o.corpus.Packages[i]
+	goos, arch, _ := strings.Cut(p.Platform, "_")
+	rel := releasePath(o.corpus.Spec.Namespace, p.Type, p.Version)
+	name := filepath.Base(p.File)
+	return json.Marshal(downloadDoc{
+		Protocols:           []string{protocolVersion},
+		OS:                  goos,
+		Arch:                arch,
+		Filename:            name,
+		DownloadURL:         rel + name,
+		ShasumsURL:          rel + sumsName(p.Type, p.Version),
+		ShasumsSignatureURL: rel + sumsName(p.Type, p.Version) + ".sig",
+		Shasum:              p.SHA256,
+		SigningKeys:         o.keys,
+	})
 }
 
 func releasePath(ns, typ, version string) string {
@@ -132,11 +156,15 @@ func (o *origin) putJSON(path string, v any) error {
 
 func (o *origin) stats() Stats {
 	return Stats{
-		Requests:        o.requests.Load(),
-		ArchiveRequests: o.archiveRequests.Load(),
-		RangeRequests:   o.rangeRequests.Load(),
-		ArchiveBytes:    o.archiveBytes.Load(),
-		Bytes:           o.bytes.Load(),
+		Requests:         o.requests.Load(),
+		ArchiveRequests:  o.archiveRequests.Load(),
+		RangeRequests:    o.rangeRequests.Load(),
+		ArchiveBytes:     o.archiveBytes.Load(),
+		Bytes:            o.bytes.Load(),
+		VersionsRequests: o.versionsRequests.Load(),
+		DownloadRequests: o.downloadRequests.Load(),
+		SumsRequests:     o.sumsRequests.Load(),
+		OtherRequests:    o.otherRequests.Load(),
 	}
 }
 
@@ -175,17 +203,34 @@ func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		o.serveFile(cw, r, path)
 		return
 	}
-	data, ok := o.docs[r.URL.Path]
-	if !ok {
-		http.NotFound(cw, r)
+	if i, ok := o.downloads[r.URL.Path]; ok {
+		o.downloadRequests.Add(1)
+		data, err := o.download(i)
+		if err != nil {
+			http.Error(cw, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		cw.Header().Set("Content-Type", "application/json")
+		_, _ = cw.Write(data)
 		return
 	}
+	data, ok := o.docs[r.URL.Path]
 	switch {
+	case !ok:
+		o.otherRequests.Add(1)
+		http.NotFound(cw, r)
+		return
 	case strings.HasSuffix(r.URL.Path, ".sig"):
+		o.sumsRequests.Add(1)
 		cw.Header().Set("Content-Type", "application/octet-stream")
 	case strings.HasSuffix(r.URL.Path, "_SHA256SUMS"):
+		o.sumsRequests.Add(1)
 		cw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	case strings.HasSuffix(r.URL.Path, "/versions"):
+		o.versionsRequests.Add(1)
+		cw.Header().Set("Content-Type", "application/json")
 	default:
+		o.otherRequests.Add(1)
 		cw.Header().Set("Content-Type", "application/json")
 	}
 	_, _ = cw.Write(data)

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// The "fleet" shape: a fleet of providers, many versions each, whose
+// archives are tiny (the fleet is for measuring planning, not transfer),
+// together with the network mirror tree that a build of all of it would
+// have written: every release already mirrored, so that a build into a
+// copy of the tree is a no-op. The tree is written directly, file by file,
+// in tfmirror's layout (the JSON by layout.Encode from layout's own types;
+// h1: by dirhash): index.json, <version>.json, the archives, each
+// release's SHA256SUMS, its signature and provenance.json, catalog.json,
+// and index.html, the page a build renders from the tree (htmlcatalog;
+// rendered again whenever the corpus is loaded, by the tfmirror code this
+// program is built with, so that a no-op build does not rewrite it). The
+// key that signed the SHA256SUMS is kept with the corpus, and the origin
+// serving it advertises that key. TestFleetTreeIsWhatABuildWrites holds the
+// tree to what a real build writes.
+
+// fleetHost is the registry host the fleet's providers live under.
+const fleetHost = "registry.opentofu.org"
+
+// generateFleet writes a fleet corpus into dir: the key, the tree and the
+// package list (each archive is a file of the tree, and so are the
+// SHA256SUMS and signatures the origin serves).
+func generateFleet(dir string, c *Corpus) error {
+	spec := c.Spec
+	sig, err := newSigner()
+	if err != nil {
+		return err
+	}
+	c.Key, c.Tree, c.Sigs = "key.asc", "tree", map[string]string{}
+	if err := sig.writePrivate(filepath.Join(dir, c.Key)); err != nil {
+		return err
+	}
+	for p := 1; p <= spec.Providers; p++ {
+		typ := "p" + strconv.Itoa(p)
+		rel := filepath.Join(c.Tree, fleetHost, spec.Namespace, typ)
+		for v := range spec.Versions {
+			ver := versionName(v)
+			for _, platform := range spec.Platforms {
+				c.Packages = append(c.Packages, Package{
+					Type: typ, Version: ver, Platform: platform,
+					File: filepath.Join(rel, zipName(typ, ver, platform)),
+				})
+			}
+			c.Sums[typ+"/"+ver] = filepath.Join(rel, sumsName(typ, ver))
+			c.Sigs[typ+"/"+ver] = filepath.Join(rel, sumsName(typ, ver)+".sig")
+		}
+	}
+
+	// One provider at a time per worker: its releases, then its index.
+	per := spec.Versions * len(spec.Platforms)
+	jobs := make(chan int)
+	errs := make(chan error, spec.Providers)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for p := range jobs {
+				errs <- writeFleetProvider(dir, spec, sig, c.Packages[p*per:(p+1)*per])
+			}
+		})
+	}
+	for p := range spec.Providers {
+		jobs <- p
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+
+	cat := layout.Catalog{}
+	for p := 1; p <= spec.Providers; p++ {
+		cat.Providers = append(cat.Providers, fleetHost+"/"+spec.Namespace+"/p"+strconv.Itoa(p))
+	}
+	slices.Sort(cat.Providers)
+	return writeJSON(filepath.Join(dir, c.Tree, layout.CatalogPath), cat)
+}
+
+// writeFleetProvider writes the releases of one provider (pkgs: all its
+// packages, version by version) and its index.json.
+func writeFleetProvider(dir string, spec Spec, sig *signer, pkgs []Package) error {
+	pdir := filepath.Join(dir, filepath.Dir(pkgs[0].File))
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		return err
+	}
+	idx := layout.Index{Versions: map[string]struct{}{}}
+	for start := 0; start < len(pkgs); start += len(spec.Platforms) {
+		release := pkgs[start : start+len(spec.Platforms)]
+		typ, ver := release[0].Type, release[0].Version
+		doc := layout.VersionDoc{Archives: map[string]layout.ArchiveEntry{}}
+		prov := layout.Provenance{
+			Archives:    map[string]layout.ProvenanceArchive{},
+			KeyID:       sig.KeyID,
+			SigningKeys: []string{sig.Armored},
+		}
+		for i := range release {
+			p := &release[i]
+			path := filepath.Join(dir, p.File)
+			if err := writeTinyArchive(path, spec, p); err != nil {
+				return err
+			}
+			h1, err := dirhash.HashZip(path, dirhash.Hash1)
+			if err != nil {
+				return fmt.Errorf("h1 of %s: %w", path, err)
+			}
+			zh := hashing.Hash(hashing.SchemeZH + p.SHA256)
+			hashes := []hashing.Hash{hashing.Hash(h1), zh}
+			slices.Sort(hashes)
+			name := filepath.Base(p.File)
+			doc.Archives[p.Platform] = layout.ArchiveEntry{Hashes: hashes, URL: name}
+			prov.Archives[p.Platform] = layout.ProvenanceArchive{Filename: name, H1: hashing.Hash(h1), ZH: zh, Size: p.Size}
+		}
+		sums := sumsFiles(release)[typ+"/"+ver]
+		signature, err := sig.sign(sums)
+		if err != nil {
+			return err
+		}
+		prefix := filepath.Join(pdir, "terraform-provider-"+typ+"_"+ver+"_")
+		for name, data := range map[string][]byte{
+			prefix + "SHA256SUMS":     sums,
+			prefix + "SHA256SUMS.sig": signature,
+		} {
+			if err := os.WriteFile(name, data, 0o644); err != nil {
+				return err
+			}
+		}
+		if err := writeJSON(prefix+"provenance.json", prov); err != nil {
+			return err
+		}
+		if err := writeJSON(filepath.Join(pdir, ver+".json"), doc); err != nil {
+			return err
+		}
+		idx.Versions[ver] = struct{}{}
+	}
+	return writeJSON(filepath.Join(pdir, "index.json"), idx)
+}
+
+// refreshFleetPage writes the tree's index.html as tfmirror renders it,
+// unless the file holds those bytes already. The page is derived from the
+// tree, and every build writes it when it differs: a page of an older
+// tfmirror would make the first no-op build into a copy of the tree write.
+func refreshFleetPage(c *Corpus) error {
+	root := filepath.Join(c.Dir, c.Tree)
+	tree, err := layout.OpenExisting(root)
+	if err != nil {
+		return err
+	}
+	data, err := htmlcatalog.Render(context.Background(), tree, htmlcatalog.Options{})
+	if err != nil {
+		return fmt.Errorf("render %s: %w", htmlcatalog.Path, err)
+	}
+	path := filepath.Join(root, htmlcatalog.Path)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// writeJSON writes v as tfmirror writes its documents.
+func writeJSON(path string, v any) error {
+	data, err := layout.Encode(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// writeTinyArchive writes a valid provider zip of a few hundred bytes (one
+// executable entry naming the package) and records its size and digest.
+func writeTinyArchive(path string, spec Spec, p *Package) error {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(w, compressionLevel)
+	})
+	hdr := &zip.FileHeader{Name: "terraform-provider-" + p.Type + "_v" + p.Version, Method: zip.Deflate, Modified: modified}
+	hdr.SetMode(0o755)
+	w, err := zw.CreateHeader(hdr)
+	if err != nil {
+		return err
+	}
+	body := fmt.Appendf(nil, "#!/bin/false\n# %s/%s %s %s, benchmark fleet (seed %d)\n", spec.Namespace, p.Type, p.Version, p.Platform, spec.Seed)
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	p.Unpacked = int64(len(body))
+	p.Size = int64(buf.Len())
+	sum := sha256.Sum256(buf.Bytes())
+	p.SHA256 = hex.EncodeToString(sum[:])
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
