@@ -603,7 +603,7 @@ func checkVersionDoc(t testing.TB, f *fixture, p pkgVersion) {
 // checkTreeFiles checks that the site holds exactly the expected files.
 func checkTreeFiles(t testing.TB, f *fixture) {
 	t.Helper()
-	want := map[string]bool{"catalog.json": true}
+	want := map[string]bool{"catalog.json": true, "index.html": true}
 	for _, p := range f.pkgs {
 		want[p.dir()+"/index.json"] = true
 		want[p.dir()+"/"+p.version+".json"] = true

@@ -443,6 +443,15 @@ func readSiteState(t testing.TB, site string) siteState {
 //     what the final one lists, with the same values.
 //
 // It returns the number of leftover temporary files outside .tfmirror.
+// completePage reports a catalog page that is not a whole HTML page.
+func completePage(site, rel string) []string {
+	data, err := os.ReadFile(filepath.Join(site, rel))
+	if err != nil || !bytes.HasSuffix(bytes.TrimSpace(data), []byte("</html>")) {
+		return []string{fmt.Sprintf("%s: not a complete page (%v)", rel, err)}
+	}
+	return nil
+}
+
 func checkCrashedTree(t testing.TB, site string, before, final siteState) (leftovers int) {
 	t.Helper()
 	now := readSiteState(t, site)
@@ -453,6 +462,8 @@ func checkCrashedTree(t testing.TB, site string, before, final siteState) (lefto
 		case !ok:
 			errs = append(errs, rel+": was published before the build and is gone")
 		case cur == h:
+		case rel == "index.html":
+			errs = append(errs, completePage(site, rel)...)
 		case !isMetadataDoc(rel):
 			errs = append(errs, rel+": was published before the build and changed")
 		default:
@@ -481,6 +492,10 @@ func checkCrashedTree(t testing.TB, site string, before, final siteState) (lefto
 		case !ok:
 			errs = append(errs, rel+": published, but an uninterrupted build has no such file")
 		case h == want:
+		case rel == "index.html":
+			// A view of the tree, written whole after a build: a killed
+			// build leaves the one before it.
+			errs = append(errs, completePage(site, rel)...)
 		case !isMetadataDoc(rel):
 			errs = append(errs, fmt.Sprintf("%s: published with content (sha256 %s) other than an uninterrupted build's (%s): a half-written file?", rel, h, want))
 		default:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
 	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
@@ -189,6 +190,11 @@ func afterBuild(ctx context.Context, opts Options, in inputs, outs outputs, hook
 			}
 		}
 	}
+	for _, t := range outs.trees() {
+		if err := WriteCatalog(ctx, t); err != nil {
+			return err
+		}
+	}
 	if !opts.WriteLockFiles {
 		return nil
 	}
@@ -326,6 +332,15 @@ func recordFirstSeen(ctx context.Context, c *mirror.Cooldown, outs outputs) erro
 		if err := t.RecordFirstSeen(ctx, seen); err != nil {
 			return fmt.Errorf("record when releases were first seen in %s: %w", t.Location(), err)
 		}
+	}
+	return nil
+}
+
+// WriteCatalog writes the tree's browsable catalog, index.html, from what
+// the tree holds (rewritten only when it changes).
+func WriteCatalog(ctx context.Context, tree *layout.Tree) error {
+	if err := htmlcatalog.Write(ctx, tree, htmlcatalog.Options{}); err != nil {
+		return fmt.Errorf("write the catalog page of %s: %w", tree.Location(), err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -34,13 +35,18 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 		return refusedAll("bundle", problems)
 	}
 	report.Written, report.Unchanged = pr.Written, pr.Unchanged
-	if err != nil || len(ms) == 0 {
+	if err != nil {
 		return err
 	}
 	// Clients find modules through the module registry documents, which
 	// the tree's records decide.
-	if _, err := replica.WriteModules(ctx, tree); err != nil {
-		return fmt.Errorf("write the module registry: %w", err)
+	if len(ms) > 0 {
+		if _, err := replica.WriteModules(ctx, tree); err != nil {
+			return fmt.Errorf("write the module registry: %w", err)
+		}
+	}
+	if err := htmlcatalog.Write(ctx, tree, htmlcatalog.Options{}); err != nil {
+		return fmt.Errorf("write the catalog page: %w", err)
 	}
 	return nil
 }

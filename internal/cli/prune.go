@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/dest"
 	"github.com/tfmirror/tfmirror/internal/prune"
 	"github.com/tfmirror/tfmirror/internal/s3store"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // pruneOptions are the flags of "tfmirror prune".
@@ -114,6 +115,9 @@ func runPrune(ctx context.Context, env Env, opts pruneOptions) (*prune.Report, e
 		Requirements: reqs, Grace: opts.Grace, MaxDeletions: opts.MaxDeletions,
 		LockTimeout: opts.LockTimeout, DryRun: opts.DryRun,
 	})
+	if err == nil && !opts.DryRun {
+		err = writeCatalogLocked(ctx, store, opts.LockTimeout)
+	}
 	if report != nil {
 		for i, w := range warnings {
 			warnings[i] = strings.TrimPrefix(w, "warning: ")
@@ -246,4 +250,14 @@ func printPruneJSON(w io.Writer, ref string, dryRun bool, r *prune.Report, failu
 	}
 	fmt.Fprintf(w, "%s\n", data)
 	return failure
+}
+
+// writeCatalogLocked rewrites the catalog page after a prune, under the
+// store's publish lock, so pruned versions leave it too.
+func writeCatalogLocked(ctx context.Context, store layout.Store, wait time.Duration) error {
+	unlock, err := store.Lock(ctx, wait, layout.Publish)
+	if err != nil {
+		return fmt.Errorf("the versions were pruned, but the catalog page was not rewritten: %w", err)
+	}
+	return errors.Join(build.WriteCatalog(ctx, layout.NewTree(store)), unlock())
 }

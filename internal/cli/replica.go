@@ -87,7 +87,10 @@ func runReplica(ctx context.Context, env Env, opts replicaOptions, site string) 
 			err = cerr
 		}
 	}()
-	return build.WriteReplica(ctx, tree.Tree, signing.Checker{}, trust, nil, line)
+	if err := build.WriteReplica(ctx, tree.Tree, signing.Checker{}, trust, nil, line); err != nil {
+		return err
+	}
+	return build.WriteCatalog(ctx, tree.Tree)
 }
 
 // replicaIntoStore writes the replica of a mirror kept in a bucket through
@@ -111,5 +114,8 @@ func replicaIntoStore(ctx context.Context, env Env, ref string, wait time.Durati
 			err = uerr
 		}
 	}()
-	return build.WriteReplica(ctx, d.Tree, signing.Checker{}, trust, nil, line)
+	if err := build.WriteReplica(ctx, d.Tree, signing.Checker{}, trust, nil, line); err != nil {
+		return err
+	}
+	return build.WriteCatalog(ctx, d.Tree)
 }

@@ -364,6 +364,8 @@ func contentType(rel string) string {
 		return "text/plain; charset=utf-8"
 	case strings.HasSuffix(name, ".sig"):
 		return "application/pgp-signature"
+	case strings.HasSuffix(name, ".html"):
+		return "text/html; charset=utf-8" // the catalog page, for browsers
 	}
 	return "application/octet-stream"
 }
@@ -375,7 +377,7 @@ func (s *Store) cacheControlOf(rel string) string {
 	switch name := path.Base(rel); {
 	case strings.HasSuffix(name, ".zip"), strings.HasSuffix(name, "SHA256SUMS"), strings.HasSuffix(name, ".sig"):
 		return s.immutableCC
-	case strings.HasSuffix(name, ".json"):
+	case strings.HasSuffix(name, ".json"), strings.HasSuffix(name, ".html"):
 		return s.documentCC
 	}
 	return ""
