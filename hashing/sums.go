@@ -68,6 +68,22 @@ func (s Sums) ZHashes() []Hash {
 	return hs
 }
 
+// Format writes the document in the format ParseSums reads, one line per
+// file in byte order of the names, so the same sums give the same bytes.
+func (s Sums) Format() []byte {
+	names := make([]string, 0, len(s))
+	for name := range s {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	for _, name := range names {
+		sum := s[name]
+		fmt.Fprintf(&b, "%s  %s\n", hex.EncodeToString(sum[:]), name)
+	}
+	return b.Bytes()
+}
+
 // ParseHex parses a lowercase or uppercase hex SHA-256 digest.
 func ParseHex(s string) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte

@@ -22,6 +22,11 @@ type Provenance struct {
 	KeyID string `json:"key_id,omitempty"`
 	// SigningKeys are the ASCII-armored keys the origin advertised.
 	SigningKeys []string `json:"signing_keys"`
+	// HashesOnly names the upstream that vouched for the archives with
+	// hashes alone (a network or filesystem mirror that keeps no
+	// signature). The kept SHA256SUMS is then made from the archives'
+	// digests, and there is no signature.
+	HashesOnly string `json:"hashes_only,omitempty"`
 }
 
 // ProvenanceArchive describes one platform's package in a Provenance.

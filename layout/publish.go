@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -433,10 +434,38 @@ func (pl *planner) origin(ctx context.Context, rel string, data []byte) error {
 	return nil
 }
 
+// mergeSums adds the lines of a release's SHA256SUMS made from the
+// digests of its archives (an upstream of hashes only) to those the
+// destination keeps, so platforms published by earlier builds stay
+// listed. A kept document that does not parse is replaced.
+func (pl *planner) mergeSums(ctx context.Context, rel string, data []byte) ([]byte, error) {
+	have, _, err := pl.tree.readTagged(ctx, rel, MaxSumsBytes)
+	if err != nil || have == nil {
+		return data, err
+	}
+	kept, err := hashing.ParseSums(have)
+	if err != nil {
+		return data, nil
+	}
+	add, err := hashing.ParseSums(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	maps.Copy(kept, add)
+	return kept.Format(), nil
+}
+
 // record plans a release's kept origin files and merges its provenance.
 func (pl *planner) record(ctx context.Context, r Release) error {
 	rec := r.Record
-	if err := pl.origin(ctx, SumsPath(r.Provider, r.Version), rec.Sums); err != nil {
+	sums := rec.Sums
+	if rec.Provenance.HashesOnly != "" {
+		var err error
+		if sums, err = pl.mergeSums(ctx, SumsPath(r.Provider, r.Version), sums); err != nil {
+			return err
+		}
+	}
+	if err := pl.origin(ctx, SumsPath(r.Provider, r.Version), sums); err != nil {
 		return err
 	}
 	if err := pl.origin(ctx, SignaturePath(r.Provider, r.Version), rec.Signature); err != nil {
@@ -451,11 +480,12 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 	if keys == nil {
 		keys = []string{}
 	}
-	sameKeys := prov.KeyID == rec.Provenance.KeyID && slices.Equal(prov.SigningKeys, keys)
+	sameKeys := prov.KeyID == rec.Provenance.KeyID && slices.Equal(prov.SigningKeys, keys) && prov.HashesOnly == rec.Provenance.HashesOnly
 	if pl.policy == Refuse && found && !sameKeys {
-		pl.conflict(rel, "the release was verified with other signing keys in the destination (key %q) than in the publication (key %q)", prov.KeyID, rec.Provenance.KeyID)
+		pl.conflict(rel, "the release was verified with other evidence in the destination (key %q, hashes only from %q) than in the publication (key %q, hashes only from %q)",
+			prov.KeyID, prov.HashesOnly, rec.Provenance.KeyID, rec.Provenance.HashesOnly)
 	}
-	prov.KeyID, prov.SigningKeys = rec.Provenance.KeyID, keys
+	prov.KeyID, prov.SigningKeys, prov.HashesOnly = rec.Provenance.KeyID, keys, rec.Provenance.HashesOnly
 	for plat, a := range rec.Provenance.Archives {
 		if d, ok := prov.Archives[plat]; ok && d != a && pl.policy == Refuse {
 			pl.conflict(rel, "%s: the destination records another package (%s) than the publication (%s)", plat, d.H1, a.H1)

@@ -15,6 +15,11 @@ type Evidence struct {
 	Sums      []byte
 	Signature []byte   // nil when the origin published none
 	Keys      []string // ASCII-armored public keys
+	// HashesOnly names the upstream that vouches for the release with
+	// hashes alone (a network or filesystem mirror that keeps no
+	// signature), when that is all there is: Sums then lists what it
+	// vouched for, or nothing when it gave only h1: hashes.
+	HashesOnly string
 }
 
 // Advice ends a warning about what the policy accepted, naming the policy
@@ -24,9 +29,10 @@ const (
 	AdviceRefuseExpired  = "the trust policy can refuse expired keys"
 )
 
-// keptEvidence is the evidence a mirror keeps for a release.
-func keptEvidence(rec layout.Record) Evidence {
-	return Evidence{Sums: rec.Sums, Signature: rec.Signature, Keys: rec.Provenance.SigningKeys}
+// KeptEvidence is the evidence a mirror keeps for a release, for every
+// command that re-authenticates what a mirror holds.
+func KeptEvidence(rec layout.Record) Evidence {
+	return Evidence{Sums: rec.Sums, Signature: rec.Signature, Keys: rec.Provenance.SigningKeys, HashesOnly: rec.Provenance.HashesOnly}
 }
 
 // Verdict is a trusted release's evidence, as checked.
@@ -34,6 +40,9 @@ type Verdict struct {
 	Sums     hashing.Sums
 	Signer   Signer // zero for an unsigned release the policy allows
 	Unsigned bool
+	// HashesOnly names the upstream that vouched for the release with
+	// hashes alone, when the policy accepted that.
+	HashesOnly string
 	// Warnings say what was accepted that a stricter policy would refuse.
 	Warnings []string
 }
@@ -50,10 +59,14 @@ type Verdict struct {
 // registry host, as OpenTofu does, unless the policy refuses unsigned
 // releases; the signature must verify against the advertised keys; the
 // signer must be one the policy allows; an expired signer is refused when
-// the policy says so, and accepted with a warning otherwise.
+// the policy says so, and accepted with a warning otherwise. Evidence of
+// hashes alone (an upstream mirror that keeps no signature) proves only
+// that the archives are those the upstream listed: it is accepted with a
+// warning, unless the policy refuses unsigned releases or names the keys
+// that must sign.
 func (tp TrustPolicy) Authenticate(checker SignatureChecker, pkg Package, ev Evidence) (Verdict, error) {
 	a := authentication{trust: tp.For(pkg.Provider), checker: checker, pkg: pkg, ev: ev}
-	for _, step := range []func() error{a.parseSums, a.unsigned, a.signature, a.signer, a.expiry} {
+	for _, step := range []func() error{a.parseSums, a.hashesOnly, a.unsigned, a.signature, a.signer, a.expiry} {
 		if a.done {
 			break
 		}
@@ -79,11 +92,35 @@ func (a *authentication) refuse(part EvidencePart, problem string, err error) er
 }
 
 func (a *authentication) parseSums() error {
+	if a.ev.HashesOnly != "" && len(a.ev.Sums) == 0 {
+		a.verdict.Sums = hashing.Sums{}
+		return nil
+	}
 	sums, err := hashing.ParseSums(a.ev.Sums)
 	if err != nil {
 		return a.refuse(EvidenceSums, "SHA256SUMS is malformed", err)
 	}
 	a.verdict.Sums = sums
+	return nil
+}
+
+func (a *authentication) hashesOnly() error {
+	from := a.ev.HashesOnly
+	if from == "" {
+		return nil
+	}
+	switch {
+	case len(a.ev.Keys) > 0 || a.ev.Signature != nil:
+		return a.refuse(EvidenceKeys, fmt.Sprintf("the evidence from %s is both signed and hashes only", from), nil)
+	case a.trust.RefuseUnsigned:
+		return a.refuse(EvidenceKeys, fmt.Sprintf("%s vouches for it with hashes only (no signature kept), and the trust policy refuses unsigned releases", from), nil)
+	case len(a.trust.KeyIDs) > 0:
+		return a.refuse(EvidenceKeys, fmt.Sprintf("%s vouches for it with hashes only (no signature kept), and the trust policy for %s requires a signature by %s", from, a.pkg.Provider, joinIDs(a.trust.KeyIDs)), nil)
+	}
+	a.verdict.Unsigned, a.verdict.HashesOnly, a.done = true, from, true
+	a.verdict.Warnings = append(a.verdict.Warnings, fmt.Sprintf(
+		"%s %s: %s keeps no signature, so only its hashes vouch for the packages ("+AdviceRefuseUnsigned+")",
+		a.pkg.Provider, a.pkg.Version, from))
 	return nil
 }
 

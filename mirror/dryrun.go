@@ -60,6 +60,6 @@ func (b *Builder) dryRelease(ctx context.Context, r release) {
 // onDisk reports whether a local destination already has the package's
 // bytes.
 func (b *Builder) onDisk(c candidate) (int64, bool) {
-	_, size, ok := b.localCopy(c.pkg, c.meta.SHA256)
+	_, size, ok := b.localCopy(c.pkg, c.meta)
 	return size, ok
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -30,6 +32,7 @@ type fetched struct {
 	keys       []string
 	filename   string
 	h1Unpacked hashing.Hash
+	digest     [sha256.Size]byte // the archive's SHA-256
 }
 
 // fetchPackage makes one verified archive available for publishing: the one
@@ -52,7 +55,7 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 		f.err = &PackageError{Package: a.pkg, Err: err}
 		return f
 	}
-	final, size, same := b.localCopy(a.pkg, a.meta.SHA256)
+	final, size, same := b.localCopy(a.pkg, a.meta)
 	if same {
 		f.status, f.size = StatusPresent, size
 		f.describe(a, final, final, nil)
@@ -66,6 +69,7 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 		f.err = err
 		return f
 	}
+	a.meta.SHA256 = streamed.digest
 	f.status, f.size = StatusMirrored, size
 	if release, err = slot(ctx, b.hashes); err != nil {
 		f.err = &PackageError{Package: a.pkg, Err: err}
@@ -73,7 +77,7 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 		return f
 	}
 	defer release()
-	f.describe(a, staged, staged, streamed)
+	f.describe(a, staged, staged, streamed.entries)
 	if f.err != nil {
 		f.archive.Staged = staged
 	}
@@ -82,8 +86,12 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 
 // localCopy finds the archive in a destination on the local filesystem
 // with the bytes SHA256SUMS promises, so it is published from there
-// without a download.
-func (b *Builder) localCopy(pkg Package, want [sha256.Size]byte) (string, int64, bool) {
+// without a download. An upstream that promised no digest gets none.
+func (b *Builder) localCopy(pkg Package, meta PackageMeta) (string, int64, bool) {
+	if !meta.digestKnown() {
+		return "", 0, false
+	}
+	want := meta.SHA256
 	rel := layout.ArchivePath(pkg.Provider, pkg.Version, pkg.Platform)
 	for _, t := range b.Trees {
 		if path, ok := t.LocalPath(rel); ok {
@@ -105,15 +113,19 @@ func (b *Builder) localCopy(pkg Package, want [sha256.Size]byte) (string, int64,
 // The entries are hashed on the way too (hashing.StreamHasher), in turns
 // with other hashing (the hash slots), so that the archive's h1: hashes
 // are ready when its last byte arrives; the result is for describe.
-func (b *Builder) download(ctx context.Context, a authenticated) (string, int64, *hashing.StreamResult, error) {
+//
+// An upstream of hashes only may promise no digest (it lists h1: hashes
+// alone): the download is then checked by describe, and is not resumed.
+func (b *Builder) download(ctx context.Context, a authenticated) (string, int64, downloaded, error) {
+	var none downloaded
 	release, err := slot(ctx, b.downloads)
 	if err != nil {
-		return "", 0, nil, &PackageError{Package: a.pkg, Err: err}
+		return "", 0, none, &PackageError{Package: a.pkg, Err: err}
 	}
 	defer release()
 	sink, keep, err := b.openSink(ctx, a)
 	if err != nil {
-		return "", 0, nil, &PackageError{Package: a.pkg, Err: err}
+		return "", 0, none, &PackageError{Package: a.pkg, Err: err}
 	}
 	defer sink.done()
 	defer sink.stream.Abandon("the download failed") // unless closed first
@@ -121,7 +133,7 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 	b.started(a.pkg)
 	resumed := sink.Written() > 0
 	err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
-	if err == nil && resumed && sink.hash.Sum() != a.meta.SHA256 {
+	if err == nil && resumed && sink.hash.Sum() != a.meta.SHA256 { // resumed: the digest is known
 		// The partial download of an earlier run was bad: start over once.
 		if err = sink.Reset(); err == nil {
 			err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
@@ -136,14 +148,14 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 		if !keep || errors.Is(err, ErrTooLarge) {
 			_ = os.Remove(sink.file.Name())
 		}
-		return "", 0, nil, &PackageError{Package: a.pkg, Err: downloadError(a.meta, err)}
+		return "", 0, none, &PackageError{Package: a.pkg, Err: downloadError(a.meta, err)}
 	}
-	if got := sink.hash.Sum(); got != a.meta.SHA256 {
+	if got := sink.hash.Sum(); a.meta.digestKnown() && got != a.meta.SHA256 {
 		_ = os.Remove(sink.file.Name())
-		return "", 0, nil, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
+		return "", 0, none, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
 			"archive has checksum %s, but SHA256SUMS and the registry promise %s", hashing.ZH(got), hashing.ZH(a.meta.SHA256))}
 	}
-	streamed := sink.stream.Close()
+	streamed := downloaded{digest: sink.hash.Sum(), entries: sink.stream.Close()}
 	if !keep {
 		return sink.file.Name(), sink.hash.Len(), streamed, nil
 	}
@@ -151,9 +163,15 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 	// file: other platforms with the same bytes must not share it.
 	staged, err := b.Work.Stage(sink.file.Name(), a.meta.Filename)
 	if err != nil {
-		return "", 0, nil, &PackageError{Package: a.pkg, Err: err}
+		return "", 0, none, &PackageError{Package: a.pkg, Err: err}
 	}
 	return staged, sink.hash.Len(), streamed, nil
+}
+
+// downloaded is what a download learned of the archive on the way.
+type downloaded struct {
+	digest  [sha256.Size]byte
+	entries *hashing.StreamResult // nil when the entries were not followed
 }
 
 // downloadError is a failed download of the package meta describes. The
@@ -170,9 +188,14 @@ func downloadError(meta PackageMeta, err error) error {
 // says whether an unfinished download should stay for a later run.
 func (b *Builder) openSink(ctx context.Context, a authenticated) (*stagingSink, bool, error) {
 	digest := hex.EncodeToString(a.meta.SHA256[:])
-	file, size, ok, err := b.Work.OpenPartial(digest)
-	if err != nil {
-		return nil, false, err
+	var file *os.File
+	var size int64
+	var ok bool
+	var err error
+	if a.meta.digestKnown() {
+		if file, size, ok, err = b.Work.OpenPartial(digest); err != nil {
+			return nil, false, err
+		}
 	}
 	if !ok {
 		file, err = b.Work.CreateStaged(a.meta.Filename)
@@ -209,13 +232,20 @@ func (b *Builder) streamHasher(ctx context.Context) *hashing.StreamHasher {
 
 // describe computes the hashes a mirror publishes for a verified archive,
 // from the entries hashed while it was downloaded (streamed, if not nil)
-// when they are exactly the archive's.
+// when they are exactly the archive's, and checks them against the h1:
+// hashes the upstream listed, if it listed any.
 func (f *fetched) describe(a authenticated, path, staged string, streamed *hashing.StreamResult) {
 	sums, err := hashing.HashArchiveStreamed(path, a.meta.SHA256, f.limits, streamed)
 	if err != nil {
 		f.err = &VerificationError{Package: a.pkg, Problem: "archive refused", Err: err}
 		return
 	}
+	if len(a.meta.H1) > 0 && !slices.Contains(a.meta.H1, sums.H1) && !slices.Contains(a.meta.H1, sums.H1Unpacked) {
+		f.err = &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
+			"archive unpacks to %s, but %s lists %s", sums.H1Unpacked, upstreamName(a.meta), joinHashes(a.meta.H1))}
+		return
+	}
+	f.digest = a.meta.SHA256
 	f.archive = layout.Archive{Platform: a.pkg.Platform, Staged: staged, Hashes: sums.All()}
 	f.h1Unpacked = sums.H1Unpacked
 }
@@ -291,4 +321,20 @@ func (b *Builder) zipLimits() hashing.ZipLimits {
 		return hashing.DefaultZipLimits
 	}
 	return b.Options.ZipLimits
+}
+
+// upstreamName names who listed a package's hashes, in messages.
+func upstreamName(m PackageMeta) string {
+	if m.HashesOnly != "" {
+		return m.HashesOnly
+	}
+	return "the upstream"
+}
+
+func joinHashes(hs []hashing.Hash) string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = string(h)
+	}
+	return strings.Join(out, ", ")
 }

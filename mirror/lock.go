@@ -103,7 +103,7 @@ func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, erro
 
 // verify re-authenticates the kept SHA256SUMS under the trust policy.
 func (l *Locker) verify(p addrs.Provider, v addrs.Version, rec layout.Record) (hashing.Sums, error) {
-	verdict, err := l.Trust.Authenticate(l.Checker, Package{Provider: p, Version: v}, keptEvidence(rec))
+	verdict, err := l.Trust.Authenticate(l.Checker, Package{Provider: p, Version: v}, KeptEvidence(rec))
 	return verdict.Sums, err
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"net/url"
 	"strings"
 	"sync"
@@ -20,9 +20,12 @@ import (
 // mirror kept of each release's origin, so a build from it makes the
 // same trust decision and the same checks as a build from the origin
 // itself, and never contacts the origin. A release the mirror keeps no
-// provenance for offers nothing.
+// provenance for offers nothing, unless Hashed reads the same mirror's
+// hashes: a network mirror another tool made, whose hashes alone then
+// vouch for its packages.
 type MirrorSource struct {
 	Mirror Packages
+	Hashed *HashedSource
 
 	mu      sync.Mutex
 	records map[string]*layout.Record
@@ -44,6 +47,9 @@ func (s *MirrorSource) AvailableVersions(ctx context.Context, p addrs.Provider) 
 // PackageMeta describes a package from the release's kept provenance.
 func (s *MirrorSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
 	rec, err := s.record(ctx, p, v)
+	if s.Hashed != nil && errors.Is(err, fs.ErrNotExist) {
+		return s.Hashed.PackageMeta(ctx, p, v, plat)
+	}
 	if err != nil {
 		return PackageMeta{}, err
 	}
@@ -56,7 +62,7 @@ func (s *MirrorSource) PackageMeta(ctx context.Context, p addrs.Provider, v addr
 	if !ok || err != nil {
 		return PackageMeta{}, fmt.Errorf("%s: %s %s %s: the provenance records no valid zh: hash (%q)", s.Mirror.Location(), p, v, plat, a.ZH)
 	}
-	return PackageMeta{
+	meta := PackageMeta{
 		Filename:     a.Filename,
 		DownloadURL:  s.url("archive", p, v, plat.String()),
 		SumsURL:      s.url("sums", p, v, ""),
@@ -64,7 +70,13 @@ func (s *MirrorSource) PackageMeta(ctx context.Context, p addrs.Provider, v addr
 		SHA256:       sum,
 		SigningKeys:  rec.Provenance.SigningKeys,
 		Size:         a.Size,
-	}, nil
+	}
+	if rec.Provenance.HashesOnly != "" {
+		// What the mirror's own upstream vouched for with hashes is no
+		// more than that here: its kept SHA256SUMS lists the digests.
+		meta.HashesOnly, meta.SignatureURL, meta.SigningKeys = rec.Provenance.HashesOnly+", via "+s.Mirror.Location(), nil, nil
+	}
+	return meta, nil
 }
 
 func (s *MirrorSource) url(kind string, p addrs.Provider, v addrs.Version, plat string) *url.URL {
@@ -90,6 +102,11 @@ func (s *MirrorSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
 		return err
 	}
 	switch u.Opaque {
+	case "hashed":
+		if s.Hashed == nil {
+			break
+		}
+		return s.Hashed.Fetch(ctx, u, sink)
 	case "sums", "signature":
 		rec, err := s.record(ctx, p, v)
 		if err != nil {
@@ -111,17 +128,10 @@ func (s *MirrorSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
 			return fmt.Errorf("%s: %s %s %s: %w", s.Mirror.Location(), p, v, plat, err)
 		}
 		defer body.Close()
-		if l, ok := sink.(interface{ Limit() int64 }); ok && l.Limit() > 0 {
-			if _, err := io.Copy(sink, io.LimitReader(body, l.Limit())); err != nil {
-				return err
-			}
-			if n, _ := body.Read(make([]byte, 1)); n > 0 {
-				return fmt.Errorf("%s: %s %s %s: %w", s.Mirror.Location(), p, v, plat, ErrTooLarge)
-			}
-			return nil
+		if err := CopyArchive(sink, body); err != nil {
+			return fmt.Errorf("%s: %s %s %s: %w", s.Mirror.Location(), p, v, plat, err)
 		}
-		_, err = io.Copy(sink, body)
-		return err
+		return nil
 	}
 	return fmt.Errorf("%s: not a file of the mirror %s", u.Redacted(), s.Mirror.Location())
 }

@@ -125,6 +125,9 @@ type origin struct {
 	sig    []byte // nil when signing was skipped
 	sums   hashing.Sums
 	signer Signer
+	// hashesOnly names the upstream that vouched with hashes alone; the
+	// kept SHA256SUMS is then made from the archives fetched.
+	hashesOnly string
 }
 
 // authenticateAll fetches and verifies each distinct SHA256SUMS document
@@ -137,14 +140,14 @@ func (b *Builder) authenticateAll(ctx context.Context, cands []candidate) []auth
 	cache := make(map[string]result)
 	var out []authenticated
 	for _, c := range cands {
-		key := c.meta.SumsURL.String() + " " + c.meta.SignatureURL.String()
+		key := evidenceKey(c.meta)
 		r, ok := cache[key]
 		if !ok {
 			r.origin, r.err = b.authenticate(ctx, c)
 			cache[key] = r
 		}
 		err := forPackage(r.err, c.pkg)
-		if err == nil {
+		if err == nil && c.meta.digestKnown() {
 			err = checkListed(c, r.origin.sums)
 		}
 		if err != nil {
@@ -154,6 +157,22 @@ func (b *Builder) authenticateAll(ctx context.Context, cands []candidate) []auth
 		out = append(out, authenticated{candidate: c, origin: r.origin})
 	}
 	return out
+}
+
+// evidenceKey names the evidence of a candidate's release, the same for
+// every package that shares it: the SHA256SUMS and signature URLs, or for
+// an upstream of hashes only that keeps no SHA256SUMS, the package itself.
+func evidenceKey(m PackageMeta) string {
+	str := func(u *url.URL) string {
+		if u == nil {
+			return ""
+		}
+		return u.String()
+	}
+	if m.HashesOnly != "" && m.SumsURL == nil {
+		return "hashes only " + m.HashesOnly + " " + str(m.DownloadURL)
+	}
+	return str(m.SumsURL) + " " + str(m.SignatureURL)
 }
 
 // forPackage restates a release-level failure for one of its packages, so
@@ -175,6 +194,9 @@ func forPackage(err error, pkg Package) error {
 // authenticate fetches a release's SHA256SUMS and checks its signature under
 // the trust policy.
 func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error) {
+	if c.meta.HashesOnly != "" {
+		return b.authenticateHashes(ctx, c)
+	}
 	var sig []byte
 	var sigErr error
 	fetched := make(chan struct{})
@@ -200,6 +222,31 @@ func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error
 		b.warn("%s", w)
 	}
 	return &origin{doc: doc, sig: sig, sums: verdict.Sums, signer: verdict.Signer}, nil
+}
+
+// authenticateHashes decides on a package that an upstream vouches for
+// with hashes alone: the SHA256SUMS it kept (made from the digests of the
+// archives it checked) or, when it keeps none, the zh: hash it lists, if
+// any.
+func (b *Builder) authenticateHashes(ctx context.Context, c candidate) (*origin, error) {
+	var doc []byte
+	switch {
+	case c.meta.SumsURL != nil:
+		var err error
+		if doc, err = b.fetchSmall(ctx, c, "SHA256SUMS", c.meta.SumsURL); err != nil {
+			return nil, err
+		}
+	case c.meta.digestKnown():
+		doc = hashing.Sums{c.meta.Filename: c.meta.SHA256}.Format()
+	}
+	verdict, err := b.Options.Trust.Authenticate(b.Checker, c.pkg, Evidence{Sums: doc, HashesOnly: c.meta.HashesOnly})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range verdict.Warnings {
+		b.warn("%s", w)
+	}
+	return &origin{doc: doc, sums: verdict.Sums, hashesOnly: verdict.HashesOnly}, nil
 }
 
 // maxSmallDocument caps SHA256SUMS and signature downloads.
@@ -308,6 +355,10 @@ func publishError(pkg Package, err error) error {
 
 // record is what the tree keeps about the origin of a release's archives.
 // They normally share one SHA256SUMS; the first one's is kept.
+//
+// For a release an upstream vouched for with hashes alone, the kept
+// SHA256SUMS is made from the digests of the archives fetched (each
+// checked against the upstream's hashes), and names that upstream.
 func record(fs []fetched) *layout.Record {
 	o := fs[0].origin
 	rec := &layout.Record{
@@ -317,12 +368,18 @@ func record(fs []fetched) *layout.Record {
 			Archives:    make(map[string]layout.ProvenanceArchive, len(fs)),
 			KeyID:       o.signer.KeyID,
 			SigningKeys: fs[0].keys,
+			HashesOnly:  o.hashesOnly,
 		},
 	}
+	sums := hashing.Sums{}
 	for _, f := range fs {
 		rec.Provenance.Archives[f.pkg.Platform.String()] = layout.ProvenanceArchive{
-			Filename: f.filename, H1: f.h1Unpacked, ZH: hashing.ZH(f.origin.sums[f.filename]), Size: f.size,
+			Filename: f.filename, H1: f.h1Unpacked, ZH: hashing.ZH(f.digest), Size: f.size,
 		}
+		sums[f.filename] = f.digest
+	}
+	if o.hashesOnly != "" {
+		rec.Sums = sums.Format()
 	}
 	return rec
 }

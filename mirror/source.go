@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
@@ -60,7 +61,19 @@ type PackageMeta struct {
 	// (OpenTofu 1.12's "packages" field), 0 when it did not. A download
 	// that grows past it is refused as it arrives.
 	Size int64
+	// HashesOnly names the upstream, when it vouches for the package with
+	// hashes alone (a mirror that keeps no signature). SumsURL is then the
+	// kept SHA256SUMS made from the archives' digests, or nil, and there
+	// are no SignatureURL and no SigningKeys.
+	HashesOnly string
+	// H1 are the h1: hashes the upstream lists for the package; a download
+	// must unpack to one of them. When SHA256 is zero (the upstream listed
+	// no zh:), they are all that checks the archive.
+	H1 []hashing.Hash
 }
+
+// digestKnown reports whether the upstream promised the archive's SHA-256.
+func (m PackageMeta) digestKnown() bool { return m.SHA256 != [sha256.Size]byte{} }
 
 // SignatureChecker verifies a detached OpenPGP signature over a document
 // against ASCII-armored public keys.

@@ -149,7 +149,7 @@ func treeRecordPaths(p addrs.Provider, ver addrs.Version) recordPaths {
 // under the trust policy, and checks the recorded signer; problems are
 // reported at.
 func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Version, rec layout.Record, at recordPaths) hashing.Sums {
-	verdict, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, keptEvidence(rec))
+	verdict, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, KeptEvidence(rec))
 	var verr *VerificationError
 	if errors.As(err, &verr) {
 		switch verr.Evidence {

@@ -16,8 +16,10 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/build"
 	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/fsmirror"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/modfetch"
+	"github.com/tfmirror/tfmirror/internal/netmirror"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/signing"
@@ -166,18 +168,53 @@ func upstreamSource(ctx context.Context, env Env, m *config.Manifest, net httpx.
 				return nil, err
 			}
 			route.Source = client
-		case "filesystem_mirror":
-			return nil, usageError{fmt.Errorf("provider_installation: %s: filesystem mirrors cannot be read as an upstream yet (they keep no SHA256SUMS or signature); build a network mirror from it, or use --from with a tfmirror-built directory", u.Name())}
 		default:
-			packages, err := openPackages(ctx, env, u.Location, net)
+			src, err := mirrorUpstream(ctx, env, m, u, net)
 			if err != nil {
 				return nil, fmt.Errorf("provider_installation: %s: %w", u.Name(), err)
 			}
-			route.Source = &mirror.MirrorSource{Mirror: packages}
+			route.Source = src
 		}
 		routed.Routes = append(routed.Routes, route)
 	}
 	return routed, nil
+}
+
+// mirrorUpstream reads a mirror as an upstream. What it kept of each
+// release's origin (a mirror tfmirror built) is checked as the origin's;
+// a release it keeps nothing of is vouched for by its hashes alone: those
+// a network mirror lists, or those of what a filesystem mirror holds.
+func mirrorUpstream(ctx context.Context, env Env, m *config.Manifest, u config.Upstream, net httpx.Policy) (mirror.Source, error) {
+	hashed := &mirror.HashedSource{Name: u.Name()}
+	switch {
+	case u.Kind == "filesystem_mirror":
+		r, err := fsmirror.Open(u.Location, m.Settings.ZipLimits())
+		if err != nil {
+			return nil, usageError{err}
+		}
+		hashed.Upstream = r
+		kind := layout.ExistingKind(u.Location)
+		if kind == "" {
+			return hashed, nil
+		}
+		tree, err := layout.OpenExisting(layout.NetworkRoot(u.Location, kind))
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return &mirror.MirrorSource{Mirror: tree, Hashed: hashed}, nil
+	case u.Kind == "network_mirror" && isURL(u.Location):
+		client, err := newMirrorClient(env, u.Location, net)
+		if err != nil {
+			return nil, err
+		}
+		hashed.Upstream = netmirror.NewHashed(client)
+		return &mirror.MirrorSource{Mirror: layout.NewTree(client), Hashed: hashed}, nil
+	}
+	packages, err := openPackages(ctx, env, u.Location, net)
+	if err != nil {
+		return nil, err
+	}
+	return &mirror.MirrorSource{Mirror: packages}, nil
 }
 
 // checkShard validates --shard and the flags it cannot go with.
@@ -301,15 +338,18 @@ func buildModules(env Env, m *config.Manifest, net httpx.Policy, opts buildOptio
 	if err != nil {
 		return build.Modules{}, err
 	}
-	transport, err := httpx.NewRoundTripper(httpEnvironment(env), net)
+	httpEnv := httpEnvironment(env)
+	transport, err := httpx.NewRoundTripper(httpEnv, net)
 	if err != nil {
 		return build.Modules{}, err
 	}
 	tokens := maps.Clone(m.Tokens)
 	maps.Copy(tokens, config.TokensFromEnv(env.Environ))
 	fetcher := modfetch.New(modfetch.Config{
-		HTTP:    httpx.NewClient(transport, userAgent(env), httpx.MaxRedirects, 0),
-		Environ: env.Environ,
+		HTTP: httpx.NewClient(transport, userAgent(env), httpx.MaxRedirects, 0),
+		// git presents what the archives' transport presents
+		ClientCertificates: httpEnv.ClientCertificates,
+		Environ:            env.Environ,
 		Credentials: func(host string) (string, bool) {
 			h, err := svchost.ForComparison(host)
 			if token, ok := tokens[h]; err == nil && ok {

@@ -350,11 +350,14 @@ type releaseInfo struct {
 // with the build's trust decision, so the replica never offers what the
 // build would refuse, nor what clients refuse.
 func (w *writer) checkRelease(p addrs.Provider, v addrs.Version, plats []addrs.Platform, rec layout.Record) (releaseInfo, bool) {
-	ev := mirror.Evidence{Sums: rec.Sums, Signature: rec.Signature, Keys: rec.Provenance.SigningKeys}
-	verdict, err := w.trust.Policy.Authenticate(w.trust.Checker, mirror.Package{Provider: p, Version: v}, ev)
+	verdict, err := w.trust.Policy.Authenticate(w.trust.Checker, mirror.Package{Provider: p, Version: v}, mirror.KeptEvidence(rec))
 	if err != nil {
 		problem, cause := refusal(err, rec)
 		w.failAll(p, v, plats, problem, cause)
+		return releaseInfo{}, false
+	}
+	if verdict.HashesOnly != "" && p.Hostname != addrs.DefaultRegistryHost {
+		w.failAll(p, v, plats, fmt.Sprintf("only hashes from %s vouch for the release, and OpenTofu installs unsigned packages only from %s", verdict.HashesOnly, addrs.DefaultRegistryHost.ForDisplay()), nil)
 		return releaseInfo{}, false
 	}
 	rel := releaseInfo{sums: verdict.Sums, keys: []regproto.GPGKey{}, emptySignature: verdict.Unsigned && rec.Signature == nil}

@@ -1,0 +1,67 @@
+package netmirror
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Hashed reads a published network mirror through the provider network
+// mirror protocol alone (index.json, <version>.json and the archives they
+// name), for a mirror that keeps no SHA256SUMS or signature: one made by
+// "tofu providers mirror", another tool or a repository manager. The
+// hashes its <version>.json lists are all that vouch for its packages.
+type Hashed struct {
+	c    *Client
+	tree *layout.Tree
+}
+
+var _ mirror.HashedPackages = (*Hashed)(nil)
+
+// NewHashed reads the mirror c reads.
+func NewHashed(c *Client) *Hashed { return &Hashed{c: c, tree: layout.NewTree(c)} }
+
+// Location is the mirror's URL, without credentials.
+func (h *Hashed) Location() string { return h.c.Location() }
+
+// Versions lists the versions the mirror's index.json lists.
+func (h *Hashed) Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	return h.tree.Versions(ctx, p)
+}
+
+// Describe reads the package's archive URL and hashes from the version's
+// document. The URL is resolved against the document's, as clients do, and
+// must be http or https without credentials.
+func (h *Hashed) Describe(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (mirror.HashedPackage, error) {
+	doc, err := h.tree.ReadVersion(ctx, p, v)
+	if err != nil {
+		return mirror.HashedPackage{}, fmt.Errorf("%s: %s %s: %w", h.Location(), p, v, err)
+	}
+	a, ok := doc.Archives[plat.String()]
+	if !ok {
+		return mirror.HashedPackage{}, fmt.Errorf("%s holds no %s package of %s %s: %w", h.Location(), plat, p, v, mirror.ErrPlatformUnavailable)
+	}
+	ref, err := url.Parse(a.URL)
+	if err != nil {
+		return mirror.HashedPackage{}, fmt.Errorf("%s: %s %s %s: archive url: %w", h.Location(), p, v, plat, err)
+	}
+	u := h.c.url(layout.VersionPath(p, v)).ResolveReference(ref)
+	if (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || u.Host == "" {
+		return mirror.HashedPackage{}, fmt.Errorf("%s: %s %s %s: the archive url must be an http or https URL without credentials", h.Location(), p, v, plat)
+	}
+	return mirror.HashedPackage{Ref: u.String(), Hashes: a.Hashes}, nil
+}
+
+// Fetch downloads an archive Describe named, with the client's retries
+// and limits.
+func (h *Hashed) Fetch(ctx context.Context, ref string, sink mirror.Sink) error {
+	u, err := url.Parse(ref)
+	if err != nil {
+		return fmt.Errorf("%s: %w", h.Location(), err)
+	}
+	return h.c.fetch.Fetch(ctx, u, nil, sink)
+}

@@ -1,0 +1,120 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// HashedPackages is an upstream that vouches for its packages with hashes
+// alone: a network mirror another tool made (its <version>.json lists h1:
+// or zh: hashes), or a filesystem mirror (whose reader computes the hash of
+// what the directory holds). It keeps no SHA256SUMS and no signature.
+type HashedPackages interface {
+	// Location names the upstream in messages; it never holds a secret.
+	Location() string
+	// Versions lists the versions the upstream holds of a provider; it
+	// wraps layout.ErrNotInMirror when it holds none.
+	Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error)
+	// Describe says where a package is and what hashes vouch for it; it
+	// wraps ErrPlatformUnavailable when the release has no such platform.
+	Describe(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (HashedPackage, error)
+	// Fetch copies the archive Describe named by ref into sink.
+	Fetch(ctx context.Context, ref string, sink Sink) error
+}
+
+// HashedPackage is a package of a HashedPackages upstream.
+type HashedPackage struct {
+	// Ref tells the upstream's Fetch where the archive is.
+	Ref string
+	// Hashes vouch for the package: h1: of its content, zh: of the zip.
+	Hashes []hashing.Hash
+	// Size is the archive's length when the upstream knows it, else 0.
+	Size int64
+}
+
+// HashedSource is a HashedPackages upstream as a build's source. Every
+// package it offers is marked as vouched for by hashes alone, which the
+// trust policy accepts with a warning or refuses (Authenticate), and its
+// download must match the upstream's hashes.
+type HashedSource struct {
+	// Name says which upstream it is, in messages and in the provenance
+	// kept for what it gave ("network_mirror https://...").
+	Name     string
+	Upstream HashedPackages
+}
+
+// AvailableVersions lists the versions the upstream holds.
+func (s *HashedSource) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	versions, err := s.Upstream.Versions(ctx, p)
+	if errors.Is(err, layout.ErrNotInMirror) {
+		return nil, fmt.Errorf("%s: %w", s.Upstream.Location(), ErrProviderUnknown)
+	}
+	return versions, err
+}
+
+// PackageMeta describes a package by the hashes the upstream lists.
+func (s *HashedSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+	hp, err := s.Upstream.Describe(ctx, p, v, plat)
+	if err != nil {
+		return PackageMeta{}, err
+	}
+	meta := PackageMeta{
+		Filename:   layout.ArchiveName(p, v, plat),
+		Size:       hp.Size,
+		HashesOnly: s.Name,
+	}
+	for _, h := range hp.Hashes {
+		switch {
+		case strings.HasPrefix(string(h), hashing.SchemeZH):
+			sum, err := hashing.ParseHex(strings.TrimPrefix(string(h), hashing.SchemeZH))
+			if err != nil {
+				return PackageMeta{}, fmt.Errorf("%s: %s %s %s: %w", s.Upstream.Location(), p, v, plat, err)
+			}
+			if meta.digestKnown() && meta.SHA256 != sum {
+				return PackageMeta{}, fmt.Errorf("%s: %s %s %s: lists two zh: hashes for one archive", s.Upstream.Location(), p, v, plat)
+			}
+			meta.SHA256 = sum
+		case strings.HasPrefix(string(h), hashing.SchemeH1):
+			meta.H1 = append(meta.H1, h)
+		}
+	}
+	if !meta.digestKnown() && len(meta.H1) == 0 {
+		return PackageMeta{}, fmt.Errorf("%s: %s %s %s: the upstream lists no h1: or zh: hash, so nothing could check the archive", s.Upstream.Location(), p, v, plat)
+	}
+	q := url.Values{"provider": {p.String()}, "ref": {hp.Ref}}
+	meta.DownloadURL = &url.URL{Scheme: mirrorScheme, Opaque: "hashed", RawQuery: q.Encode()}
+	return meta, nil
+}
+
+// Fetch copies an archive PackageMeta named.
+func (s *HashedSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
+	if u.Scheme != mirrorScheme || u.Opaque != "hashed" {
+		return fmt.Errorf("%s: not a package of %s", u.Redacted(), s.Upstream.Location())
+	}
+	return s.Upstream.Fetch(ctx, u.Query().Get("ref"), sink)
+}
+
+// CopyArchive copies an archive's bytes into sink, refusing more than the
+// sink takes (a sink with a Limit) with ErrTooLarge.
+func CopyArchive(sink Sink, body io.Reader) error {
+	l, ok := sink.(interface{ Limit() int64 })
+	if !ok || l.Limit() <= 0 {
+		_, err := io.Copy(sink, body)
+		return err
+	}
+	if _, err := io.Copy(sink, io.LimitReader(body, l.Limit())); err != nil {
+		return err
+	}
+	if n, _ := body.Read(make([]byte, 1)); n > 0 {
+		return ErrTooLarge
+	}
+	return nil
+}
