@@ -65,7 +65,8 @@ type Builder struct {
 
 	mu           sync.Mutex
 	report       *Report
-	planWarnings []string // warned while planning, before the report
+	planWarnings []string        // warned while planning, before the report
+	warned       map[string]bool // every warning given, so each is given once
 	downloads    chan struct{}
 	hashes       chan struct{}
 	meta         chan struct{} // metadata requests: small, latency-bound
@@ -130,16 +131,23 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{releases: b.Options.Shard.shard(mergeReleases(selected))}
+	indexes := &indexCache{}
+	var kg errgroup.Group // reading the trees: one file after another each
+	kg.SetLimit(b.metaParallel())
 	for i := range plan.releases {
-		b.splitKept(ctx, &plan.releases[i])
+		kg.Go(func() error {
+			b.splitKept(ctx, &plan.releases[i], indexes)
+			return nil
+		})
 	}
+	_ = kg.Wait()
 	return plan, nil
 }
 
 // splitKept moves the platforms already complete in the tree out of the
 // release's platforms to fetch.
-func (b *Builder) splitKept(ctx context.Context, r *release) {
-	r.kept = b.keptPackages(ctx, r.req.Provider, r.version, r.req.Platforms)
+func (b *Builder) splitKept(ctx context.Context, r *release, indexes *indexCache) {
+	r.kept = b.keptPackages(ctx, r.req.Provider, r.version, r.req.Platforms, indexes)
 	var fetch []addrs.Platform
 	for _, plat := range r.req.Platforms {
 		if !slices.ContainsFunc(r.kept, func(k kept) bool { return k.plat == plat }) {
@@ -283,6 +291,13 @@ func (b *Builder) warn(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.warned[msg] { // each package of a release may say the same
+		return
+	}
+	if b.warned == nil {
+		b.warned = map[string]bool{}
+	}
+	b.warned[msg] = true
 	if b.report == nil { // planning: the report starts with them
 		b.planWarnings = append(b.planWarnings, msg)
 	} else {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -23,6 +22,7 @@ type fetched struct {
 	status  Status
 	size    int64
 	keyID   string
+	hashes  string // the upstream whose hashes alone vouched, if so
 	err     error
 
 	limits hashing.ZipLimits
@@ -49,7 +49,7 @@ func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 // obtain finds or downloads the archive, then hashes it, each step in its
 // own pool: downloads are bounded by Parallel, hashing by HashParallel.
 func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
-	f := fetched{pkg: a.pkg, limits: b.zipLimits(), keyID: a.origin.signer.KeyID, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename}
+	f := fetched{pkg: a.pkg, limits: b.zipLimits(), keyID: a.origin.signer.KeyID, hashes: a.origin.hashesOnly, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename}
 	release, err := slot(ctx, b.hashes)
 	if err != nil {
 		f.err = &PackageError{Package: a.pkg, Err: err}
@@ -202,9 +202,9 @@ func (b *Builder) openSink(ctx context.Context, a authenticated) (*stagingSink, 
 		if err != nil {
 			return nil, false, err
 		}
-		return &stagingSink{file: file, hash: hashing.NewWriter(), stream: b.streamHasher(ctx), counter: &b.bytes, done: func() {}}, false, nil
+		return &stagingSink{fileSink: newFileSink(file, 0), stream: b.streamHasher(ctx), counter: &b.bytes, done: func() {}}, false, nil
 	}
-	sink := &stagingSink{file: file, hash: hashing.NewWriter(), stream: b.streamHasher(ctx), counter: &b.bytes, done: func() { b.Work.ReleasePartial(digest) }}
+	sink := &stagingSink{fileSink: newFileSink(file, 0), stream: b.streamHasher(ctx), counter: &b.bytes, done: func() { b.Work.ReleasePartial(digest) }}
 	if size > 0 {
 		// The entries of the bytes already there are not streamed: the
 		// archive is hashed from the file once complete.
@@ -240,9 +240,8 @@ func (f *fetched) describe(a authenticated, path, staged string, streamed *hashi
 		f.err = &VerificationError{Package: a.pkg, Problem: "archive refused", Err: err}
 		return
 	}
-	if len(a.meta.H1) > 0 && !slices.Contains(a.meta.H1, sums.H1) && !slices.Contains(a.meta.H1, sums.H1Unpacked) {
-		f.err = &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
-			"archive unpacks to %s, but %s lists %s", sums.H1Unpacked, upstreamName(a.meta), joinHashes(a.meta.H1))}
+	if err := checkListedHashes(a.pkg, a.meta, sums); err != nil {
+		f.err = err
 		return
 	}
 	f.digest = a.meta.SHA256
@@ -251,24 +250,18 @@ func (f *fetched) describe(a authenticated, path, staged string, streamed *hashi
 }
 
 // stagingSink writes a download to a staging or partial file and hashes
-// it on the way, the file (hash) and its entries (stream). It can resume:
-// Written is what the file already holds. With a limit, it refuses to
-// grow past it.
+// it on the way, the file (fileSink) and its entries (stream). It can
+// resume: Written is what the file already holds. With a limit, it refuses
+// to grow past it.
 type stagingSink struct {
-	file    *os.File
-	hash    *hashing.Writer
+	*fileSink
 	stream  *hashing.StreamHasher
 	counter *atomic.Int64 // the build's downloaded bytes
 	done    func()        // ends this run's use of the file
-	limit   int64         // the size the origin announced; 0: none
 }
 
 func (s *stagingSink) Write(p []byte) (int, error) {
-	if s.limit > 0 && s.hash.Len()+int64(len(p)) > s.limit {
-		return 0, fmt.Errorf("%w: the archive is longer than the %d bytes the registry announced", ErrTooLarge, s.limit)
-	}
-	n, err := s.file.Write(p)
-	_, _ = s.hash.Write(p[:n])
+	n, err := s.fileSink.Write(p)
 	_, _ = s.stream.Write(p[:n]) // never fails
 	s.counter.Add(int64(n))
 	return n, err
@@ -277,21 +270,10 @@ func (s *stagingSink) Write(p []byte) (int, error) {
 // Written is how many bytes of the archive the file holds.
 func (s *stagingSink) Written() int64 { return s.hash.Len() }
 
-// Limit is the most the file takes, so a source can refuse a longer body
-// before it arrives; 0 means no limit of the sink's own.
-func (s *stagingSink) Limit() int64 { return s.limit }
-
 // Reset empties the file and restarts the hashes.
 func (s *stagingSink) Reset() error {
 	s.stream.Reset()
-	if err := s.file.Truncate(0); err != nil {
-		return err
-	}
-	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	s.hash = hashing.NewWriter()
-	return nil
+	return s.fileSink.Reset()
 }
 
 // rehash feeds the first size bytes already in the file to the hash, so a

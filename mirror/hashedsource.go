@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -26,6 +28,8 @@ type HashedPackages interface {
 	// Describe says where a package is and what hashes vouch for it; it
 	// wraps ErrPlatformUnavailable when the release has no such platform.
 	Describe(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (HashedPackage, error)
+	// Platforms lists the platforms the upstream holds of a version.
+	Platforms(ctx context.Context, p addrs.Provider, v addrs.Version) ([]addrs.Platform, error)
 	// Fetch copies the archive Describe named by ref into sink.
 	Fetch(ctx context.Context, ref string, sink Sink) error
 }
@@ -100,6 +104,38 @@ func (s *HashedSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
 		return fmt.Errorf("%s: not a package of %s", u.Redacted(), s.Upstream.Location())
 	}
 	return s.Upstream.Fetch(ctx, u.Query().Get("ref"), sink)
+}
+
+// Packages is the upstream as a mirror that keeps no record of any
+// release: it lists versions, and every ReadRecord wraps fs.ErrNotExist,
+// so a MirrorSource or Locker with this HashedSource as its Hashed reads
+// every release by its hashes.
+func (s *HashedSource) Packages() Packages { return hashedPackages{s} }
+
+type hashedPackages struct{ s *HashedSource }
+
+func (h hashedPackages) Location() string { return h.s.Upstream.Location() }
+
+func (h hashedPackages) Versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
+	return h.s.Upstream.Versions(ctx, p)
+}
+
+func (h hashedPackages) ReadRecord(context.Context, addrs.Provider, addrs.Version) (layout.Record, error) {
+	return layout.Record{}, fmt.Errorf("%s keeps no record of a release's origin: %w", h.Location(), fs.ErrNotExist)
+}
+
+func (h hashedPackages) OpenArchive(context.Context, addrs.Provider, addrs.Version, addrs.Platform) (io.ReadCloser, error) {
+	return nil, fmt.Errorf("%s: archives are read by their hashes: %w", h.Location(), fs.ErrNotExist)
+}
+
+// checkListedHashes requires an archive to unpack to one of the h1:
+// hashes its upstream listed, if it listed any.
+func checkListedHashes(pkg Package, meta PackageMeta, sums hashing.ArchiveSums) error {
+	if len(meta.H1) == 0 || slices.Contains(meta.H1, sums.H1) || slices.Contains(meta.H1, sums.H1Unpacked) {
+		return nil
+	}
+	return &VerificationError{Package: pkg, Problem: fmt.Sprintf(
+		"archive unpacks to %s, but %s lists %s", sums.H1Unpacked, upstreamName(meta), joinHashes(meta.H1))}
 }
 
 // CopyArchive copies an archive's bytes into sink, refusing more than the

@@ -90,6 +90,16 @@ func (m *memHashed) Describe(_ context.Context, p addrs.Provider, v addrs.Versio
 	return hp, nil
 }
 
+func (m *memHashed) Platforms(_ context.Context, p addrs.Provider, v addrs.Version) ([]addrs.Platform, error) {
+	var out []addrs.Platform
+	for k := range m.pkgs {
+		if f := strings.Fields(k); f[0] == p.String() && f[1] == v.String() {
+			out = append(out, mustPlatforms(f[2])[0])
+		}
+	}
+	return out, nil
+}
+
 func (m *memHashed) Fetch(_ context.Context, ref string, sink Sink) error {
 	m.fetched[ref]++
 	_, err := sink.Write(m.files[ref])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -40,6 +41,9 @@ type Locker struct {
 	// TempDir holds archives of a remote mirror while they are hashed;
 	// "" means the system's.
 	TempDir string
+	// Hashed, if set, reads the releases Mirror keeps no record of by the
+	// upstream's hashes alone (see lockHashed).
+	Hashed *HashedSource
 }
 
 // Lock selects the version a root module would install from the mirror
@@ -51,6 +55,13 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 		return LockEntry{}, err
 	}
 	rec, err := l.Mirror.ReadRecord(ctx, n.Provider, v)
+	if l.Hashed != nil && errors.Is(err, fs.ErrNotExist) {
+		entry, err := l.lockHashed(ctx, Package{Provider: n.Provider, Version: v}, platforms)
+		if err != nil {
+			return LockEntry{}, fmt.Errorf("%s: %w", n.Root, err)
+		}
+		return entry, nil
+	}
 	if err != nil {
 		return LockEntry{}, fmt.Errorf("%s: %s %s: %w", n.Root, n.Provider, v, err)
 	}

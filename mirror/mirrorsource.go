@@ -92,6 +92,9 @@ func (s *MirrorSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
 	if u.Scheme != mirrorScheme {
 		return fmt.Errorf("%s: not a file of the mirror %s", u.Redacted(), s.Mirror.Location())
 	}
+	if u.Opaque == "hashed" && s.Hashed != nil {
+		return s.Hashed.Fetch(ctx, u, sink)
+	}
 	q := u.Query()
 	p, err := addrs.ParseProvider(q.Get("provider"))
 	if err != nil {
@@ -102,11 +105,6 @@ func (s *MirrorSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
 		return err
 	}
 	switch u.Opaque {
-	case "hashed":
-		if s.Hashed == nil {
-			break
-		}
-		return s.Hashed.Fetch(ctx, u, sink)
 	case "sums", "signature":
 		rec, err := s.record(ctx, p, v)
 		if err != nil {

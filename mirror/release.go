@@ -27,7 +27,7 @@ type candidate struct {
 func (b *Builder) buildRelease(ctx context.Context, r release) {
 	for _, k := range r.kept {
 		pkg := Package{Provider: r.req.Provider, Version: r.version, Platform: k.plat}
-		b.emit(Result{Package: pkg, Status: StatusPresent, Bytes: k.size, KeyID: k.keyID})
+		b.emit(Result{Package: pkg, Status: StatusPresent, Bytes: k.size, KeyID: k.keyID, HashesOnly: k.hashesOnly})
 	}
 	cands := b.lookupPlatforms(ctx, r)
 	if len(cands) == 0 {
@@ -327,7 +327,7 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched) {
 	err := errors.Join(errs...)
 	for _, f := range ok {
 		b.Work.Discard(f.archive.Staged)
-		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID}
+		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID, HashesOnly: f.hashes}
 		if err != nil {
 			res = Result{Package: f.pkg, Status: StatusFailed, Reason: "publish", Err: publishError(f.pkg, err)}
 		}

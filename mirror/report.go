@@ -43,6 +43,9 @@ type Result struct {
 	// KeyID is the OpenPGP key that verified the release, or "" when
 	// signing was skipped.
 	KeyID string
+	// HashesOnly names the upstream whose hashes alone vouched for the
+	// package, when no signature did.
+	HashesOnly string
 }
 
 // Event is reported while a build runs. Exactly one of its fields is set.

@@ -14,6 +14,7 @@ import (
 	"github.com/opentofu/svchost"
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/build"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/fsmirror"
@@ -169,52 +170,51 @@ func upstreamSource(ctx context.Context, env Env, m *config.Manifest, net httpx.
 			}
 			route.Source = client
 		default:
-			src, err := mirrorUpstream(ctx, env, m, u, net)
+			packages, hashed, err := openUpstream(ctx, env, u, m.Settings.ZipLimits(), net)
 			if err != nil {
 				return nil, fmt.Errorf("provider_installation: %s: %w", u.Name(), err)
 			}
-			route.Source = src
+			route.Source = &mirror.MirrorSource{Mirror: packages, Hashed: hashed}
 		}
 		routed.Routes = append(routed.Routes, route)
 	}
 	return routed, nil
 }
 
-// mirrorUpstream reads a mirror as an upstream. What it kept of each
-// release's origin (a mirror tfmirror built) is checked as the origin's;
-// a release it keeps nothing of is vouched for by its hashes alone: those
-// a network mirror lists, or those of what a filesystem mirror holds.
-func mirrorUpstream(ctx context.Context, env Env, m *config.Manifest, u config.Upstream, net httpx.Policy) (mirror.Source, error) {
+// openUpstream opens a mirror as an upstream: what it kept of each
+// release's origin (a mirror tfmirror built), checked as the origin's, and
+// where it may hold releases it keeps nothing of, their hashes alone: those
+// a network mirror lists, or those of what a filesystem mirror holds (a
+// network mirror's directory is a packed filesystem mirror too). Build and
+// lock read upstreams through it.
+func openUpstream(ctx context.Context, env Env, u config.Upstream, limits hashing.ZipLimits, net httpx.Policy) (mirror.Packages, *mirror.HashedSource, error) {
 	hashed := &mirror.HashedSource{Name: u.Name()}
 	switch {
-	case u.Kind == "filesystem_mirror":
-		r, err := fsmirror.Open(u.Location, m.Settings.ZipLimits())
+	case u.Kind == "filesystem_mirror" || u.Kind == "network_mirror" && !strings.Contains(u.Location, "://"):
+		r, err := fsmirror.Open(u.Location, limits)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
 		hashed.Upstream = r
 		kind := layout.ExistingKind(u.Location)
 		if kind == "" {
-			return hashed, nil
+			return hashed.Packages(), hashed, nil
 		}
 		tree, err := layout.OpenExisting(layout.NetworkRoot(u.Location, kind))
 		if err != nil {
-			return nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
-		return &mirror.MirrorSource{Mirror: tree, Hashed: hashed}, nil
+		return tree, hashed, nil
 	case u.Kind == "network_mirror" && isURL(u.Location):
 		client, err := newMirrorClient(env, u.Location, net)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		hashed.Upstream = netmirror.NewHashed(client)
-		return &mirror.MirrorSource{Mirror: layout.NewTree(client), Hashed: hashed}, nil
+		return layout.NewTree(client), hashed, nil
 	}
 	packages, err := openPackages(ctx, env, u.Location, net)
-	if err != nil {
-		return nil, err
-	}
-	return &mirror.MirrorSource{Mirror: packages}, nil
+	return packages, nil, err
 }
 
 // checkShard validates --shard and the flags it cannot go with.

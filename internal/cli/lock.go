@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/locks"
 	"github.com/tfmirror/tfmirror/internal/netmirror"
@@ -88,13 +90,13 @@ func runLock(ctx context.Context, env Env, opts lockOptions, dirs []string, plat
 	if err != nil {
 		return err
 	}
-	packages, err := openPackages(ctx, env, opts.Mirror, net)
+	packages, hashed, err := openUpstream(ctx, env, config.Upstream{Kind: "network_mirror", Location: opts.Mirror}, hashing.ZipLimits{}, net)
 	if err != nil {
 		return err
 	}
 	report := func(s string) { fmt.Fprintln(env.Stdout, s) }
 	locks.Warn(roots, report)
-	locker := &mirror.Locker{Mirror: packages, Checker: signing.Checker{}, Trust: trust}
+	locker := &mirror.Locker{Mirror: packages, Checker: signing.Checker{}, Trust: trust, Hashed: hashed}
 	updates, err := locks.Compute(ctx, locker, roots, platforms)
 	if err != nil {
 		return fmt.Errorf("no lock file was written:\n%w", err)

@@ -22,16 +22,19 @@ func newPrinter(w io.Writer, asJSON bool) *printer { return &printer{w: w, json:
 
 // jsonEvent is the shape of every --json line.
 type jsonEvent struct {
-	Event    string  `json:"event"`
-	Status   string  `json:"status,omitempty"`
-	Provider string  `json:"provider,omitempty"`
-	Version  string  `json:"version,omitempty"`
-	Platform string  `json:"platform,omitempty"`
-	Bytes    int64   `json:"bytes,omitempty"`
-	KeyID    string  `json:"key_id,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-	Message  string  `json:"message,omitempty"`
-	Counts   *counts `json:"counts,omitempty"`
+	Event    string `json:"event"`
+	Status   string `json:"status,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Platform string `json:"platform,omitempty"`
+	Bytes    int64  `json:"bytes,omitempty"`
+	KeyID    string `json:"key_id,omitempty"`
+	// HashesOnly names the upstream whose hashes alone vouched for the
+	// package, when no signature did.
+	HashesOnly string  `json:"hashes_only,omitempty"`
+	Reason     string  `json:"reason,omitempty"`
+	Message    string  `json:"message,omitempty"`
+	Counts     *counts `json:"counts,omitempty"`
 	// Packages, in the summary, is every package's outcome and the key
 	// that verified it.
 	Packages []jsonPackage `json:"packages,omitempty"`
@@ -45,11 +48,12 @@ type jsonEvent struct {
 }
 
 type jsonPackage struct {
-	Provider string `json:"provider"`
-	Version  string `json:"version"`
-	Platform string `json:"platform"`
-	Status   string `json:"status"`
-	KeyID    string `json:"key_id,omitempty"`
+	Provider   string `json:"provider"`
+	Version    string `json:"version"`
+	Platform   string `json:"platform"`
+	Status     string `json:"status"`
+	KeyID      string `json:"key_id,omitempty"`
+	HashesOnly string `json:"hashes_only,omitempty"`
 }
 
 type jsonModule struct {
@@ -91,7 +95,7 @@ func (p *printer) result(r mirror.Result) {
 		ev := jsonEvent{
 			Event: "package", Status: string(r.Status), Provider: r.Provider.String(),
 			Version: r.Version.String(), Platform: r.Platform.String(), Bytes: r.Bytes,
-			KeyID: r.KeyID, Reason: r.Reason,
+			KeyID: r.KeyID, HashesOnly: r.HashesOnly, Reason: r.Reason,
 		}
 		if r.Err != nil {
 			ev.Message = r.Err.Error()
@@ -107,7 +111,7 @@ func (p *printer) result(r mirror.Result) {
 			line = fmt.Sprintf("%-9s %s (%s)", r.Status, r.Package, r.Reason)
 		}
 	case mirror.StatusMirrored, mirror.StatusPresent:
-		line += " (" + humanBytes(r.Bytes) + signedBy(r.KeyID) + ")"
+		line += " (" + humanBytes(r.Bytes) + signedBy(r) + ")"
 	case mirror.StatusSkipped:
 		line += ": " + r.Reason
 	case mirror.StatusFailed:
@@ -164,11 +168,14 @@ func failureDetail(err error) string {
 	return err.Error()
 }
 
-func signedBy(keyID string) string {
-	if keyID == "" {
+func signedBy(r mirror.Result) string {
+	switch {
+	case r.HashesOnly != "":
+		return ", hashes only"
+	case r.KeyID == "":
 		return ", signature not checked"
 	}
-	return ", signed by " + keyID
+	return ", signed by " + r.KeyID
 }
 
 func (p *printer) summary(r *mirror.Report, code int) {
@@ -181,7 +188,7 @@ func (p *printer) summary(r *mirror.Report, code int) {
 		for _, res := range r.Results {
 			ev.Packages = append(ev.Packages, jsonPackage{
 				Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
-				Status: string(res.Status), KeyID: res.KeyID,
+				Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly,
 			})
 		}
 		for _, res := range r.Modules {

@@ -26,6 +26,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -115,6 +116,22 @@ func (r *Reader) Describe(ctx context.Context, p addrs.Provider, v addrs.Version
 		return mirror.HashedPackage{Ref: e.ref(), Hashes: []hashing.Hash{hashing.ZH(sum)}, Size: n}, nil
 	}
 	return mirror.HashedPackage{}, fmt.Errorf("%s holds no %s package of %s %s: %w", r.dir, plat, p, v, mirror.ErrPlatformUnavailable)
+}
+
+// Platforms lists the platforms held of a version, packed or unpacked.
+func (r *Reader) Platforms(ctx context.Context, p addrs.Provider, v addrs.Version) ([]addrs.Platform, error) {
+	entries, err := r.entries(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []addrs.Platform
+	for _, e := range entries {
+		if e.version.Same(v) && !slices.Contains(out, e.plat) {
+			out = append(out, e.plat)
+		}
+	}
+	slices.SortFunc(out, func(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) })
+	return out, nil
 }
 
 // Fetch copies the package named by ref into sink, packing an unpacked

@@ -274,16 +274,18 @@ func (r *reader) version(ctx context.Context, p addrs.Provider, vv *versionView,
 	if err != nil {
 		return err
 	}
-	rec, err := r.tree.ReadRecord(ctx, p, v)
+	prov, err := r.tree.ReadProvenance(ctx, p, v)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		vv.Key, vv.KeyNote = "unknown", "the mirror keeps no provenance record for this release"
 	case err != nil:
 		return err
-	case rec.Provenance.KeyID == "":
+	case prov.HashesOnly != "":
+		vv.Key, vv.KeyNote = "hashes only", "no signature: only the hashes of "+prov.HashesOnly+" vouch for this release"
+	case prov.KeyID == "":
 		vv.Key, vv.KeyNote = "unsigned", "the origin published no signing keys"
 	default:
-		vv.Key, vv.Signed = rec.Provenance.KeyID, true
+		vv.Key, vv.Signed = prov.KeyID, true
 	}
 	if err := r.when(ctx, layout.VersionPath(p, v), &vv.When); err != nil {
 		return err
@@ -309,8 +311,8 @@ func (r *reader) version(ctx context.Context, p addrs.Provider, vv *versionView,
 			continue
 		}
 		pl.Hashes = sortedHashes(a.Hashes)
-		if prov, ok := rec.Provenance.Archives[key]; ok && prov.Filename != "" {
-			pl.Upstream = prov.Filename
+		if pa, ok := prov.Archives[key]; ok && pa.Filename != "" {
+			pl.Upstream = pa.Filename
 		}
 		if !inTree {
 			continue

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
@@ -54,6 +56,24 @@ func (h *Hashed) Describe(ctx context.Context, p addrs.Provider, v addrs.Version
 		return mirror.HashedPackage{}, fmt.Errorf("%s: %s %s %s: the archive url must be an http or https URL without credentials", h.Location(), p, v, plat)
 	}
 	return mirror.HashedPackage{Ref: u.String(), Hashes: a.Hashes}, nil
+}
+
+// Platforms lists the platforms the version's document lists.
+func (h *Hashed) Platforms(ctx context.Context, p addrs.Provider, v addrs.Version) ([]addrs.Platform, error) {
+	doc, err := h.tree.ReadVersion(ctx, p, v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s %s: %w", h.Location(), p, v, err)
+	}
+	var out []addrs.Platform
+	for name := range doc.Archives {
+		plat, err := addrs.ParsePlatform(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s %s: %w", h.Location(), p, v, err)
+		}
+		out = append(out, plat)
+	}
+	slices.SortFunc(out, func(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) })
+	return out, nil
 }
 
 // Fetch downloads an archive Describe named, with the client's retries
