@@ -60,16 +60,28 @@ func DecodeProvenance(data []byte) (Provenance, error) {
 	return p, nil
 }
 
+// ReadProvenance returns a release's provenance record alone, without the
+// SHA256SUMS and signature ReadRecord also reads. A release published
+// without one yields an error wrapping fs.ErrNotExist.
+func (t *Tree) ReadProvenance(ctx context.Context, p addrs.Provider, v addrs.Version) (Provenance, error) {
+	data, err := t.r.ReadFile(ctx, ProvenancePath(p, v), MaxDocumentBytes)
+	if err != nil {
+		return Provenance{}, fmt.Errorf("read provenance of %s %s: %w", p, v, err)
+	}
+	prov, err := DecodeProvenance(data)
+	if err != nil {
+		return Provenance{}, fmt.Errorf("%s: %w", ProvenancePath(p, v), err)
+	}
+	return prov, nil
+}
+
 // ReadRecord returns the kept origin files of a release. A release
 // published without them yields an error wrapping fs.ErrNotExist.
 func (t *Tree) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version) (Record, error) {
 	var r Record
-	data, err := t.r.ReadFile(ctx, ProvenancePath(p, v), MaxDocumentBytes)
-	if err != nil {
-		return Record{}, fmt.Errorf("read provenance of %s %s: %w", p, v, err)
-	}
-	if r.Provenance, err = DecodeProvenance(data); err != nil {
-		return Record{}, fmt.Errorf("%s: %w", ProvenancePath(p, v), err)
+	var err error
+	if r.Provenance, err = t.ReadProvenance(ctx, p, v); err != nil {
+		return Record{}, err
 	}
 	if r.Sums, err = t.r.ReadFile(ctx, SumsPath(p, v), MaxSumsBytes); err != nil {
 		return Record{}, fmt.Errorf("read SHA256SUMS of %s %s: %w", p, v, err)

@@ -178,15 +178,17 @@ func (t *treeRoot) mkdir(dir string) error {
 	return nil
 }
 
-// openDir opens the directory dir, after checking that no link is on its
-// path, and checks that what it opened is a directory.
+// openDir opens the directory dir with no link on its path (walkDir, the
+// system's way), and checks that what it opened is a directory.
 func (t *treeRoot) openDir(dir string) (*os.File, error) {
-	if err := t.checkDir(dir); err != nil {
-		return nil, err
+	if dir != "." {
+		if err := t.checkRel(dir); err != nil {
+			return nil, err
+		}
 	}
-	d, err := t.r.Open(filepath.FromSlash(dir))
+	d, err := walkDir(t, dir)
 	if err != nil {
-		return nil, t.pathErr("open", dir, err)
+		return nil, err
 	}
 	info, err := d.Stat()
 	if err == nil && !info.IsDir() {
@@ -219,9 +221,11 @@ func (t *treeRoot) statFile(rel string) (fs.FileInfo, error) {
 	if err := t.checkRel(rel); err != nil {
 		return nil, err
 	}
-	if err := t.checkDir(path.Dir(rel)); err != nil {
+	d, err := t.openDir(path.Dir(rel)) // no link on the way
+	if err != nil {
 		return nil, err
 	}
+	_ = d.Close()
 	info, err := t.lstat(rel)
 	if err != nil {
 		return nil, err

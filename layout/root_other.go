@@ -26,6 +26,19 @@ func openAt(t *treeRoot, _ *os.File, rel string, flag int, perm fs.FileMode) (*o
 	return f, nil
 }
 
+// walkDir opens the directory dir beneath t after checking that no link is
+// on its path (os.Root keeps it beneath t in any case).
+func walkDir(t *treeRoot, dir string) (*os.File, error) {
+	if err := t.checkDir(dir); err != nil {
+		return nil, err
+	}
+	d, err := t.r.Open(filepath.FromSlash(dir))
+	if err != nil {
+		return nil, t.pathErr("open", dir, err)
+	}
+	return d, nil
+}
+
 // linkAt hard-links the local file src as rel beneath t.
 func linkAt(t *treeRoot, _ *os.File, src, rel string) error {
 	return os.Link(src, t.path(rel))

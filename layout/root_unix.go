@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,9 +51,54 @@ func openAt(t *treeRoot, d *os.File, rel string, flag int, perm fs.FileMode) (*o
 	return os.NewFile(uintptr(fd), t.path(rel)), nil
 }
 
+// walkDir opens the directory dir beneath t one name at a time, each with
+// O_NOFOLLOW and O_DIRECTORY: a link anywhere on the path is refused,
+// never followed, even one swapped in while it walks; a missing directory
+// is an error wrapping fs.ErrNotExist.
+func walkDir(t *treeRoot, dir string) (*os.File, error) {
+	cur, err := t.r.Open(".")
+	if err != nil || dir == "." {
+		return cur, err
+	}
+	parts := strings.Split(dir, "/")
+	for i, name := range parts {
+		var fd int
+		for {
+			fd, err = unix.Openat(int(cur.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		sub := path.Join(parts[:i+1]...)
+		if err != nil {
+			err = t.walkErr(cur, name, sub, err)
+			_ = cur.Close()
+			return nil, err
+		}
+		_ = cur.Close()
+		cur = os.NewFile(uintptr(fd), t.path(sub))
+	}
+	return cur, nil
+}
+
+// walkErr is the error for a name walkDir could not open as a directory
+// in parent: what is there instead, if anything.
+func (t *treeRoot) walkErr(parent *os.File, name, sub string, err error) error {
+	if !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR) {
+		return t.pathErr("open", sub, err)
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(int(parent.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return t.pathErr("open", sub, err)
+	}
+	return t.notDir(sub, unixType(uint32(st.Mode))) //nolint:unconvert // uint16 on some systems
+}
+
 // unixType is the fs.FileMode type of a stat mode.
 func unixType(mode uint32) fs.FileMode {
 	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return 0
 	case unix.S_IFDIR:
 		return fs.ModeDir
 	case unix.S_IFLNK:
