@@ -71,7 +71,10 @@ type Builder struct {
 	hashes       chan struct{}
 	meta         chan struct{} // metadata requests: small, latency-bound
 	bytes        atomic.Int64
-	done         atomic.Int32
+	// summarized counts the archives whose h1: hashes came from the
+	// entries hashed while they downloaded (the tests read it).
+	summarized atomic.Int32
+	done       atomic.Int32
 }
 
 // release is one provider version to mirror.

@@ -78,6 +78,9 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 	}
 	defer release()
 	f.describe(a, staged, staged, streamed.entries)
+	if streamed.entries != nil && streamed.entries.Summarized {
+		b.summarized.Add(1)
+	}
 	if f.err != nil {
 		f.archive.Staged = staged
 	}

@@ -1,0 +1,80 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// cutOnce is a source whose first download of each archive stops half way
+// with an error, as a dropped connection would, leaving a partial download.
+type cutOnce struct {
+	*fakeSource
+	cut map[string]bool
+}
+
+func (c *cutOnce) Fetch(ctx context.Context, u *url.URL, w Sink) error {
+	if !strings.HasSuffix(u.Opaque, ".zip") || c.cut[u.Opaque] {
+		return c.fakeSource.Fetch(ctx, u, w)
+	}
+	c.cut[u.Opaque] = true
+	body := c.files[u.Opaque]
+	if _, err := w.Write(body[:len(body)/2]); err != nil {
+		return err
+	}
+	return errors.New("connection reset by peer")
+}
+
+func buildWith(t *testing.T, root string, src Source) (*Builder, *Report) {
+	t.Helper()
+	tree, err := layout.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	b := &Builder{Source: src, Checker: fakeChecker{}, Trees: []*layout.Tree{tree.Tree}, Work: tree.Workspace, Options: Options{}}
+	return b, b.Build(context.Background(), []Requirement{requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")})
+}
+
+// A build takes each archive's h1: hashes from the entries hashed while it
+// downloaded; a resumed download, whose first bytes were not streamed,
+// falls back to hashing the file, with the same hashes.
+func TestBuildSummarizesFromTheStream(t *testing.T) {
+	src := newFakeSource()
+	src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")
+
+	clean := t.TempDir()
+	b, r := buildWith(t, clean, src)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.summarized.Load(); got != 2 {
+		t.Errorf("%d of 2 archives were summarized from the stream", got)
+	}
+
+	resumed := t.TempDir()
+	cut := &cutOnce{fakeSource: src, cut: map[string]bool{}}
+	if _, r := buildWith(t, resumed, cut); r.Err() == nil {
+		t.Fatal("the cut downloads succeeded")
+	}
+	b, r = buildWith(t, resumed, cut)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.summarized.Load(); got != 0 {
+		t.Errorf("%d resumed archives were summarized from a stream that missed their first bytes", got)
+	}
+	want := readTree(t, clean, fooDir+"1.0.0.json")
+	if got := readTree(t, resumed, fooDir+"1.0.0.json"); got != want {
+		t.Errorf("the resumed build publishes\n%s\nthe clean one\n%s", got, want)
+	}
+}
+
+func readTree(t *testing.T, root, rel string) string {
+	t.Helper()
+	return (&harness{root: root}).read(t, rel)
+}
