@@ -225,8 +225,8 @@ func (t *treeRoot) statFile(rel string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = d.Close()
-	info, err := t.lstat(rel)
+	defer func() { _ = d.Close() }()
+	info, err := lstatAt(t, d, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -251,16 +251,22 @@ func (t *treeRoot) checkTarget(rel string) error {
 // is opened, so a device or a pipe is never read, and the opened file is
 // checked again.
 func (t *treeRoot) openFile(rel string, flag int, perm fs.FileMode) (*os.File, error) {
-	_, err := t.statFile(rel)
-	creating := flag&os.O_CREATE != 0 && errors.Is(err, fs.ErrNotExist)
-	if err != nil && !creating {
+	if err := t.checkRel(rel); err != nil {
 		return nil, err
 	}
-	d, err := t.openDir(path.Dir(rel))
+	d, err := t.openDir(path.Dir(rel)) // no link on the way
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = d.Close() }()
+	info, err := lstatAt(t, d, rel)
+	creating := flag&os.O_CREATE != 0 && errors.Is(err, fs.ErrNotExist)
+	switch {
+	case err != nil && !creating:
+		return nil, err
+	case err == nil && !info.Mode().IsRegular():
+		return nil, t.notRegular(rel, info.Mode())
+	}
 	return openAt(t, d, rel, flag, perm)
 }
 

@@ -39,6 +39,11 @@ func walkDir(t *treeRoot, dir string) (*os.File, error) {
 	return d, nil
 }
 
+// lstatAt describes rel beneath t, a link included.
+func lstatAt(t *treeRoot, _ *os.File, rel string) (fs.FileInfo, error) {
+	return t.lstat(rel)
+}
+
 // linkAt hard-links the local file src as rel beneath t.
 func linkAt(t *treeRoot, _ *os.File, src, rel string) error {
 	return os.Link(src, t.path(rel))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -80,6 +81,41 @@ func walkDir(t *treeRoot, dir string) (*os.File, error) {
 	}
 	return cur, nil
 }
+
+// lstatAt describes rel, in its directory d opened through t, a link
+// included, with one fstatat.
+func lstatAt(t *treeRoot, d *os.File, rel string) (fs.FileInfo, error) {
+	var st unix.Stat_t
+	var err error
+	for {
+		err = unix.Fstatat(int(d.Fd()), path.Base(rel), &st, unix.AT_SYMLINK_NOFOLLOW)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, t.pathErr("lstat", rel, err)
+	}
+	return statInfo{name: path.Base(rel), st: st}, nil
+}
+
+// statInfo is an fs.FileInfo of a stat.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (s statInfo) Name() string { return s.name }
+func (s statInfo) Size() int64  { return s.st.Size }
+func (s statInfo) Mode() fs.FileMode {
+	return unixType(uint32(s.st.Mode)) | fs.FileMode(s.st.Mode&0o777) //nolint:unconvert // uint16 on some systems
+}
+func (s statInfo) ModTime() time.Time {
+	sec, nsec := s.st.Mtim.Unix()
+	return time.Unix(sec, nsec)
+}
+func (s statInfo) IsDir() bool { return s.Mode().IsDir() }
+func (s statInfo) Sys() any    { return &s.st }
 
 // walkErr is the error for a name walkDir could not open as a directory
 // in parent: what is there instead, if anything.
