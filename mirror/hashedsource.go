@@ -58,8 +58,14 @@ type HashedSource struct {
 // AvailableVersions lists the versions the upstream holds.
 func (s *HashedSource) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
 	versions, err := s.Upstream.Versions(ctx, p)
+	return mirrorVersions(s.Upstream.Location(), versions, err)
+}
+
+// mirrorVersions is what a mirror's version list means to a build: a
+// provider the mirror does not hold is one the source does not know.
+func mirrorVersions(location string, versions addrs.VersionList, err error) (addrs.VersionList, error) {
 	if errors.Is(err, layout.ErrNotInMirror) {
-		return nil, fmt.Errorf("%s: %w", s.Upstream.Location(), ErrProviderUnknown)
+		return nil, fmt.Errorf("%s: %w", location, ErrProviderUnknown)
 	}
 	return versions, err
 }

@@ -38,10 +38,7 @@ const mirrorScheme = "tfmirror-mirror"
 // AvailableVersions lists the versions the mirror holds.
 func (s *MirrorSource) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
 	versions, err := s.Mirror.Versions(ctx, p)
-	if errors.Is(err, layout.ErrNotInMirror) {
-		return nil, fmt.Errorf("%s: %w", s.Mirror.Location(), ErrProviderUnknown)
-	}
-	return versions, err
+	return mirrorVersions(s.Mirror.Location(), versions, err)
 }
 
 // PackageMeta describes a package from the release's kept provenance.

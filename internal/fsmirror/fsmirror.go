@@ -18,7 +18,6 @@ package fsmirror
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -106,14 +105,11 @@ func (r *Reader) Describe(ctx context.Context, p addrs.Provider, v addrs.Version
 		if !e.version.Same(v) || e.plat != plat {
 			continue
 		}
-		h := sha256.New()
-		n, err := r.copy(ctx, e, h)
-		if err != nil {
+		h := hashing.NewWriter()
+		if err := r.copy(ctx, e, h); err != nil {
 			return mirror.HashedPackage{}, err
 		}
-		var sum [sha256.Size]byte
-		h.Sum(sum[:0])
-		return mirror.HashedPackage{Ref: e.ref(), Hashes: []hashing.Hash{hashing.ZH(sum)}, Size: n}, nil
+		return mirror.HashedPackage{Ref: e.ref(), Hashes: []hashing.Hash{hashing.ZH(h.Sum())}, Size: h.Len()}, nil
 	}
 	return mirror.HashedPackage{}, fmt.Errorf("%s holds no %s package of %s %s: %w", r.dir, plat, p, v, mirror.ErrPlatformUnavailable)
 }
@@ -142,8 +138,7 @@ func (r *Reader) Fetch(ctx context.Context, ref string, sink mirror.Sink) error 
 	if !ok || (kind != "packed" && kind != "unpacked") || !fs.ValidPath(rel) {
 		return fmt.Errorf("%s: %q names no package of this filesystem mirror", r.dir, ref)
 	}
-	_, err := r.copy(ctx, entry{rel: rel, packed: kind == "packed"}, sinkWriter{sink})
-	return err
+	return r.copy(ctx, entry{rel: rel, packed: kind == "packed"}, sinkWriter{sink})
 }
 
 func (e entry) ref() string {
@@ -156,32 +151,29 @@ func (e entry) ref() string {
 // sinkWriter hides a Sink's Reset from io.Copy, and keeps its Limit.
 type sinkWriter struct{ mirror.Sink }
 
-// copy writes the package's zip to w and returns its length.
-func (r *Reader) copy(ctx context.Context, e entry, w io.Writer) (int64, error) {
+// copy writes the package's zip to w: a sink's limit holds.
+func (r *Reader) copy(ctx context.Context, e entry, w io.Writer) error {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return err
 	}
-	counter := &countingWriter{w: w}
+	sink, isSink := w.(sinkWriter)
 	if e.packed {
 		f, err := r.openRegular(e.rel)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		defer func() { _ = f.Close() }() // read-only
-		if sink, ok := w.(sinkWriter); ok {
-			err = mirror.CopyArchive(sink.Sink, f)
-			n, _ := f.Seek(0, io.SeekCurrent)
-			return n, wrapErr(r.dir, e.rel, err)
+		if isSink {
+			return wrapErr(r.dir, e.rel, mirror.CopyArchive(sink.Sink, f))
 		}
-		_, err = io.Copy(counter, f)
-		return counter.n, wrapErr(r.dir, e.rel, err)
+		_, err = io.Copy(w, f)
+		return wrapErr(r.dir, e.rel, err)
 	}
-	if sink, ok := w.(sinkWriter); ok {
+	if isSink {
 		w = limitWriter(sink.Sink)
-		counter.w = w
 	}
-	_, err := hashing.PackModule(filepath.Join(r.dir, filepath.FromSlash(e.rel)), counter, r.pack)
-	return counter.n, wrapErr(r.dir, e.rel, err)
+	_, err := hashing.PackModule(filepath.Join(r.dir, filepath.FromSlash(e.rel)), w, r.pack)
+	return wrapErr(r.dir, e.rel, err)
 }
 
 func wrapErr(dir, rel string, err error) error {
@@ -314,17 +306,6 @@ func packedEntry(s string) (entry, bool) {
 		return entry{}, false
 	}
 	return entry{version: v, plat: plat, packed: true}, true
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // limitWriter refuses to write more than the sink takes.
