@@ -155,8 +155,12 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 	}
 	if got := sink.hash.Sum(); a.meta.digestKnown() && got != a.meta.SHA256 {
 		_ = os.Remove(sink.file.Name())
+		promise := "SHA256SUMS and the registry promise"
+		if a.meta.HashesOnly != "" {
+			promise = a.meta.HashesOnly + " lists"
+		}
 		return "", 0, none, &VerificationError{Package: a.pkg, Problem: fmt.Sprintf(
-			"archive has checksum %s, but SHA256SUMS and the registry promise %s", hashing.ZH(got), hashing.ZH(a.meta.SHA256))}
+			"archive has checksum %s, but %s %s", hashing.ZH(got), promise, hashing.ZH(a.meta.SHA256))}
 	}
 	streamed := downloaded{digest: sink.hash.Sum(), entries: sink.stream.Close()}
 	if !keep {

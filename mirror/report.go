@@ -27,6 +27,9 @@ type Package struct {
 }
 
 func (p Package) String() string {
+	if p.Platform == (addrs.Platform{}) { // a whole release
+		return fmt.Sprintf("%s %s", p.Provider, p.Version)
+	}
 	return fmt.Sprintf("%s %s %s", p.Provider, p.Version, p.Platform)
 }
 

@@ -98,7 +98,11 @@ func decodeMethod(b *hcl.Block, dir string) (Upstream, hcl.Diagnostics) {
 		return u, nil
 	}
 	attr := content.Attributes[name]
-	if ds := gohcl.DecodeExpression(attr.Expr, nil, &u.Location); ds.HasErrors() {
+	var vars *hcl.EvalContext
+	if b.Type == "oci_mirror" { // ${hostname}, ${namespace} and ${type} as OpenTofu writes them
+		vars = templateVars
+	}
+	if ds := gohcl.DecodeExpression(attr.Expr, vars, &u.Location); ds.HasErrors() {
 		return u, ds
 	}
 	if err := u.resolve(dir); err != nil {
