@@ -35,9 +35,12 @@ func newLockCmd(env Env) *cobra.Command {
 		Use:   "lock [DIR...]",
 		Short: "Write .terraform.lock.hcl files from a built mirror, for every platform",
 		Long: `lock writes or updates the .terraform.lock.hcl of each root module
-directory (the current one when none is named), using only a built mirror:
-a local tree or a published https:// URL. The origin registries are not
-contacted.
+directory (the current one when none is named), using only a mirror: a
+local tree or a published https:// URL, an S3 prefix or an OCI registry. The
+origin registries are not contacted. A filesystem mirror or a network
+mirror another tool made keeps no signature: its releases are locked by
+their hashes when the trust policy accepts that (not with
+--require-signatures).
 
 For each provider the configuration needs, it records the version "tofu
 init" would install from the mirror (the one already locked, else the newest
