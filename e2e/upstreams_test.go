@@ -492,15 +492,8 @@ func TestUpstreamNetworkMirrorOfAnotherTool(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("build from a mirror of hashes only: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 				}
-				checkNoOriginContact(t, f, before, "the build")
-				if !strings.Contains(stdout+stderr, upstreamName+" "+hashesOnlyWarning) {
-					t.Errorf("the build does not warn that only the hashes of %s vouch:\n%s%s", upstreamName, stdout, stderr)
-				}
+				checkHashesOnlyBuild(t, f, before, stdout+stderr, upstreamName, site, pkgs)
 				for _, p := range pkgs {
-					prov := readKeptProvenance(t, site, p)
-					if prov.HashesOnly != upstreamName || prov.KeyID != "" {
-						t.Errorf("%s %s: provenance hashes_only %q, key_id %q; want %q and no key", p.addr(), p.version, prov.HashesOnly, prov.KeyID, upstreamName)
-					}
 					sums := string(mustRead(t, filepath.Join(site, filepath.FromSlash(keptFile(p, "SHA256SUMS")))))
 					for _, pl := range p.platforms {
 						if line := sha256Hex(f.archive(t, p, pl)) + "  " + p.zip(pl); !strings.Contains(sums, line) {
@@ -633,19 +626,10 @@ func TestUpstreamFilesystemMirrors(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("build from the %s filesystem mirror: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", kind.name, code, stdout, stderr)
 			}
-			checkNoOriginContact(t, f, before, "the build")
 			if !strings.Contains(stdout, "6 mirrored") {
 				t.Errorf("the build does not report 6 packages mirrored:\n%s", stdout)
 			}
-			if !strings.Contains(stdout+stderr, upstreamName+" "+hashesOnlyWarning) {
-				t.Errorf("the build does not warn that only the hashes of %s vouch:\n%s%s", upstreamName, stdout, stderr)
-			}
-			for _, p := range pkgs {
-				prov := readKeptProvenance(t, out, p)
-				if prov.HashesOnly != upstreamName || prov.KeyID != "" {
-					t.Errorf("%s %s: provenance hashes_only %q, key_id %q; want %q and no key", p.addr(), p.version, prov.HashesOnly, prov.KeyID, upstreamName)
-				}
-			}
+			checkHashesOnlyBuild(t, f, before, stdout+stderr, upstreamName, out, pkgs)
 
 			wd := installFromSite(t, f, out, pkgs)
 			locks := parseLockFile(t, filepath.Join(wd, ".terraform.lock.hcl"))
@@ -757,4 +741,21 @@ func TestUpstreamTamperedMirrorIsRefused(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkHashesOnlyBuild checks a build from an upstream of hashes only: the
+// origin was not contacted, the output warns that only the upstream's
+// hashes vouch, and each release's provenance says so, with no key.
+func checkHashesOnlyBuild(t *testing.T, f *fixture, before int, output, upstreamName, site string, pkgs []pkgVersion) {
+	t.Helper()
+	checkNoOriginContact(t, f, before, "the build")
+	if !strings.Contains(output, upstreamName+" "+hashesOnlyWarning) {
+		t.Errorf("the build does not warn that only the hashes of %s vouch:\n%s", upstreamName, output)
+	}
+	for _, p := range pkgs {
+		prov := readKeptProvenance(t, site, p)
+		if prov.HashesOnly != upstreamName || prov.KeyID != "" {
+			t.Errorf("%s %s: provenance hashes_only %q, key_id %q; want %q and no key", p.addr(), p.version, prov.HashesOnly, prov.KeyID, upstreamName)
+		}
+	}
 }
