@@ -37,8 +37,9 @@ func newKey(t *testing.T) key { return pgptest.New(t, "replica test") }
 type release struct {
 	provider, version string
 	platforms         []string
-	signer            *key // nil: the origin published no keys
-	noRecord          bool // published without provenance, SHA256SUMS or signature
+	signer            *key   // nil: the origin published no keys
+	noRecord          bool   // published without provenance, SHA256SUMS or signature
+	hashesOnly        string // the upstream whose hashes alone vouched, if so
 }
 
 // upstreamName is the archive's name in the release's SHA256SUMS. It
@@ -90,6 +91,7 @@ func publish(t *testing.T, tr *layout.Dir, r release) {
 		sums.WriteString(l)
 	}
 	if !r.noRecord {
+		prov.HashesOnly = r.hashesOnly
 		rec := &layout.Record{Sums: sums.Bytes(), Provenance: prov}
 		if r.signer != nil {
 			rec.Signature = r.signer.Sign(t, sums.Bytes())
@@ -366,6 +368,31 @@ func TestWriteUnsignedRelease(t *testing.T) {
 	sig := resolveInTree(t, docRel, dl.ShasumsSignatureURL)
 	if data := readFile(t, tr, sig); len(data) != 0 {
 		t.Errorf("%s holds %d bytes, want an empty stand-in", sig, len(data))
+	}
+}
+
+// A release that only an upstream's hashes vouched for is offered where
+// OpenTofu installs unsigned packages (registry.opentofu.org), as an
+// unsigned release; on any other host clients would refuse it, so it is
+// left out, naming the upstream.
+func TestWriteHashesOnlyRelease(t *testing.T) {
+	tr := openTree(t)
+	publish(t, tr, release{provider: "hashicorp/bar", version: "0.1.0", platforms: []string{"linux_amd64"}, hashesOnly: "filesystem_mirror /vendor"})
+	publish(t, tr, release{provider: "example.com/acme/baz", version: "0.1.0", platforms: []string{"linux_amd64"}, hashesOnly: "filesystem_mirror /vendor"})
+	report, err := Write(context.Background(), tr.Tree, Trust{Checker: signing.Checker{}})
+	if err == nil || !strings.Contains(err.Error(), "example.com/acme/baz 0.1.0") || !strings.Contains(err.Error(), "only hashes from filesystem_mirror /vendor vouch") {
+		t.Fatalf("error %v, want the example.com release left out, naming the upstream", err)
+	}
+	if report == nil || report.Versions != 1 {
+		t.Errorf("report %+v, want the registry.opentofu.org release only", report)
+	}
+	var dl regproto.Download
+	readJSON(t, tr, "replica/registry.opentofu.org/v1/providers/hashicorp/bar/0.1.0/download/linux/amd64", &dl)
+	if len(dl.SigningKeys.GPGPublicKeys) != 0 {
+		t.Errorf("signing keys %#v for a release of hashes only", dl.SigningKeys.GPGPublicKeys)
+	}
+	if _, err := os.Stat(tr.Path("replica/example.com/v1/providers/acme/baz/0.1.0/download/linux/amd64")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the example.com release of hashes only was offered: %v", err)
 	}
 }
 
