@@ -41,7 +41,11 @@
 // redirect to another origin; for git, as an http.extraHeader scoped to that
 // host's URL, passed through git's environment (GIT_CONFIG_COUNT) rather
 // than its command line, with redirects refused. They never appear in a URL,
-// in a Result or in an error.
+// in a Result or in an error. Client certificates (Config.ClientCertificates)
+// likewise: archives get them from the caller's client; git, for the
+// repository's host only, as http.sslCert and http.sslKey scoped to its URL
+// and naming PEM files in a private directory removed after the fetch, with
+// redirects refused.
 //
 // This package does not resolve module versions, talk to the registry's
 // module protocol, hash or pack the result (hashing.PackModule does), nor

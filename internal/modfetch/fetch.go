@@ -2,11 +2,13 @@ package modfetch
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -20,11 +22,23 @@ const (
 
 // Config says how a Fetcher reaches module packages.
 type Config struct {
-	// HTTP is the caller's client (TLS trust already configured) for
-	// archives; nil means http.DefaultClient. It is copied, never changed.
-	// Git does not use it: git trusts GIT_SSL_CAINFO, or SSL_CERT_FILE
-	// from Environ.
+	// HTTP is the caller's client (TLS trust and client certificates
+	// already configured) for archives; nil means http.DefaultClient. It
+	// is copied, never changed. Git does not use it: git trusts
+	// GIT_SSL_CAINFO, or SSL_CERT_FILE from Environ, and presents
+	// ClientCertificates.
 	HTTP *http.Client
+	// ClientCertificates are the client certificates (mutual TLS) git
+	// presents, each only to its host (a host name, without port; any
+	// port), over https only: pass the map HTTP's transport presents to
+	// archive hosts (httpx.Environment.ClientCertificates), so that both
+	// present the same. For a fetch, git gets the host's certificate and
+	// key as PEM files (mode 0600) in a directory of the fetch's own (mode
+	// 0700), removed when the fetch ends, named by http.<url>.sslCert and
+	// http.<url>.sslKey scoped to the repository's scheme and host, through
+	// GIT_CONFIG_COUNT rather than the command line; redirects are
+	// refused. Certificates for other hosts are not offered.
+	ClientCertificates map[string]tls.Certificate
 	// Git is the git executable; "" means "git" from PATH.
 	Git string
 	// Environ is the environment git runs in, in os.Environ's form (the
@@ -57,6 +71,7 @@ type Fetcher struct {
 	git         string
 	environ     []string
 	credentials func(host string) (string, bool)
+	clientCerts map[string]tls.Certificate // by lowercase host name
 	maxDownload int64
 	limits      hashing.ModuleLimits
 	timeout     time.Duration
@@ -67,6 +82,10 @@ func New(cfg Config) *Fetcher {
 	f := &Fetcher{
 		http: cfg.HTTP, git: cfg.Git, environ: cfg.Environ, credentials: credentialsOf(cfg.Credentials),
 		maxDownload: cfg.MaxDownloadBytes, limits: cfg.Limits.WithDefaults(), timeout: cfg.Timeout,
+		clientCerts: make(map[string]tls.Certificate, len(cfg.ClientCertificates)),
+	}
+	for host, cert := range cfg.ClientCertificates {
+		f.clientCerts[strings.ToLower(host)] = cert
 	}
 	if f.http == nil {
 		f.http = http.DefaultClient

@@ -3,12 +3,16 @@ package modfetch
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -78,9 +82,15 @@ type gitRunner struct {
 	config []string // "-c" arguments before the subcommand
 	env    []string
 	secret string // the Authorization value, never shown
+	// noCert is the https host no client certificate is presented to, for
+	// the hint when its server refuses the TLS handshake; "" for none.
+	noCert string
 }
 
-// newGit prepares git for fetching u, with home as its HOME.
+// newGit prepares git for fetching u, with home as its HOME: an empty
+// directory of the fetch's own (mode 0700), removed when the fetch ends,
+// which also holds the client certificate and key git presents to u's
+// host, if it has one.
 func (f *Fetcher) newGit(u *url.URL, home string) (*gitRunner, error) {
 	g := &gitRunner{bin: f.git, env: gitEnv(f.environ, home), config: []string{
 		"-c", "credential.helper=",
@@ -93,23 +103,92 @@ func (f *Fetcher) newGit(u *url.URL, home string) (*gitRunner, error) {
 	if u.Scheme == "http" { // only to loopback hosts: checkTransport
 		g.config = append(g.config, "-c", "protocol.http.allow=always")
 	}
-	auth, ok := f.credentials(u.Host)
-	if !ok {
+	// Settings for this URL's scheme and host only, as key, value pairs.
+	var scoped []string
+	prefix := "http." + u.Scheme + "://" + u.Host + "/."
+	if auth, ok := f.credentials(u.Host); ok {
+		if strings.ContainsAny(auth, "\r\n\x00") {
+			return nil, fmt.Errorf("credentials for %s hold a line break", u.Host)
+		}
+		g.secret = auth
+		scoped = append(scoped, prefix+"extraHeader", "Authorization: "+auth)
+	}
+	if cert, ok := f.clientCert(u); ok {
+		certFile, keyFile, err := writeClientCert(home, cert)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate for %s: %w", u.Hostname(), err)
+		}
+		scoped = append(scoped, prefix+"sslCert", certFile, prefix+"sslKey", keyFile)
+	} else if u.Scheme == "https" {
+		g.noCert = u.Hostname()
+	}
+	if len(scoped) == 0 {
 		return g, nil
 	}
-	if strings.ContainsAny(auth, "\r\n\x00") {
-		return nil, fmt.Errorf("credentials for %s hold a line break", u.Host)
-	}
-	g.secret = auth
-	// A redirect would make git send the header to the other host with
-	// every later request: refused while credentials are in use.
+	// A redirect would make git send the header, and present the client
+	// certificate, to the other host with every later request: refused
+	// while either is in use.
 	g.config = append(g.config, "-c", "http.followRedirects=false")
 	// Through the environment, not "-c": command lines are visible to
 	// every user of the machine.
-	g.env = append(g.env, "GIT_CONFIG_COUNT=1",
-		"GIT_CONFIG_KEY_0=http."+u.Scheme+"://"+u.Host+"/.extraHeader",
-		"GIT_CONFIG_VALUE_0=Authorization: "+auth)
+	g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(scoped)/2))
+	for i := 0; i < len(scoped); i += 2 {
+		g.env = append(g.env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i/2, scoped[i]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i/2, scoped[i+1]))
+	}
 	return g, nil
+}
+
+// clientCert returns the client certificate to present to u's host: over
+// https only, to that host name whatever the port, as httpx.PerHost
+// presents it.
+func (f *Fetcher) clientCert(u *url.URL) (tls.Certificate, bool) {
+	if u.Scheme != "https" {
+		return tls.Certificate{}, false
+	}
+	cert, ok := f.clientCerts[strings.ToLower(u.Hostname())]
+	return cert, ok
+}
+
+// writeClientCert writes cert's chain and its key (PKCS #8) as PEM files
+// of mode 0600 into dir, a directory only this user can enter, for git's
+// http.sslCert and http.sslKey, and returns their paths. Errors name no
+// key material.
+func writeClientCert(dir string, cert tls.Certificate) (certFile, keyFile string, err error) {
+	if len(cert.Certificate) == 0 {
+		return "", "", errors.New("no certificate")
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		return "", "", fmt.Errorf("a %T key cannot be handed to git", cert.PrivateKey)
+	}
+	key := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	defer clear(key)
+	clear(der)
+	var chain []byte
+	for _, c := range cert.Certificate {
+		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c})...)
+	}
+	certFile, keyFile = filepath.Join(dir, "client-cert.pem"), filepath.Join(dir, "client-key.pem")
+	if err := writePrivate(certFile, chain); err != nil {
+		return "", "", err
+	}
+	if err := writePrivate(keyFile, key); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, nil
+}
+
+// writePrivate writes data to a new file of mode 0600.
+func writePrivate(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // gitEnv is base without HOME, XDG_CONFIG_HOME, SSH_ASKPASS and every GIT_*
@@ -239,8 +318,27 @@ func (g *gitRunner) run(ctx context.Context, dir, sub string, args ...string) (s
 	if msg == "" {
 		return "", fmt.Errorf("git %s: %w", sub, err)
 	}
-	return "", fmt.Errorf("git %s: %w: %s", sub, err, msg)
+	return "", fmt.Errorf("git %s: %w: %s", sub, err, g.certHint(msg))
 }
+
+// certHint adds to git's message, when it may be a server's refusal of a
+// client that presented no certificate, how to present one.
+func (g *gitRunner) certHint(msg string) string {
+	if g.noCert == "" || !tlsRefusal.MatchString(msg) {
+		return msg
+	}
+	return msg + fmt.Sprintf(" (if the server requires a client certificate, mutual TLS, add a client_certificate block for %s to the manifest)", g.noCert)
+}
+
+// tlsRefusal matches what curl says when the server ends the connection
+// during or right after the TLS handshake, as a server that requires a
+// client certificate answers a client without one: with TLS 1.3 the
+// client may have sent its request by then, so curl reports the alert
+// (GnuTLS: "A TLS fatal alert has been received"; OpenSSL names it), or
+// the closed connection as it found it.
+var tlsRefusal = regexp.MustCompile(`(?i)TLS fatal alert|alert (certificate required|handshake failure|bad certificate)|` +
+	`getpeername\(\) failed|Send failure|Recv failure|Connection reset by peer|non-properly terminated|SSL_(read|write)|` +
+	`SSL_ERROR_SYSCALL|unexpected eof|Empty reply from server`)
 
 // redact takes userinfo and the credentials out of git's messages and puts
 // them on one line.

@@ -1,12 +1,18 @@
 package modfetch
 
 import (
+	"bytes"
+	"crypto/tls"
 	"io"
+	"log"
 	"net/http"
 	"net/http/cgi"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,14 +31,22 @@ type gitServer struct {
 	root string
 	cgi  *cgi.Handler
 
-	mu   sync.Mutex
-	auth string   // the Authorization every request must carry; "" for none
-	v0   bool     // serve protocol v0 only: no fetching commits by hash
-	hang bool     // answer nothing until the client goes away
-	seen []string // the Authorization of every request
+	mu    sync.Mutex
+	auth  string   // the Authorization every request must carry; "" for none
+	v0    bool     // serve protocol v0 only: no fetching commits by hash
+	hang  bool     // answer nothing until the client goes away
+	seen  []string // the Authorization of every request
+	peers []string // the client certificate's common name of every request; "" for none
 }
 
 func newGitServer(t *testing.T, ca *testca.CA) *gitServer {
+	t.Helper()
+	return newGitServerTLS(t, ca.TLSConfig(t))
+}
+
+// newGitServerTLS is newGitServer with a TLS configuration of the test's
+// own (one that asks for client certificates).
+func newGitServerTLS(t *testing.T, cfg *tls.Config) *gitServer {
 	t.Helper()
 	out, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
@@ -46,7 +60,12 @@ func newGitServer(t *testing.T, ca *testca.CA) *gitServer {
 	s.cgi = &cgi.Handler{Path: backend, Stderr: io.Discard, Env: []string{
 		"GIT_PROJECT_ROOT=" + s.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "HOME=" + t.TempDir(),
 	}}
-	s.URL = tlsServer(t, ca, s).URL
+	srv := httptest.NewUnstartedServer(s)
+	srv.TLS = cfg
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
 	return s
 }
 
@@ -61,6 +80,11 @@ func missing(t *testing.T, format string, args ...any) {
 func (s *gitServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.seen = append(s.seen, r.Header.Get("Authorization"))
+	peer := ""
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		peer = r.TLS.PeerCertificates[0].Subject.CommonName
+	}
+	s.peers = append(s.peers, peer)
 	auth, v0, hang := s.auth, s.v0, s.hang
 	s.mu.Unlock()
 	switch {
@@ -80,13 +104,21 @@ func (s *gitServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *gitServer) set(auth string, v0, hang bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.auth, s.v0, s.hang, s.seen = auth, v0, hang, nil
+	s.auth, s.v0, s.hang, s.seen, s.peers = auth, v0, hang, nil, nil
 }
 
 func (s *gitServer) authSeen() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.seen...)
+}
+
+// peersSeen returns the client certificate's common name of every request
+// answered since set ("" for a request without one).
+func (s *gitServer) peersSeen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.peers...)
 }
 
 // gitIn runs git in dir with no configuration of the machine's, and
@@ -361,6 +393,292 @@ func TestFetchGitRedirect(t *testing.T) {
 	for _, seen := range s.authSeen() {
 		if seen != "" {
 			t.Errorf("the other host got Authorization %q", seen)
+		}
+	}
+}
+
+// clientCertificate makes a client certificate of ca for name and returns
+// it with its key file's PEM.
+func clientCertificate(t *testing.T, ca *testca.CA, name string) (tls.Certificate, []byte) {
+	t.Helper()
+	certFile, keyFile := ca.WriteClientFiles(t, t.TempDir(), name)
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
+}
+
+// checkNoKey fails when err shows anything of a PEM key: its armor or any
+// line of its base64 body.
+func checkNoKey(t *testing.T, err error, keyPEM []byte) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "PRIVATE KEY") {
+		t.Errorf("the error shows a PEM key: %v", err)
+	}
+	for line := range strings.Lines(string(keyPEM)) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "-----") && strings.Contains(msg, line) {
+			t.Errorf("the error shows the key's %q: %v", line, err)
+		}
+	}
+}
+
+// mtlsConfig is a server configuration of ca that requires a client
+// certificate clientCA signed (auth tls.RequireAndVerifyClientCert), or
+// asks for any (tls.RequestClientCert).
+func mtlsConfig(t *testing.T, ca, clientCA *testca.CA, auth tls.ClientAuthType) *tls.Config {
+	t.Helper()
+	cfg := ca.TLSConfig(t)
+	cfg.ClientAuth = auth
+	cfg.ClientCAs = clientCA.Pool()
+	return cfg
+}
+
+// A git server that requires a client certificate gets the one configured
+// for its host name, and is refused one configured for another host;
+// nothing of the key reaches an error, and the files git was handed are
+// gone when the fetch ends.
+func TestFetchGitClientCertificate(t *testing.T) {
+	ca, clientCA := testca.New(t), testca.New(t)
+	s := newGitServerTLS(t, mtlsConfig(t, ca, clientCA, tls.RequireAndVerifyClientCert))
+	h := makeRepos(t, s)
+	host := strings.TrimPrefix(s.URL, "https://") // 127.0.0.1:PORT
+	repo := "git::" + s.URL + "/mod.git"
+	cert, keyPEM := clientCertificate(t, clientCA, "builder")
+	other, otherKeyPEM := clientCertificate(t, clientCA, "other")
+	mine := map[string]tls.Certificate{"127.0.0.1": cert, "git.example.com": other}
+
+	for _, ref := range []string{"v2", h.c0} { // clone, and init + fetch by hash
+		t.Run("certificate for the host at "+ref, func(t *testing.T) {
+			s.set("", false, false)
+			parent := t.TempDir()
+			dst := filepath.Join(parent, "pkg")
+			if err := os.Mkdir(dst, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			res, err := gitFetcher(t, ca, Config{ClientCertificates: mine}).Fetch(t.Context(), repo+"?ref="+ref, dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]string{"v2": h.c2, h.c0: h.c0}[ref]; res.Commit != want {
+				t.Errorf("Commit = %s, want %s", res.Commit, want)
+			}
+			peers := s.peersSeen()
+			if len(peers) == 0 {
+				t.Error("no request reached the server")
+			}
+			for _, p := range peers {
+				if p != "builder" {
+					t.Errorf("a request came with the client certificate of %q, want builder's", p)
+				}
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+				t.Errorf("left beside dst: %v", entries)
+			}
+		})
+	}
+
+	t.Run("certificate and credentials", func(t *testing.T) {
+		const secret = "Bearer s3cret-git"
+		s.set(secret, false, false)
+		creds := func(h string) (string, bool) { return secret, h == host }
+		res, err := gitFetcher(t, ca, Config{ClientCertificates: mine, Credentials: creds}).Fetch(t.Context(), repo+"?ref=v1", t.TempDir())
+		if err != nil || res.Commit != h.c1 {
+			t.Fatalf("%+v, %v", res, err)
+		}
+	})
+
+	t.Run("no certificate", func(t *testing.T) {
+		s.set("", false, false)
+		_, err := gitFetcher(t, ca, Config{}).Fetch(t.Context(), repo+"?ref=v2", t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "fetch module "+repo) || !strings.Contains(err.Error(), "client_certificate block for 127.0.0.1") {
+			t.Fatalf("err = %v, want a failure naming the source and its host", err)
+		}
+		if peers := s.peersSeen(); len(peers) != 0 {
+			t.Errorf("requests reached the server: %q", peers)
+		}
+	})
+
+	// other is a certificate the server would accept: that the fetch fails
+	// shows it was not presented.
+	t.Run("certificate for another host", func(t *testing.T) {
+		s.set("", false, false)
+		certs := map[string]tls.Certificate{"localhost": other, "git.example.com": other}
+		_, err := gitFetcher(t, ca, Config{ClientCertificates: certs}).Fetch(t.Context(), repo+"?ref=v2", t.TempDir())
+		if err == nil {
+			t.Fatal("fetched with the certificate of another host")
+		}
+		checkNoKey(t, err, otherKeyPEM)
+		if peers := s.peersSeen(); len(peers) != 0 {
+			t.Errorf("requests reached the server: %q", peers)
+		}
+	})
+
+	// With the key in use, git's failures show nothing of it.
+	t.Run("errors with the certificate in use", func(t *testing.T) {
+		s.set("", false, false)
+		_, err := gitFetcher(t, ca, Config{ClientCertificates: mine}).Fetch(t.Context(), repo+"?ref=v9", t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "v9") {
+			t.Fatalf("err = %v, want a missing ref", err)
+		}
+		checkNoKey(t, err, keyPEM)
+
+		untrusted, untrustedKey := clientCertificate(t, testca.New(t), "stranger")
+		_, err = gitFetcher(t, ca, Config{ClientCertificates: map[string]tls.Certificate{"127.0.0.1": untrusted}}).Fetch(t.Context(), repo+"?ref=v2", t.TempDir())
+		if err == nil {
+			t.Fatal("fetched with a certificate the server does not trust")
+		}
+		checkNoKey(t, err, untrustedKey)
+	})
+}
+
+// A redirect, followed without a client certificate, is refused while one
+// is in use: git would present it to the other host.
+func TestFetchGitClientCertificateRedirect(t *testing.T) {
+	ca, clientCA := testca.New(t), testca.New(t)
+	target := newGitServerTLS(t, mtlsConfig(t, ca, clientCA, tls.RequestClientCert))
+	makeRepos(t, target)
+	redirector := tlsServer(t, ca, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.RequestURI(), http.StatusFound)
+	}))
+	loc := "git::" + redirector.URL + "/mod.git?ref=v2"
+	if _, err := gitFetcher(t, ca, Config{}).Fetch(t.Context(), loc, t.TempDir()); err != nil {
+		t.Fatalf("without a client certificate: %v", err)
+	}
+	target.set("", false, false)
+	cert, _ := clientCertificate(t, clientCA, "builder")
+	certs := map[string]tls.Certificate{"127.0.0.1": cert}
+	_, err := gitFetcher(t, ca, Config{ClientCertificates: certs}).Fetch(t.Context(), loc, t.TempDir())
+	if err == nil {
+		t.Fatal("followed a redirect with a client certificate")
+	}
+	if peers := target.peersSeen(); len(peers) != 0 {
+		t.Errorf("the redirect was followed: the other server answered %d requests (client certificates %q)", len(peers), peers)
+	}
+}
+
+// git is handed a host's certificate and key scoped to the repository's
+// scheme and host, as files only the user can read, through the
+// environment: nothing of them on the command line, nothing for another
+// host or over http.
+func TestNewGitClientCertificate(t *testing.T) {
+	clientCA := testca.New(t)
+	cert, _ := clientCertificate(t, clientCA, "builder")
+	f := New(Config{ClientCertificates: map[string]tls.Certificate{"Git.Example.com": cert, "127.0.0.1": cert}})
+	tests := []struct {
+		url, prefix string // prefix: of the keys git is given; "" for none
+	}{
+		{"https://git.example.com/mod.git", "http.https://git.example.com/."},
+		{"https://GIT.example.com:8443/mod.git", "http.https://GIT.example.com:8443/."},
+		{"https://127.0.0.1:9999/mod.git", "http.https://127.0.0.1:9999/."},
+		{"https://other.example.com/mod.git", ""},
+		{"https://git.example.com.evil.test/mod.git", ""},
+		{"http://127.0.0.1:9999/mod.git", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			u, err := url.Parse(tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := t.TempDir()
+			if err := os.Chmod(home, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			g, err := f.newGit(u, home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, arg := range g.config {
+				if strings.Contains(arg, "ssl") || strings.Contains(arg, "PRIVATE") {
+					t.Errorf("command line argument %q", arg)
+				}
+			}
+			vars := map[string]string{}
+			for _, kv := range g.env {
+				k, v, _ := strings.Cut(kv, "=")
+				vars[k] = v
+			}
+			if tc.prefix == "" {
+				if _, ok := vars["GIT_CONFIG_COUNT"]; ok || slices.Contains(g.config, "http.followRedirects=false") {
+					t.Errorf("configured for %s: %q %q", tc.url, g.config, g.env)
+				}
+				if entries, _ := os.ReadDir(home); len(entries) != 0 {
+					t.Errorf("wrote %v", entries)
+				}
+				return
+			}
+			want := map[string]string{
+				"GIT_CONFIG_COUNT": "2",
+				"GIT_CONFIG_KEY_0": tc.prefix + "sslCert", "GIT_CONFIG_VALUE_0": filepath.Join(home, "client-cert.pem"),
+				"GIT_CONFIG_KEY_1": tc.prefix + "sslKey", "GIT_CONFIG_VALUE_1": filepath.Join(home, "client-key.pem"),
+			}
+			for k, v := range want {
+				if vars[k] != v {
+					t.Errorf("%s=%q, want %q", k, vars[k], v)
+				}
+			}
+			if !slices.Contains(g.config, "http.followRedirects=false") {
+				t.Errorf("redirects are not refused: %q", g.config)
+			}
+			for _, name := range []string{want["GIT_CONFIG_VALUE_0"], want["GIT_CONFIG_VALUE_1"]} {
+				if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s: %v, %v, want mode 0600", name, fi, err)
+				}
+			}
+			got, err := tls.LoadX509KeyPair(want["GIT_CONFIG_VALUE_0"], want["GIT_CONFIG_VALUE_1"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got.Certificate, cert.Certificate, bytes.Equal) {
+				t.Error("the certificate written is not the one configured")
+			}
+		})
+	}
+}
+
+// What curl says when a server refuses a client without a certificate gets
+// the hint naming the host; other failures, and failures with a
+// certificate presented, do not.
+func TestGitCertHint(t *testing.T) {
+	const access = "fatal: unable to access 'https://git.example.com/mod.git/': "
+	tests := []struct {
+		msg  string
+		hint bool
+	}{
+		{"GnuTLS recv error (-12): A TLS fatal alert has been received.", true},
+		{"getpeername() failed with errno 107: Transport endpoint is not connected", true},
+		{"Send failure: Broken pipe", true},
+		{"Recv failure: Connection reset by peer", true},
+		{"GnuTLS recv error (-110): The TLS connection was non-properly terminated.", true},
+		{"OpenSSL SSL_read: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0", true},
+		{"error:14094410:SSL routines:ssl3_read_bytes:sslv3 alert handshake failure", true},
+		{"OpenSSL SSL_write: Broken pipe, errno 32", true},
+		{"Could not resolve host: git.example.com", false},
+		{"Failed to connect to git.example.com port 443 after 3 ms: Couldn't connect to server", false},
+		{"server certificate verification failed. CAfile: /etc/ssl/certs/ca-certificates.crt CRLfile: none", false},
+		{"SSL certificate problem: unable to get local issuer certificate", false},
+		{"The requested URL returned error: 404", false},
+	}
+	const hint = " (if the server requires a client certificate, mutual TLS, add a client_certificate block for git.example.com to the manifest)"
+	for _, tc := range tests {
+		want := access + tc.msg
+		if tc.hint {
+			want += hint
+		}
+		if got := (&gitRunner{noCert: "git.example.com"}).certHint(access + tc.msg); got != want {
+			t.Errorf("certHint(%q) = %q, want %q", tc.msg, got, want)
+		}
+		if got := (&gitRunner{}).certHint(access + tc.msg); got != access+tc.msg {
+			t.Errorf("with a certificate presented, certHint(%q) = %q", tc.msg, got)
 		}
 	}
 }
