@@ -61,6 +61,11 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, file string) ([32]by
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && ctx.Err() != nil {
+		// The deadline may end a body as if it were complete: what arrived
+		// before it is not the archive.
+		err = context.Cause(ctx)
+	}
 	switch {
 	case err != nil:
 		return [32]byte{}, fmt.Errorf("download: %w", stripURLError(err))
