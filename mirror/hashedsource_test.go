@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -20,6 +21,7 @@ import (
 // memory: what a network mirror of another tool or a filesystem mirror
 // reader offers.
 type memHashed struct {
+	mu      sync.Mutex               // guards fetched: packages are fetched at once
 	pkgs    map[string]HashedPackage // "provider version platform"
 	files   map[string][]byte        // ref → archive
 	fetched map[string]int
@@ -101,7 +103,9 @@ func (m *memHashed) Platforms(_ context.Context, p addrs.Provider, v addrs.Versi
 }
 
 func (m *memHashed) Fetch(_ context.Context, ref string, sink Sink) error {
+	m.mu.Lock()
 	m.fetched[ref]++
+	m.mu.Unlock()
 	_, err := sink.Write(m.files[ref])
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/layout"
@@ -14,15 +15,21 @@ import (
 // with an error, as a dropped connection would, leaving a partial download.
 type cutOnce struct {
 	*fakeSource
+	mu  sync.Mutex // guards cut: archives are fetched at once
 	cut map[string]bool
 }
 
 func (c *cutOnce) Fetch(ctx context.Context, u *url.URL, w Sink) error {
-	if !strings.HasSuffix(u.Opaque, ".zip") || c.cut[u.Opaque] {
+	c.mu.Lock()
+	first := strings.HasSuffix(u.Opaque, ".zip") && !c.cut[u.Opaque]
+	c.cut[u.Opaque] = true
+	c.mu.Unlock()
+	if !first {
 		return c.fakeSource.Fetch(ctx, u, w)
 	}
-	c.cut[u.Opaque] = true
+	c.fakeSource.mu.Lock()
 	body := c.files[u.Opaque]
+	c.fakeSource.mu.Unlock()
 	if _, err := w.Write(body[:len(body)/2]); err != nil {
 		return err
 	}
