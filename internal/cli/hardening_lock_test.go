@@ -30,6 +30,19 @@ func TestLockRefusesForgedProvenance(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(site, rel), []byte(forged), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	module := fooRootModule(t)
+	code, stdout, stderr := o.run(t, module, "lock", "--mirror", site, "--platform", "linux_amd64")
+	if code != ExitVerification || !strings.Contains(stdout+stderr, "provenance record says") {
+		t.Errorf("exit %d, want %d naming the forged record\n%s%s", code, ExitVerification, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(module, ".terraform.lock.hcl")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a lock file was written from a forged provenance record (%v)", err)
+	}
+}
+
+// fooRootModule is a root module that requires hashicorp/foo 1.0.0.
+func fooRootModule(t *testing.T) string {
+	t.Helper()
 	module := t.TempDir()
 	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
   required_providers {
@@ -39,11 +52,5 @@ func TestLockRefusesForgedProvenance(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := o.run(t, module, "lock", "--mirror", site, "--platform", "linux_amd64")
-	if code != ExitVerification || !strings.Contains(stdout+stderr, "provenance record says") {
-		t.Errorf("exit %d, want %d naming the forged record\n%s%s", code, ExitVerification, stdout, stderr)
-	}
-	if _, err := os.Stat(filepath.Join(module, ".terraform.lock.hcl")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a lock file was written from a forged provenance record (%v)", err)
-	}
+	return module
 }

@@ -148,15 +148,7 @@ provider_installation {
 
 	// lock reads the filesystem mirrors too, with the same verdict; the
 	// h1: it records are the ones the mirror built from them publishes.
-	module := t.TempDir()
-	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
-  required_providers {
-    foo = { source = "hashicorp/foo", version = "1.0.0" }
-  }
-}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	module := fooRootModule(t)
 	for _, fsm := range []string{"packed", "unpacked"} {
 		code, stdout, stderr := o.run(t, module, "lock", "--mirror", filepath.Join(dir, fsm), "--require-signatures")
 		if code != ExitVerification || !strings.Contains(stdout+stderr, "hashes only") {
