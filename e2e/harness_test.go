@@ -642,7 +642,8 @@ func parseLockFile(t testing.TB, path string) map[string][]string {
 	return out
 }
 
-// unzipTo extracts the regular files of a zip archive into dir.
+// unzipTo extracts the regular files of a zip archive into dir, with the
+// permission bits of their entries (0644 where an entry has none).
 func unzipTo(t testing.TB, archive []byte, dir string) {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
@@ -672,6 +673,11 @@ func unzipTo(t testing.TB, archive []byte, dir string) {
 		}
 		if err := os.WriteFile(target, data, 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if perm := f.Mode().Perm(); perm != 0 { // the entry's mode, so executables stay executable
+			if err := os.Chmod(target, perm); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -278,42 +277,11 @@ func unpackMirror(t *testing.T, packed, unpacked string, pkgs []pkgVersion) {
 	t.Helper()
 	for _, p := range pkgs {
 		for _, pl := range p.platforms {
-			archive := mustRead(t, filepath.Join(packed, filepath.FromSlash(p.dir()), p.zip(pl)))
-			zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
-			if err != nil {
-				t.Fatal(err)
-			}
 			dir := filepath.Join(unpacked, filepath.FromSlash(p.dir()), p.version, pl)
-			executables := 0
-			for _, zf := range zr.File {
-				if strings.HasSuffix(zf.Name, "/") {
-					continue
-				}
-				name := filepath.FromSlash(zf.Name)
-				if !filepath.IsLocal(name) {
-					t.Fatalf("zip entry %q escapes the package directory", zf.Name)
-				}
-				rc, err := zf.Open()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var data bytes.Buffer
-				_, err = data.ReadFrom(rc)
-				rc.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				target := filepath.Join(dir, name)
-				writeFile(t, target, data.String())
-				if err := os.Chmod(target, zf.Mode().Perm()); err != nil {
-					t.Fatal(err)
-				}
-				if strings.HasPrefix(zf.Name, "terraform-provider-"+p.typ) && zf.Mode()&0o111 != 0 {
-					executables++
-				}
-			}
-			if executables != 1 {
-				t.Fatalf("%s %s: %d executable terraform-provider-%s files in the zip, want 1", p.addr(), pl, executables, p.typ)
+			unzipTo(t, mustRead(t, filepath.Join(packed, filepath.FromSlash(p.dir()), p.zip(pl))), dir)
+			exe := filepath.Join(dir, "terraform-provider-"+p.typ+"_v"+p.version)
+			if info, err := os.Stat(exe); err != nil || info.Mode().Perm()&0o111 == 0 {
+				t.Fatalf("%s %s: the unpacked provider executable %s is missing or not executable (%v)", p.addr(), pl, exe, err)
 			}
 		}
 	}
@@ -600,6 +568,21 @@ func checkRefusedPackage(t *testing.T, output, out string, p pkgVersion, plat st
 	}
 }
 
+// checkReleaseRefused checks that a failed build's output names every
+// platform of release p and that nothing of p's provider was published
+// below out.
+func checkReleaseRefused(t *testing.T, output, out string, p pkgVersion) {
+	t.Helper()
+	for _, pl := range p.platforms {
+		checkRefusedPackage(t, output, out, p, pl)
+	}
+	for _, file := range publishedFiles(t, out) {
+		if strings.HasPrefix(file, networkDir(p)+"/") {
+			t.Errorf("%s was published from a release whose signature does not verify", file)
+		}
+	}
+}
+
 // TestUpstreamFilesystemMirrors builds from a packed filesystem mirror
 // (the directory `tofu providers mirror` wrote) and from an unpacked one
 // (its zips extracted with their modes), each with a provider on an
@@ -732,14 +715,7 @@ func TestUpstreamTamperedMirrorIsRefused(t *testing.T) {
 			t.Fatalf("build from a mirror whose kept SHA256SUMS was changed: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 		out := filepath.Join(f.work, "site-sums")
-		for _, pl := range foo.platforms {
-			checkRefusedPackage(t, stdout+stderr, out, foo, pl)
-		}
-		for _, file := range publishedFiles(t, out) {
-			if strings.HasPrefix(file, networkDir(foo)+"/") {
-				t.Errorf("%s was published from a release whose signature no longer verifies", file)
-			}
-		}
+		checkReleaseRefused(t, stdout+stderr, out, foo)
 	})
 }
 
@@ -758,4 +734,68 @@ func checkHashesOnlyBuild(t *testing.T, f *fixture, before int, output, upstream
 			t.Errorf("%s %s: provenance hashes_only %q, key_id %q; want %q and no key", p.addr(), p.version, prov.HashesOnly, prov.KeyID, upstreamName)
 		}
 	}
+}
+
+// replicaHosts is a host block for every host of pkgs pointing at that
+// host's registry replica below base, as a manifest or CLI configuration
+// that uses the replica as the origin writes it.
+func replicaHosts(base string, pkgs []pkgVersion) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if !seen[p.host] {
+			seen[p.host] = true
+			ascii, _, _ := strings.Cut(networkDir(p), "/")
+			fmt.Fprintf(&b, "host %q {\n  services = { \"providers.v1\" = %q }\n}\n\n", p.host, base+"replica/"+ascii+"/v1/providers/")
+		}
+	}
+	return b.String()
+}
+
+// TestUpstreamRegistryReplica builds A from the origin, adds its registry
+// replica (`tfmirror replica`), serves it with nginx and builds B with the
+// replica as the origin of every host (host blocks, direct installation):
+// each signature is verified again against the key the replica's download
+// documents advertise, B keeps the origin's SHA256SUMS, signature and key
+// (verify --require-signatures passes), the origin is never contacted, and
+// tofu installs from B. A replica whose kept signature was changed is
+// refused with exit 3 and nothing of that release is published.
+func TestUpstreamRegistryReplica(t *testing.T) {
+	requireMirroredHostPlatform(t)
+	pkgs := upstreamPackages
+	f := newFixture(t, pkgs, func(servicesURL string) string {
+		return upstreamManifest(pkgs, upstreamHosts(servicesURL, pkgs))
+	})
+	if stdout, stderr, code := runTfmirror(t, f.work, f.env, "replica", f.site); code != 0 {
+		t.Fatalf("tfmirror replica: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	base := startNginx(t, f.site, f.ca)
+
+	before := len(f.reg.Requests())
+	stdout, stderr, code := buildFromUpstream(t, f, f.env, pkgs, replicaHosts(base, pkgs), "site-b")
+	if code != 0 {
+		t.Fatalf("build B from A's replica: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkNoOriginContact(t, f, before, "the build from the replica")
+	if !strings.Contains(stdout, "6 mirrored") || !strings.Contains(stdout, "signed by "+f.reg.KeyID) {
+		t.Errorf("the build from the replica does not report 6 packages signed by the origin's key %s:\n%s", f.reg.KeyID, stdout)
+	}
+	siteB := filepath.Join(f.work, "site-b")
+	checkOriginSignatureKept(t, f, siteB, pkgs)
+	if code, res := verifyRequiringSignatures(t, f, siteB); code != 0 || len(res.Problems) > 0 || len(res.Warnings) > 0 {
+		t.Errorf("verify --require-signatures B: exit %d, %d problems, %d warnings; want 0, none, none: %+v",
+			code, len(res.Problems), len(res.Warnings), res)
+	}
+	installFromSite(t, f, siteB, pkgs)
+
+	t.Run("tampered signature", func(t *testing.T) {
+		foo := pkgs[0]
+		defer tamper(t, filepath.Join(f.site, filepath.FromSlash(keptFile(foo, "SHA256SUMS.sig"))), func(b []byte) { b[len(b)-1] ^= 1 })()
+		stdout, stderr, code := buildFromUpstream(t, f, f.env, pkgs, replicaHosts(base, pkgs), "site-tampered")
+		if code != 3 {
+			t.Fatalf("build from a replica whose signature was changed: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		out := filepath.Join(f.work, "site-tampered")
+		checkReleaseRefused(t, stdout+stderr, out, foo)
+	})
 }
