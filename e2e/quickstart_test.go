@@ -19,6 +19,9 @@ import (
 func TestQuickstartAsWritten(t *testing.T) {
 	tofu := tofuBin(t)
 	if ln, err := net.Listen("tcp", "127.0.0.1:8443"); err != nil {
+		if isCI() {
+			t.Fatalf("the quickstart serves on 127.0.0.1:8443, which is in use: %v", err)
+		}
 		t.Skipf("the quickstart serves on 127.0.0.1:8443, which is in use: %v", err)
 	} else {
 		_ = ln.Close()
