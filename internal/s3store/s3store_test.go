@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -157,18 +158,32 @@ func TestObjectHeaders(t *testing.T) {
 }
 
 // A file whose digest the caller gives (a publication's archive, whose zh:
-// hash it checked) is not read for it: the metadata holds the caller's.
-func TestPutTakesTheCallersDigest(t *testing.T) {
+// hash it checked) is uploaded signed with that digest: the metadata holds
+// it, and a file whose bytes no longer hash to it (changed after it was
+// checked) is refused by the store and never becomes an object. (Parts of
+// a multipart upload are signed with their own hashes, which the SDK
+// computes.)
+func TestPutSignsWithTheCallersDigest(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "digest")
 	s := newStore(t, srv, "s3://digest/", s3store.Config{})
 	lockStore(t, s)
-	given := sha256.Sum256([]byte("what the caller checked"))
-	if err := s.Put(t.Context(), "a/x.zip", layout.Content{File: writeFile(t, []byte("archive")), SHA256: given}); err != nil {
+	archive := []byte("archive")
+	checked := sha256.Sum256(archive)
+	if err := s.Put(t.Context(), "a/x.zip", layout.Content{File: writeFile(t, archive), SHA256: checked}); err != nil {
 		t.Fatal(err)
 	}
-	if got := headObject(t, srv, "digest", "a/x.zip").Metadata["sha256"]; got != hex.EncodeToString(given[:]) {
-		t.Errorf("metadata sha256 %q, want the caller's %x", got, given)
+	if got := headObject(t, srv, "digest", "a/x.zip").Metadata["sha256"]; got != hex.EncodeToString(checked[:]) {
+		t.Errorf("metadata sha256 %q, want the caller's %x", got, checked)
+	}
+
+	changed := writeFile(t, []byte("archive, changed after its check"))
+	err := s.Put(t.Context(), "a/y.zip", layout.Content{File: changed, SHA256: checked})
+	if err == nil || !strings.Contains(err.Error(), "s3://digest/a/y.zip") {
+		t.Errorf("Put of a file that does not hash to the caller's digest: %v; want an error naming the object", err)
+	}
+	if _, err := s.Stat(t.Context(), "a/y.zip"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after the refused upload, Stat = %v; want no object", err)
 	}
 }
 
@@ -649,5 +664,33 @@ func TestCacheControlFromEnvironment(t *testing.T) {
 	bad := append(srv.Environ(), s3store.EnvDocumentCacheControl+"=no-cache\r\nX-Evil: 1")
 	if _, err := s3store.New(t.Context(), "s3://ccenv/", s3store.Config{Environ: bad}); err == nil || !strings.Contains(err.Error(), s3store.EnvDocumentCacheControl) {
 		t.Errorf("a Cache-Control with a line break: %v; want an error naming the variable", err)
+	}
+}
+
+// With the SDK's trailing checksums on (AWS_REQUEST_CHECKSUM_CALCULATION=
+// when_supported, over https), uploads still go up signed as the SDK
+// streams them, with the caller's digest known or not.
+func TestTrailingChecksumsOverTLS(t *testing.T) {
+	ca := testca.New(t)
+	caFile, certFile, keyFile := ca.WriteFiles(t, t.TempDir(), "127.0.0.1")
+	srv := s3test.StartTLS(t, certFile, keyFile)
+	srv.CreateBucket(t, "trailer")
+	s := newStore(t, srv, "s3://trailer/", s3store.Config{
+		CAFile:  caFile,
+		Environ: append(srv.Environ(), "AWS_REQUEST_CHECKSUM_CALCULATION=when_supported"),
+	})
+	lockStore(t, s)
+	data := []byte("an archive sent with a trailing checksum")
+	for _, c := range []layout.Content{
+		{File: writeFile(t, data), SHA256: sha256.Sum256(data)},
+		{File: writeFile(t, data)},
+		{Data: data},
+	} {
+		if err := s.Put(t.Context(), "x.zip", c); err != nil {
+			t.Fatalf("Put with trailing checksums: %v", err)
+		}
+		if got, err := s.ReadFile(t.Context(), "x.zip", 1000); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("ReadFile = %q, %v; want %q", got, err, data)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	smithymw "github.com/aws/smithy-go/middleware"
@@ -501,10 +502,29 @@ func (s *Store) putObject(ctx context.Context, obj object, body io.ReadSeeker, s
 	if obj.cacheControl != "" {
 		in.CacheControl = aws.String(obj.cacheControl)
 	}
-	if _, err := s.client.PutObject(ctx, in); err != nil {
+	if _, err := s.client.PutObject(ctx, in, signedWith(obj.sha256)); err != nil {
 		return s.putError(obj, err)
 	}
 	return nil
+}
+
+// signedWith signs a request with sha256Hex as its payload hash: the
+// SHA-256 of the body, which the caller already knows (for an archive,
+// the verified digest). The SDK would otherwise read the whole body once
+// more to compute it; and the store refuses a body that does not hash to
+// it, so a file changed between its verification and its upload never
+// becomes an object.
+func signedWith(sha256Hex string) func(*s3.Options) {
+	known := smithymw.FinalizeMiddlewareFunc("KnownPayloadHash", func(ctx context.Context, in smithymw.FinalizeInput, next smithymw.FinalizeHandler) (smithymw.FinalizeOutput, smithymw.Metadata, error) {
+		return next.HandleFinalize(v4.SetPayloadHash(ctx, sha256Hex), in)
+	})
+	return func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *smithymw.Stack) error {
+			// First in the step: the SDK's own checksum middleware, when
+			// trailing checksums are on, replaces it with its marker.
+			return stack.Finalize.Add(known, smithymw.Before)
+		})
+	}
 }
 
 // Delete removes an object; a missing one is not an error. It needs the
