@@ -139,6 +139,7 @@ type ModuleBuilder struct {
 	// DryRun resolves and reports what would be fetched without fetching.
 	DryRun bool
 	// OnResult, if set, is called for every finished module version.
+	// Calls are serialized.
 	OnResult func(ModuleResult)
 	// Cooldown, if set, holds back versions younger than their
 	// requirement's MinAge (reported as warnings).
@@ -346,8 +347,8 @@ func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Ver
 
 func (b *ModuleBuilder) finish(res ModuleResult) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.results = append(b.results, res)
-	b.mu.Unlock()
 	if b.OnResult != nil {
 		b.OnResult(res)
 	}

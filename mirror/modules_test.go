@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -412,5 +413,38 @@ func TestModuleCooldown(t *testing.T) {
 	}
 	if seen, added := cd.Seen(); !added || len(seen) != 1 {
 		t.Fatalf("first-seen times: %v %v", seen, added)
+	}
+}
+
+// OnResult is called one call at a time, as Options.OnEvent is for
+// providers, though module versions are fetched concurrently: a printer
+// behind it writes to one stream.
+func TestModuleResultsAreSerialized(t *testing.T) {
+	f := newFakeModules()
+	for i := range 8 {
+		f.add("acme/net/aws", fmt.Sprintf("1.%d.0", i), map[string]string{"main.tf": fmt.Sprintf("# net 1.%d.0", i)})
+	}
+	tree, err := layout.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	var inside, overlaps, calls atomic.Int32
+	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Trees: []*layout.Tree{tree.Tree}, Work: tree.Workspace, Parallel: 8,
+		OnResult: func(ModuleResult) {
+			calls.Add(1)
+			if inside.Add(1) > 1 {
+				overlaps.Add(1)
+			}
+			time.Sleep(50 * time.Millisecond) // long enough for other versions to be published meanwhile
+			inside.Add(-1)
+		}}
+	r := &Report{}
+	b.Build(context.Background(), []ModuleRequirement{{Module: addrs.MustParseModule("acme/net/aws"), Constraint: ">= 1.0"}}, r)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 8 || overlaps.Load() != 0 {
+		t.Errorf("OnResult called %d times, %d of them while another call ran; want 8 and none", calls.Load(), overlaps.Load())
 	}
 }
