@@ -22,7 +22,8 @@
 //
 // Once ready it writes --state-dir/s3.env (KEY=VALUE lines: S3_ENDPOINT, the
 // proxy's URL, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_REGION, S3_STATS,
-// S3_TYPES, S3_SERVER, versitygw's own URL, S3_PID), mode 0600, written last.
+// S3_TYPES, S3_SERVER, versitygw's own URL, S3_PID, this proxy's process,
+// S3_SERVER_PID, versitygw's), mode 0600, written last.
 // It serves until SIGINT or SIGTERM, then stops versitygw.
 package main
 
@@ -128,6 +129,7 @@ func run(ctx context.Context, args []string) error {
 		"S3_SECRET_ACCESS_KEY": gw.secretKey,
 		"S3_REGION":            region,
 		"S3_PID":               strconv.Itoa(os.Getpid()),
+		"S3_SERVER_PID":        strconv.Itoa(gw.proc.Pid()),
 	}
 	if err := benchenv.Write(o.stateDir, "s3.env", info); err != nil {
 		_ = ln.Close()
