@@ -64,12 +64,18 @@ func newUpstreamOrigin(t *testing.T, pkgs []pkgVersion) *fixture {
 // upstreamHosts is a host block for every host of pkgs pointing at the
 // origin: valid in a manifest and in a tofu CLI configuration alike.
 func upstreamHosts(servicesURL string, pkgs []pkgVersion) string {
+	return hostBlocks(pkgs, func(pkgVersion) string { return servicesURL })
+}
+
+// hostBlocks is a host block for every host of pkgs, whose providers.v1
+// service is at servicesURL(a package of that host).
+func hostBlocks(pkgs []pkgVersion, servicesURL func(pkgVersion) string) string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, p := range pkgs {
 		if !seen[p.host] {
 			seen[p.host] = true
-			fmt.Fprintf(&b, "host %q {\n  services = { \"providers.v1\" = %q }\n}\n\n", p.host, servicesURL)
+			fmt.Fprintf(&b, "host %q {\n  services = { \"providers.v1\" = %q }\n}\n\n", p.host, servicesURL(p))
 		}
 	}
 	return b.String()
@@ -740,16 +746,10 @@ func checkHashesOnlyBuild(t *testing.T, f *fixture, before int, output, upstream
 // host's registry replica below base, as a manifest or CLI configuration
 // that uses the replica as the origin writes it.
 func replicaHosts(base string, pkgs []pkgVersion) string {
-	var b strings.Builder
-	seen := map[string]bool{}
-	for _, p := range pkgs {
-		if !seen[p.host] {
-			seen[p.host] = true
-			ascii, _, _ := strings.Cut(networkDir(p), "/")
-			fmt.Fprintf(&b, "host %q {\n  services = { \"providers.v1\" = %q }\n}\n\n", p.host, base+"replica/"+ascii+"/v1/providers/")
-		}
-	}
-	return b.String()
+	return hostBlocks(pkgs, func(p pkgVersion) string {
+		ascii, _, _ := strings.Cut(networkDir(p), "/")
+		return base + "replica/" + ascii + "/v1/providers/"
+	})
 }
 
 // TestUpstreamRegistryReplica builds A from the origin, adds its registry
