@@ -64,3 +64,13 @@ func isRefused(err error) bool {
 	s := statusCode(err)
 	return s == http.StatusForbidden || s == http.StatusUnauthorized
 }
+
+// isDigestMismatch reports whether the store refused a body that does not
+// hash to the SHA-256 the request was signed with (or to its Content-MD5).
+func isDigestMismatch(err error) bool {
+	switch errorCode(err) {
+	case "XAmzContentSHA256Mismatch", "BadDigest":
+		return true
+	}
+	return false
+}

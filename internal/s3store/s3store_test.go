@@ -179,8 +179,8 @@ func TestPutSignsWithTheCallersDigest(t *testing.T) {
 
 	changed := writeFile(t, []byte("archive, changed after its check"))
 	err := s.Put(t.Context(), "a/y.zip", layout.Content{File: changed, SHA256: checked})
-	if err == nil || !strings.Contains(err.Error(), "s3://digest/a/y.zip") {
-		t.Errorf("Put of a file that does not hash to the caller's digest: %v; want an error naming the object", err)
+	if err == nil || !strings.Contains(err.Error(), "s3://digest/a/y.zip: the store received bytes whose SHA-256 is not "+hex.EncodeToString(checked[:])) {
+		t.Errorf("Put of a file that does not hash to the caller's digest: %v; want an error naming the object and the digest", err)
 	}
 	if _, err := s.Stat(t.Context(), "a/y.zip"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after the refused upload, Stat = %v; want no object", err)

@@ -405,8 +405,11 @@ func conditions(tag string) (ifMatch, ifNoneMatch *string) {
 // putError wraps a failed write; a condition that did not hold wraps
 // layout.ErrChanged.
 func (s *Store) putError(obj object, err error) error {
-	if obj.conditional() && isPreconditionFailed(err) {
+	switch {
+	case obj.conditional() && isPreconditionFailed(err):
 		return fmt.Errorf("%s: %w", s.url(obj.key), layout.ErrChanged)
+	case isDigestMismatch(err):
+		return fmt.Errorf("%s: the store received bytes whose SHA-256 is not %s, the digest checked before the upload (was the file changed meanwhile?): %w", s.url(obj.key), obj.sha256, err)
 	}
 	return s.fail(obj.key, err)
 }
