@@ -12,10 +12,12 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"golang.org/x/sync/errgroup"
 )
 
 // Policy decides what a publication does where the tree already holds
@@ -178,11 +180,17 @@ func (t *Tree) publishOnce(ctx context.Context, policy Policy, names catalogName
 	writes = append(pl.files, writes...)
 	slices.SortStableFunc(writes, func(a, b write) int { return int(a.kind) - int(b.kind) })
 	report := PublishReport{Unchanged: pl.unchanged}
-	for _, w := range writes {
-		if err := t.apply(ctx, w); err != nil {
+	for len(writes) > 0 {
+		n := 1
+		for n < len(writes) && writes[n].kind == writes[0].kind {
+			n++
+		}
+		made, err := t.applyKind(ctx, writes[:n])
+		report.Written += made
+		if err != nil {
 			return report, err
 		}
-		report.Written++
+		writes = writes[n:]
 	}
 	changed, err := t.addToCatalog(ctx, names)
 	if changed {
@@ -220,6 +228,32 @@ type write struct {
 	// succeeds only if rel still has tag ("" for: does not exist).
 	checked bool
 	tag     string
+}
+
+// parallelWrites bounds the writes of one kind a publication makes at
+// once: uploads of a release's archives into a bucket go up together.
+const parallelWrites = 4
+
+// applyKind makes writes of one kind, several at once: none is visible to
+// clients before the writes of the next kind (the documents that list
+// them), so their order among themselves does not matter, and publish
+// order holds as long as every one is done before the next kind starts.
+// It returns how many it made; after a failure the others are stopped.
+func (t *Tree) applyKind(ctx context.Context, writes []write) (int, error) {
+	var written atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelWrites)
+	for _, w := range writes {
+		g.Go(func() error {
+			if err := t.apply(gctx, w); err != nil {
+				return err
+			}
+			written.Add(1)
+			return nil
+		})
+	}
+	err := g.Wait()
+	return int(written.Load()), err
 }
 
 func (t *Tree) apply(ctx context.Context, w write) error {
