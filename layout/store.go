@@ -38,8 +38,11 @@ type Reader interface {
 //   - Put returns only once the content is durable (fsynced, or
 //     acknowledged by the server), so a later Put that refers to it (an
 //     index naming a version document) can never become visible first.
-//     Publish order is kept by the caller issuing Puts one after another
-//     in that order; a store must not reorder or batch them.
+//     Publish order is kept by the caller, which issues a Put only once
+//     every Put it must follow has returned (Puts of files of one kind,
+//     none of which refers to another, may run at the same time); a store
+//     must not reorder or batch them, and must accept concurrent Puts of
+//     different paths.
 //   - Nothing a Store keeps for itself (locks, temporary objects) is
 //     visible under a path clients read: it lives under PrivateDirName,
 //     and temporaries of an interrupted Put are removed by a later
