@@ -15,9 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
-	"golang.org/x/sync/errgroup"
 )
 
 // Policy decides what a publication does where the tree already holds
