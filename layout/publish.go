@@ -231,22 +231,32 @@ type write struct {
 	tag     string
 }
 
-// parallelWrites bounds the writes of one kind a publication makes at
-// once: uploads of a release's archives into a bucket go up together.
-const parallelWrites = 4
+// maxWrites bounds the writes in flight into one tree, all its
+// publications together: the uploads of a release's archives into a bucket
+// go up together, and many releases publishing at once do not multiply
+// them.
+const maxWrites = 8
 
 // applyKind makes writes of one kind, several at once: none is visible to
 // clients before the writes of the next kind (the documents that list
 // them), so their order among themselves does not matter, and publish
 // order holds as long as every one is done before the next kind starts.
-// It returns how many it made; after a failure the others are stopped.
+// Each write holds one of the tree's places (maxWrites). It returns how
+// many it made; after a failure the others are stopped.
 func (t *Tree) applyKind(ctx context.Context, writes []write) (int, error) {
 	var written atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(parallelWrites)
+	g.SetLimit(maxWrites)
 	for _, w := range writes {
 		g.Go(func() error {
-			if err := t.apply(gctx, w); err != nil {
+			select {
+			case t.writing <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			err := t.apply(gctx, w)
+			<-t.writing
+			if err != nil {
 				return err
 			}
 			written.Add(1)

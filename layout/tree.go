@@ -37,12 +37,16 @@ type Tree struct {
 	locks map[string]*sync.Mutex
 
 	catalogMu sync.Mutex
+
+	// writing holds a place for every write in flight into the store,
+	// whichever publication makes it (applyKind).
+	writing chan struct{}
 }
 
 // NewTree returns the tree kept in r. It writes only if r is a Store whose
 // lock the caller holds.
 func NewTree(r Reader) *Tree {
-	t := &Tree{r: r, locks: make(map[string]*sync.Mutex)}
+	t := &Tree{r: r, locks: make(map[string]*sync.Mutex), writing: make(chan struct{}, maxWrites)}
 	if s, ok := r.(Store); ok {
 		t.s = s
 	}
