@@ -25,7 +25,8 @@
 // It does not know which files a mirror tree holds, what they mean, or in
 // which order they must become visible: package layout decides that
 // (Tree.PublishAll issues a Put only once every Put it must follow has
-// returned, the files of one kind several at a time), and
+// returned, the files of one kind several at a time, at most 8 in
+// flight), and
 // this package only makes each Put atomic and durable, as the
 // layout.Store contract requires.
 package s3store
