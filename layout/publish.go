@@ -249,14 +249,7 @@ func (t *Tree) applyKind(ctx context.Context, writes []write) (int, error) {
 	g.SetLimit(maxWrites)
 	for _, w := range writes {
 		g.Go(func() error {
-			select {
-			case t.writing <- struct{}{}:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-			err := t.apply(gctx, w)
-			<-t.writing
-			if err != nil {
+			if err := t.applyHeld(gctx, w); err != nil {
 				return err
 			}
 			written.Add(1)
@@ -265,6 +258,17 @@ func (t *Tree) applyKind(ctx context.Context, writes []write) (int, error) {
 	}
 	err := g.Wait()
 	return int(written.Load()), err
+}
+
+// applyHeld makes a write once it holds one of the tree's places.
+func (t *Tree) applyHeld(ctx context.Context, w write) error {
+	select {
+	case t.writing <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-t.writing }()
+	return t.apply(ctx, w)
 }
 
 func (t *Tree) apply(ctx context.Context, w write) error {
@@ -403,6 +407,37 @@ func (pl *planner) archive(ctx context.Context, r Release, a Archive, doc *Versi
 		return false, nil
 	}
 	return true, pl.fileWrite(rel, Content{File: a.Staged, Move: a.Move, SHA256: want}, nil, false)
+}
+
+// PutArchiveAhead writes a release's archive into the tree ahead of the
+// publication that will list it, so that an upload into a bucket runs
+// while the release's other archives still download. Nothing refers to
+// the file until that publication, so clients cannot see it, and the
+// publication then finds it in place. It writes only where the tree holds
+// no file at all (whatever is there, the publication decides about), and
+// nothing into a tree on the local filesystem, where the publication
+// moves the staged file at no cost. The write holds one of the tree's
+// places, as a publication's writes do.
+func (t *Tree) PutArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.Version, a Archive) error {
+	if _, local := t.r.(localPather); local || t.s == nil || a.Staged == "" {
+		return nil
+	}
+	rel := ArchivePath(p, v, a.Platform)
+	want, err := stagedDigest(a)
+	if err != nil {
+		return fmt.Errorf("publish %s: %w", rel, err)
+	}
+	switch _, err := t.Digest(ctx, rel); {
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	err = t.applyHeld(ctx, write{rel: rel, kind: KindFile, content: Content{File: a.Staged, SHA256: want}, checked: true})
+	if errors.Is(err, ErrChanged) {
+		return nil // another writer put one there meanwhile
+	}
+	return err
 }
 
 // differs records the conflict of a file whose bytes differ.

@@ -70,6 +70,7 @@ type Builder struct {
 	downloads    chan struct{}
 	hashes       chan struct{}
 	meta         chan struct{} // metadata requests: small, latency-bound
+	ahead        []aheadDest   // the registries, then the trees
 	bytes        atomic.Int64
 	// summarized counts the archives whose h1: hashes came from the
 	// entries hashed while they downloaded (the tests read it).
@@ -169,6 +170,7 @@ func (b *Builder) Execute(ctx context.Context, plan *Plan) *Report {
 	b.downloads = make(chan struct{}, b.parallel())
 	b.hashes = make(chan struct{}, b.hashParallel())
 	b.meta = make(chan struct{}, b.metaParallel())
+	b.ahead = b.aheadDests()
 	var g errgroup.Group
 	g.SetLimit(b.metaParallel())
 	for _, r := range plan.releases {

@@ -25,6 +25,16 @@ type Registry interface {
 	Publish(ctx context.Context, rel layout.Release) error
 }
 
+// AheadTaker is a destination that takes a release's archive before the
+// publication that lists it, unseen by clients until then: a file no
+// document lists yet (layout.Tree), a blob no manifest names (an OCI
+// registry). A build hands each archive to them as soon as it is
+// checked, so that uploads overlap the release's other downloads. A
+// Registry may implement it.
+type AheadTaker interface {
+	PutArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.Version, a layout.Archive) error
+}
+
 // HeldPackage is a package a Registry holds.
 type HeldPackage struct {
 	ZH    hashing.Hash

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -35,8 +36,8 @@ func (b *Builder) buildRelease(ctx context.Context, r release) {
 	}
 	b.warnPlainHTTP(r, cands)
 	checked := b.authenticateAll(ctx, cands)
-	archives := b.fetchAll(ctx, checked)
-	b.publish(ctx, r, archives)
+	archives, ahead := b.fetchAll(ctx, checked)
+	b.publish(ctx, r, archives, ahead)
 }
 
 func (b *Builder) lookupPlatforms(ctx context.Context, r release) []candidate {
@@ -275,25 +276,87 @@ func checkListed(c candidate, sums hashing.Sums) error {
 	return nil
 }
 
-// fetchAll downloads and checks every authenticated candidate concurrently,
-// bounded by the download slots.
-func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) []fetched {
+// fetchAll downloads and checks every authenticated candidate
+// concurrently, bounded by the download slots, and puts each archive that
+// passed ahead into the destinations (putAhead). It returns the archives
+// and, per destination (b.ahead), the first failure to put one ahead.
+func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) ([]fetched, []error) {
 	out := make([]fetched, len(auths))
+	ahead := make([]error, len(b.ahead))
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, a := range auths {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out[i] = b.fetchPackage(ctx, a)
+			errs := b.putAhead(ctx, out[i])
+			mu.Lock()
+			defer mu.Unlock()
+			for d, err := range errs {
+				if ahead[d] == nil {
+					ahead[d] = err
+				}
+			}
 		}()
 	}
 	wg.Wait()
-	return out
+	return out, ahead
+}
+
+// aheadDest is a destination archives are put ahead into.
+type aheadDest struct {
+	to AheadTaker // nil: it takes none
+	// stopped: putting an archive ahead into it failed, and the rest of
+	// the build leaves its writes to the publications.
+	stopped atomic.Bool
+}
+
+// aheadDests lists the destinations in the order publish meets them: the
+// registries, then the trees.
+func (b *Builder) aheadDests() []aheadDest {
+	dests := make([]aheadDest, len(b.Registries)+len(b.Trees))
+	for i, r := range b.Registries {
+		dests[i].to, _ = r.(AheadTaker)
+	}
+	for i, t := range b.Trees {
+		dests[len(b.Registries)+i].to = t
+	}
+	return dests
+}
+
+// putAhead hands an archive that passed to every destination that takes
+// archives ahead (AheadTaker) as soon as it is ready, while the release's
+// other archives still download; the publication then finds it in place.
+// It returns the failures, per destination. After one, the destination
+// takes no more archives ahead in this build, and the release's
+// publication reports the failure without trying again: a bucket that
+// refuses or throttles a write is asked once, not once per archive.
+// Cancelling ctx is no failure: the publication writes what is left.
+func (b *Builder) putAhead(ctx context.Context, f fetched) []error {
+	if f.err != nil {
+		return nil
+	}
+	errs := make([]error, len(b.ahead))
+	for i := range b.ahead {
+		d := &b.ahead[i]
+		if d.to == nil || d.stopped.Load() {
+			continue
+		}
+		err := d.to.PutArchiveAhead(ctx, f.pkg.Provider, f.pkg.Version, f.archive)
+		if err != nil && ctx.Err() == nil {
+			d.stopped.Store(true)
+			errs[i] = err
+		}
+	}
+	return errs
 }
 
 // publish hands the archives that passed to every destination, then
 // reports them. A package is mirrored only if every destination took it.
-func (b *Builder) publish(ctx context.Context, r release, fs []fetched) {
+// A tree that failed to take an archive ahead (ahead, per tree) is not
+// asked again: its failure is the publication's.
+func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []error) {
 	rel := layout.Release{Provider: r.req.Provider, Version: r.version}
 	var ok []fetched
 	for _, f := range fs {
@@ -313,12 +376,20 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched) {
 	ctx = context.WithoutCancel(ctx)
 	var errs []error
 	// Registries first: the last tree may move the staged files away.
-	for _, reg := range b.Registries {
-		if err := reg.Publish(ctx, rel); err != nil {
+	for i, reg := range b.Registries {
+		err := ahead[i]
+		if err == nil {
+			err = reg.Publish(ctx, rel)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("publish into %s: %w", reg.Location(), err))
 		}
 	}
 	for i, t := range b.Trees {
+		if err := ahead[len(b.Registries)+i]; err != nil {
+			errs = append(errs, fmt.Errorf("publish into %s: %w", t.Location(), err))
+			continue
+		}
 		b.setMove(rel.Archives, i == len(b.Trees)-1)
 		if _, err := t.PublishAll(ctx, layout.Repair, []layout.Release{rel}); err != nil {
 			errs = append(errs, fmt.Errorf("publish into %s: %w", t.Location(), err))

@@ -66,6 +66,16 @@ func (r ociRegistry) Publish(ctx context.Context, rel layout.Release) error {
 	return err
 }
 
+// PutArchiveAhead uploads an archive's blob before the release's push
+// (mirror.AheadTaker).
+func (r ociRegistry) PutArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.Version, a layout.Archive) error {
+	err := r.s.PushArchiveAhead(ctx, p, v, a)
+	if errors.Is(err, ocistore.ErrTemplate) {
+		return &InputError{err}
+	}
+	return err
+}
+
 // HeldModule reports whether the version's tag names a module package
 // whose archive is the recorded one.
 func (r ociRegistry) HeldModule(ctx context.Context, m addrs.Module, v addrs.Version, sha256Hex string) (bool, error) {

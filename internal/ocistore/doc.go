@@ -29,7 +29,8 @@
 //     and never uploaded again; the index merges the platforms already
 //     under the tag; a tag whose package for a platform differs is
 //     refused (a layout.ConflictError) unless the caller asks for an
-//     overwrite;
+//     overwrite; an archive of a version not yet tagged may go up ahead
+//     of its push (PushArchiveAhead), as a blob nothing names until then;
 //   - the registry client: oras-go's remote repository with its auth
 //     client (Docker-style config files and credential helpers, explicit
 //     credentials from the environment, per-repository token scopes,

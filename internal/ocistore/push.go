@@ -152,6 +152,48 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 	}
 }
 
+// PushArchiveAhead uploads a release's archive as a blob of its
+// provider's repository before the Push that will name it, so that the
+// upload runs while the release's other archives still download; that
+// Push then finds the blob (HEAD) and does not upload it again. No
+// manifest names the blob until then, so no client can reach it.
+//
+// It uploads only for a version the repository has no tag of, the new
+// version of a cold build: a tag that exists may hold something Push
+// refuses to replace, and Push writes nothing then, so whatever it holds
+// is left to Push. (Another writer may tag the version meanwhile; a blob
+// uploaded for a push that is then refused is named by nothing, for the
+// registry's garbage collection.) An archive without a staged file, or a
+// blob the repository holds, is left alone. Errors name the provider,
+// the version and the repository, as Push's do.
+func (s *Store) PushArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.Version, a layout.Archive) error {
+	if a.Staged == "" {
+		return nil
+	}
+	t, name, err := s.open(p)
+	if err != nil {
+		return fmt.Errorf("push %s %s: %w", p, v, err)
+	}
+	if err := s.misfitFor(p.String(), v); err != nil {
+		return err
+	}
+	switch _, err := t.Resolve(ctx, Tag(v)); {
+	case err == nil:
+		return nil
+	case !isNotFound(err):
+		return s.fail("push", p, v.String(), name, fmt.Errorf("read the tag %s: %w", Tag(v), err))
+	}
+	d, size, err := archiveDigest(ctx, t, a)
+	if err != nil {
+		return s.fail("push", p, v.String(), name, fmt.Errorf("%s: %w", a.Platform, err))
+	}
+	blob := upload{desc: ocispec.Descriptor{MediaType: MediaTypeZip, Digest: d, Size: size}, file: a.Staged}
+	if _, _, err := s.uploadBlobs(ctx, t, []upload{blob}, 1); err != nil {
+		return s.fail("push", p, v.String(), name, fmt.Errorf("%s: %w", a.Platform, err))
+	}
+	return nil
+}
+
 // checkTag refuses a version's tag that is not a valid OCI tag.
 func checkTag(tag string) error {
 	if err := (registry.Reference{Reference: tag}).ValidateReferenceAsTag(); err != nil {

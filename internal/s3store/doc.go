@@ -26,7 +26,8 @@
 // which order they must become visible: package layout decides that
 // (Tree.PublishAll issues a Put only once every Put it must follow has
 // returned, the files of one kind several at a time, at most 8 in
-// flight), and
+// flight; Tree.PutArchiveAhead writes an archive no document lists yet),
+// and
 // this package only makes each Put atomic and durable, as the
 // layout.Store contract requires.
 package s3store

@@ -276,7 +276,7 @@ func (s *Store) publishing(ctx context.Context, p *publisher) error {
 		info.Refreshed = time.Now().UTC().Format(time.RFC3339)
 		etag, err := s.writeLease(ctx, key, info)
 		if err != nil {
-			return fmt.Errorf("write to %s: take a writer lease: %w", s.Location(), s.fail(key, err))
+			return p.failed(ctx, fmt.Errorf("write to %s: take a writer lease: %w", s.Location(), s.fail(key, err)))
 		}
 		holder, _, age, err := s.readLock(ctx, s.prefix+lockKey)
 		if errors.Is(err, errNoLock) || err == nil && age > holder.staleAfter(s.lease) {
@@ -292,7 +292,7 @@ func (s *Store) publishing(ctx context.Context, p *publisher) error {
 		}
 		_ = s.deleteLease(key, etag)
 		if err != nil {
-			return fmt.Errorf("write to %s: %w", s.Location(), err)
+			return p.failed(ctx, fmt.Errorf("write to %s: %w", s.Location(), err))
 		}
 		if !time.Now().Before(deadline) {
 			p.err = fmt.Errorf("write to %s (waited %s; the exclusive lock is held by %s, a prune): %w",
@@ -303,6 +303,19 @@ func (s *Store) publishing(ctx context.Context, p *publisher) error {
 			return fmt.Errorf("write to %s (the exclusive lock is held by %s): %w", s.Location(), holder, err)
 		}
 	}
+}
+
+// failed keeps why the lease could not be taken, so that the writes
+// waiting for it (a publication's concurrent first writes) and the later
+// ones fail at once with it instead of asking the store again: a store
+// that refused the lease or gave up retrying it is asked once per
+// publisher. A cancelled ctx is the caller's, not the store's, and is
+// not kept.
+func (p *publisher) failed(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		p.err = err
+	}
+	return err
 }
 
 // writeLease writes a publisher's lease object. The key is this writer's
