@@ -354,8 +354,8 @@ func (b *Builder) putAhead(ctx context.Context, f fetched) []error {
 
 // publish hands the archives that passed to every destination, then
 // reports them. A package is mirrored only if every destination took it.
-// A tree that failed to take an archive ahead (ahead, per tree) is not
-// asked again: its failure is the publication's.
+// A destination that failed to take an archive ahead (ahead, in the
+// order of b.ahead) is not asked again: its failure is the publication's.
 func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []error) {
 	rel := layout.Release{Provider: r.req.Provider, Version: r.version}
 	var ok []fetched
