@@ -112,7 +112,8 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.requests++
 	p.attempts[op]++
-	fault := p.decide(r.Method, p.key(r), p.attempts[op])
+	attempt := p.attempts[op]
+	fault := p.decide(r.Method, p.key(r), attempt)
 	if fault != nil {
 		p.faults[op]++
 	}
@@ -124,7 +125,7 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Read the body first, as S3 does, so that the client always gets
 	// the answer rather than a broken connection.
 	_, _ = io.Copy(io.Discard, r.Body)
-	id := fmt.Sprintf("FAULT%08d", p.attempts[op])
+	id := fmt.Sprintf("FAULT%08d", attempt)
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("x-amz-request-id", id)
 	w.WriteHeader(fault.status)
