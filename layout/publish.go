@@ -389,6 +389,10 @@ func (pl *planner) archive(ctx context.Context, r Release, a Archive, doc *Versi
 	if err != nil {
 		return false, fmt.Errorf("publish %s: %w", rel, err)
 	}
+	if pl.tree.takeAhead(rel) == want {
+		pl.unchanged++
+		return false, nil
+	}
 	have, found, err := pl.digestOf(ctx, rel)
 	if err != nil {
 		return false, pl.fileWrite(rel, Content{}, err, false)
@@ -434,10 +438,30 @@ func (t *Tree) PutArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.Ve
 		return err
 	}
 	err = t.applyHeld(ctx, write{rel: rel, kind: KindFile, content: Content{File: a.Staged, SHA256: want}, checked: true})
-	if errors.Is(err, ErrChanged) {
+	switch {
+	case errors.Is(err, ErrChanged):
 		return nil // another writer put one there meanwhile
+	case err != nil:
+		return err
 	}
-	return err
+	t.mu.Lock()
+	t.ahead[rel] = want
+	t.mu.Unlock()
+	return nil
+}
+
+// takeAhead returns, once, the SHA-256 of the archive PutArchiveAhead
+// wrote at rel (the zero digest when it wrote none there). The file was
+// created under this writer's lock and nothing lists it, so only another
+// writer's repair of the same release could have replaced it since, which
+// asking the store now would not rule out either: that could happen just
+// after the question.
+func (t *Tree) takeAhead(rel string) [sha256.Size]byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sum := t.ahead[rel]
+	delete(t.ahead, rel)
+	return sum
 }
 
 // differs records the conflict of a file whose bytes differ.

@@ -35,6 +35,10 @@ type Tree struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// ahead holds the archives PutArchiveAhead wrote, by path, with
+	// their SHA-256, until the publication that lists them takes them
+	// without asking the store again.
+	ahead map[string][sha256.Size]byte
 
 	catalogMu sync.Mutex
 
@@ -46,7 +50,7 @@ type Tree struct {
 // NewTree returns the tree kept in r. It writes only if r is a Store whose
 // lock the caller holds.
 func NewTree(r Reader) *Tree {
-	t := &Tree{r: r, locks: make(map[string]*sync.Mutex), writing: make(chan struct{}, maxWrites)}
+	t := &Tree{r: r, locks: make(map[string]*sync.Mutex), ahead: make(map[string][sha256.Size]byte), writing: make(chan struct{}, maxWrites)}
 	if s, ok := r.(Store); ok {
 		t.s = s
 	}

@@ -64,6 +64,7 @@ func TestPushArchiveAhead(t *testing.T) {
 		t.Errorf("an archive the repository holds was uploaded again ahead (%d blobs)", n)
 	}
 
+	before = len(srv.Requests(t))
 	rep, err := s.Push(ctx, rel.Release, ocistore.PushOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +73,13 @@ func TestPushArchiveAhead(t *testing.T) {
 	// provenance record; linux's zip was there.
 	if rep.BlobsUploaded != 5 || rep.BlobsPresent != 1 {
 		t.Errorf("the push uploaded %d blobs and found %d; want 5 and linux's zip", rep.BlobsUploaded, rep.BlobsPresent)
+	}
+	// The store put it there: the push does not ask again.
+	linuxBlob := "/blobs/sha256:" + sha256Hex(rel.zips["linux_amd64"])
+	for _, r := range srv.Requests(t)[before:] {
+		if strings.HasSuffix(r.URI, linuxBlob) {
+			t.Errorf("the push asked the registry about the blob put ahead: %s %s", r.Method, r.URI)
+		}
 	}
 	if held, found, err := s.Release(ctx, foo, rel.Version); err != nil || !found || len(held.Archives) != 2 {
 		t.Errorf("after the push the tag holds %+v (found %v, %v); want both platforms", held, found, err)

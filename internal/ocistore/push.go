@@ -191,7 +191,22 @@ func (s *Store) PushArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.
 	if _, _, err := s.uploadBlobs(ctx, t, []upload{blob}, 1); err != nil {
 		return s.fail("push", p, v.String(), name, fmt.Errorf("%s: %w", a.Platform, err))
 	}
+	s.mu.Lock()
+	s.ahead[name+"@"+d.String()] = true
+	s.mu.Unlock()
 	return nil
+}
+
+// takeAhead reports, once, whether PushArchiveAhead put the blob d into
+// repository name. A registry refuses a manifest naming a blob it lacks,
+// so one collected meanwhile fails the push rather than breaking it.
+func (s *Store) takeAhead(name string, d digest.Digest) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := name + "@" + d.String()
+	ok := s.ahead[key]
+	delete(s.ahead, key)
+	return ok
 }
 
 // checkTag refuses a version's tag that is not a valid OCI tag.
@@ -531,7 +546,13 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	if len(pl.pkgs) > 0 || writeRecord {
 		add(emptyConfig())
 	}
+	ahead := 0
 	for _, p := range pl.pkgs {
+		if s.takeAhead(rep.Repository, p.layer.Digest) {
+			seen[p.layer.Digest] = true
+			ahead++
+			continue
+		}
 		add(upload{desc: ocispec.Descriptor{MediaType: p.layer.MediaType, Digest: p.layer.Digest, Size: p.layer.Size}, file: p.file})
 	}
 	if writeRecord {
@@ -546,7 +567,7 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 		return err
 	}
 	rep.BlobsUploaded += uploaded
-	rep.BlobsPresent += present
+	rep.BlobsPresent += present + ahead
 
 	// 2. The platforms' manifests.
 	var pushed, there atomic.Int64

@@ -52,6 +52,10 @@ type Store struct {
 	targets map[string]target          // by repository
 	owners  map[string]fmt.Stringer    // repository -> the provider or module package it holds
 	tags    map[string]*sync.Mutex     // "repository:tag" -> held by its push
+	// ahead holds the blobs PushArchiveAhead put into a repository
+	// ("repository@digest"), until the push that names them takes them
+	// without asking the registry again.
+	ahead map[string]bool
 	// misfit is the first error of the template for a provider (an
 	// ErrTemplate): every push after it fails.
 	misfit error
@@ -88,6 +92,7 @@ func New(_ context.Context, ref string, cfg Config) (*Store, error) {
 		targets:   map[string]target{},
 		owners:    map[string]fmt.Stringer{},
 		tags:      map[string]*sync.Mutex{},
+		ahead:     map[string]bool{},
 		userAgent: cfg.UserAgent,
 	}
 	if s.userAgent == "" {
