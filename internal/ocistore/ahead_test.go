@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -36,7 +37,20 @@ func blobUploads(t *testing.T, srv *registrytest.Server, from int) int {
 func TestPushArchiveAhead(t *testing.T) {
 	ctx := t.Context()
 	srv := registrytest.Start(t)
-	s := openStore(t, "oci://"+template(srv), registryEnviron(t, srv))
+	// The registry does not log the lookups it answers 404: a proxy
+	// counts those of the version's tag.
+	var mu sync.Mutex
+	tagLookups := 0
+	lookups := func() int { mu.Lock(); defer mu.Unlock(); return tagLookups }
+	proxy := startProxy(t, srv, func(_ http.ResponseWriter, r *http.Request) bool {
+		if strings.HasSuffix(r.URL.Path, "/manifests/1.0.0") {
+			mu.Lock()
+			tagLookups++
+			mu.Unlock()
+		}
+		return false
+	})
+	s := openStore(t, "oci://"+proxy.host+"/tf/${hostname}/${namespace}/${type}", []string{"SSL_CERT_FILE=" + srv.CAFile, "DOCKER_CONFIG=" + proxy.dockerConfig})
 	foo := addrs.MustParseProvider("hashicorp/foo")
 	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64", "darwin_arm64")
 	linux := rel.Archives[0]
@@ -56,12 +70,17 @@ func TestPushArchiveAhead(t *testing.T) {
 		t.Errorf("the blob pushed ahead holds %d bytes, not the archive's %d", len(got), len(rel.zips["linux_amd64"]))
 	}
 
-	before = len(srv.Requests(t))
+	before, looked := len(srv.Requests(t)), lookups()
 	if err := s.PushArchiveAhead(ctx, foo, rel.Version, linux); err != nil {
 		t.Fatal(err)
 	}
 	if n := blobUploads(t, srv, before); n != 0 {
 		t.Errorf("an archive the repository holds was uploaded again ahead (%d blobs)", n)
+	}
+	// The tag was found missing once: the version's other archives do
+	// not ask again until its push.
+	if looked == 0 || lookups() != looked {
+		t.Errorf("the tag 1.0.0 was looked up %d times by the first archive put ahead and %d by the next; want at least once, then never", looked, lookups()-looked)
 	}
 
 	before = len(srv.Requests(t))

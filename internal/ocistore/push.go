@@ -117,6 +117,9 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 		return rep, s.fail("push", r.Provider, ver, name, err)
 	}
 	defer s.lockTag(name + ":" + rep.Tag)()
+	s.mu.Lock()
+	delete(s.untagged, name+":"+rep.Tag)
+	s.mu.Unlock()
 	pkgs, err := s.packages(ctx, t, r)
 	if err != nil {
 		return rep, s.fail("push", r.Provider, ver, name, err)
@@ -177,11 +180,11 @@ func (s *Store) PushArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.
 	if err := s.misfitFor(p.String(), v); err != nil {
 		return err
 	}
-	switch _, err := t.Resolve(ctx, Tag(v)); {
-	case err == nil:
-		return nil
-	case !isNotFound(err):
-		return s.fail("push", p, v.String(), name, fmt.Errorf("read the tag %s: %w", Tag(v), err))
+	if tagged, err := s.tagged(ctx, t, name, Tag(v)); err != nil || tagged {
+		if err != nil {
+			err = s.fail("push", p, v.String(), name, err)
+		}
+		return err
 	}
 	d, size, err := archiveDigest(ctx, t, a)
 	if err != nil {
@@ -195,6 +198,30 @@ func (s *Store) PushArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.
 	s.ahead[name+"@"+d.String()] = true
 	s.mu.Unlock()
 	return nil
+}
+
+// tagged reports whether repository name holds tag, for
+// PushArchiveAhead: a tag found missing is remembered until the
+// version's push.
+func (s *Store) tagged(ctx context.Context, t target, name, tag string) (bool, error) {
+	ref := name + ":" + tag
+	s.mu.Lock()
+	untagged := s.untagged[ref]
+	s.mu.Unlock()
+	if untagged {
+		return false, nil
+	}
+	_, err := t.Resolve(ctx, tag)
+	switch {
+	case err == nil:
+		return true, nil
+	case !isNotFound(err):
+		return false, fmt.Errorf("read the tag %s: %w", tag, err)
+	}
+	s.mu.Lock()
+	s.untagged[ref] = true
+	s.mu.Unlock()
+	return false, nil
 }
 
 // takeAhead reports, once, whether PushArchiveAhead put the blob d into

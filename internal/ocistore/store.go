@@ -56,6 +56,10 @@ type Store struct {
 	// ("repository@digest"), until the push that names them takes them
 	// without asking the registry again.
 	ahead map[string]bool
+	// untagged holds the "repository:tag" PushArchiveAhead found
+	// missing, until the version's push: its other archives do not ask
+	// again.
+	untagged map[string]bool
 	// misfit is the first error of the template for a provider (an
 	// ErrTemplate): every push after it fails.
 	misfit error
@@ -93,6 +97,7 @@ func New(_ context.Context, ref string, cfg Config) (*Store, error) {
 		owners:    map[string]fmt.Stringer{},
 		tags:      map[string]*sync.Mutex{},
 		ahead:     map[string]bool{},
+		untagged:  map[string]bool{},
 		userAgent: cfg.UserAgent,
 	}
 	if s.userAgent == "" {
