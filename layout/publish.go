@@ -431,7 +431,7 @@ func (t *Tree) PutArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.Ve
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", rel, err)
 	}
-	switch _, err := t.Digest(ctx, rel); {
+	switch _, err := t.r.Stat(ctx, rel); {
 	case err == nil:
 		return nil
 	case !errors.Is(err, fs.ErrNotExist):

@@ -158,8 +158,9 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 // PushArchiveAhead uploads a release's archive as a blob of its
 // provider's repository before the Push that will name it, so that the
 // upload runs while the release's other archives still download; that
-// Push then finds the blob (HEAD) and does not upload it again. No
-// manifest names the blob until then, so no client can reach it.
+// Push then takes the blob as it is, without asking the registry about
+// it again. No manifest names the blob until then, so no client can
+// reach it.
 //
 // It uploads only for a version the repository has no tag of, the new
 // version of a cold build: a tag that exists may hold something Push
