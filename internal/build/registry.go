@@ -60,16 +60,18 @@ func (r ociRegistry) Held(ctx context.Context, p addrs.Provider, v addrs.Version
 // nothing through it.
 func (r ociRegistry) Publish(ctx context.Context, rel layout.Release) error {
 	_, err := r.s.Push(ctx, rel, ocistore.PushOptions{Policy: layout.Repair, Overwrite: r.overwrite})
-	if errors.Is(err, ocistore.ErrTemplate) {
-		return &InputError{err}
-	}
-	return err
+	return templateInput(err)
 }
 
 // PutArchiveAhead uploads an archive's blob before the release's push
 // (mirror.AheadTaker).
 func (r ociRegistry) PutArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.Version, a layout.Archive) error {
-	err := r.s.PushArchiveAhead(ctx, p, v, a)
+	return templateInput(r.s.PushArchiveAhead(ctx, p, v, a))
+}
+
+// templateInput makes a repository template that does not fit a provider
+// the user's input error; any other error is returned as it is.
+func templateInput(err error) error {
 	if errors.Is(err, ocistore.ErrTemplate) {
 		return &InputError{err}
 	}
