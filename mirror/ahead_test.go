@@ -56,7 +56,7 @@ func TestArchivesGoIntoRemoteTreesWhileOthersDownload(t *testing.T) {
 	}
 	src := &gatedSource{fakeSource: h.src, gated: "darwin_arm64.zip",
 		ready: exists(layout.ArchivePath(p, v, addrs.MustParsePlatform("linux_amd64"))), listed: exists(layout.VersionPath(p, v))}
-	b := &Builder{Source: src, Checker: fakeChecker{}, Trees: []*layout.Tree{layout.NewTree(remoteStore{dir.Store})}, Work: dir.Workspace}
+	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{layout.NewTree(remoteStore{dir.Store}).Destination()}, Work: dir.Workspace}
 	r := b.Build(context.Background(), []Requirement{requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64")})
 	if err := r.Err(); err != nil || r.Count(StatusMirrored) != 2 {
 		t.Fatalf("err %v, statuses %v", err, statuses(r))
@@ -97,11 +97,11 @@ func (a *aheadRegistry) taken() (ahead, published int) {
 func TestArchivesGoIntoRegistriesWhileOthersDownload(t *testing.T) {
 	h := newHarness(t)
 	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")
-	reg := &aheadRegistry{memRegistry: &memRegistry{held: map[string]map[addrs.Platform]HeldPackage{}}}
+	reg := &aheadRegistry{memRegistry: &memRegistry{held: map[string]map[addrs.Platform]layout.HeldPackage{}}}
 	src := &gatedSource{fakeSource: h.src, gated: "darwin_arm64.zip",
 		ready:  func() bool { n, _ := reg.taken(); return n > 0 },
 		listed: func() bool { _, n := reg.taken(); return n > 0 }}
-	b := &Builder{Source: src, Checker: fakeChecker{}, Registries: []Registry{reg}, Work: workspace(t)}
+	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{reg}, Work: workspace(t)}
 	r := b.Build(context.Background(), []Requirement{requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64")})
 	if err := r.Err(); err != nil || r.Count(StatusMirrored) != 2 {
 		t.Fatalf("err %v, statuses %v", err, statuses(r))
@@ -122,8 +122,8 @@ func TestAFailureAheadIsThePublications(t *testing.T) {
 	h := newHarness(t)
 	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64")
 	refused := errors.New("upload refused: AccessDenied")
-	reg := &aheadRegistry{memRegistry: &memRegistry{held: map[string]map[addrs.Platform]HeldPackage{}}, refuse: refused}
-	b := &Builder{Source: h.src, Checker: fakeChecker{}, Registries: []Registry{reg}, Work: workspace(t)}
+	reg := &aheadRegistry{memRegistry: &memRegistry{held: map[string]map[addrs.Platform]layout.HeldPackage{}}, refuse: refused}
+	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{reg}, Work: workspace(t)}
 	r := b.Build(context.Background(), []Requirement{requirement(t, "hashicorp/foo", "", "linux_amd64")})
 	if r.Count(StatusFailed) != 1 {
 		t.Fatalf("statuses %v; want the package failed", statuses(r))

@@ -35,23 +35,15 @@ type Packages interface {
 var _ Packages = (*layout.Tree)(nil)
 
 // archiveSums reads a package's archive from a mirror and computes every
-// hash of it. A missing archive wraps errMissing.
+// hash of it: in place when the mirror is on the local filesystem, else
+// through a temporary file. A missing archive wraps errMissing.
 func archiveSums(ctx context.Context, m Packages, pkg Package, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
-	if t, ok := m.(*layout.Tree); ok {
-		return treeArchiveSums(ctx, t, layout.ArchivePath(pkg.Provider, pkg.Version, pkg.Platform), limits, tempDir)
+	if l, ok := m.(localArchiver); ok {
+		if local, ok := l.LocalArchive(pkg.Provider, pkg.Version, pkg.Platform); ok {
+			return localArchiveSums(local, limits)
+		}
 	}
 	body, err := m.OpenArchive(ctx, pkg.Provider, pkg.Version, pkg.Platform)
-	return streamSums(body, err, limits, tempDir)
-}
-
-// treeArchiveSums reads the archive at rel of a tree and computes every
-// hash of it: in place when the tree is on the local filesystem, else
-// through a temporary file.
-func treeArchiveSums(ctx context.Context, t *layout.Tree, rel string, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
-	if local, ok := t.LocalPath(rel); ok {
-		return localArchiveSums(local, limits)
-	}
-	body, err := t.Reader().Open(ctx, rel)
 	return streamSums(body, err, limits, tempDir)
 }
 

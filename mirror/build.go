@@ -51,14 +51,11 @@ type Options struct {
 type Builder struct {
 	Source  Source
 	Checker SignatureChecker
-	// Trees are the destinations: Plan keeps the packages complete in
-	// every one of them (they may be opened read-only for planning), and
-	// Execute publishes into each, from one download. Their stores must be
-	// locked for Execute.
-	Trees []*layout.Tree
-	// Registries are destinations that are not trees (OCI registries):
-	// Execute publishes into them too, from the same download.
-	Registries []Registry
+	// Dests are the destinations: Plan keeps the packages complete in
+	// every one of them (they may be opened for reading only while
+	// planning), and Execute publishes into each, in order, from one
+	// download. Their locks must be held for Execute.
+	Dests []Destination
 	// Work is the local workspace downloads are staged in.
 	Work    *layout.Workspace
 	Options Options
@@ -70,7 +67,7 @@ type Builder struct {
 	downloads    chan struct{}
 	hashes       chan struct{}
 	meta         chan struct{} // metadata requests: small, latency-bound
-	ahead        []aheadDest   // the registries, then the trees
+	ahead        []aheadDest   // one per destination, in order
 	bytes        atomic.Int64
 	// summarized counts the archives whose h1: hashes came from the
 	// entries hashed while they downloaded (the tests read it).
@@ -135,30 +132,8 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{releases: b.Options.Shard.shard(mergeReleases(selected))}
-	indexes := &indexCache{}
-	var kg errgroup.Group // reading the trees: one file after another each
-	kg.SetLimit(b.metaParallel())
-	for i := range plan.releases {
-		kg.Go(func() error {
-			b.splitKept(ctx, &plan.releases[i], indexes)
-			return nil
-		})
-	}
-	_ = kg.Wait()
+	b.markKept(ctx, plan.releases)
 	return plan, nil
-}
-
-// splitKept moves the platforms already complete in the tree out of the
-// release's platforms to fetch.
-func (b *Builder) splitKept(ctx context.Context, r *release, indexes *indexCache) {
-	r.kept = b.keptPackages(ctx, r.req.Provider, r.version, r.req.Platforms, indexes)
-	var fetch []addrs.Platform
-	for _, plat := range r.req.Platforms {
-		if !slices.ContainsFunc(r.kept, func(k kept) bool { return k.plat == plat }) {
-			fetch = append(fetch, plat)
-		}
-	}
-	r.req.Platforms = fetch
 }
 
 // Execute fetches, verifies and publishes every package of the plan.

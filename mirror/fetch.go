@@ -95,9 +95,12 @@ func (b *Builder) localCopy(pkg Package, meta PackageMeta) (string, int64, bool)
 		return "", 0, false
 	}
 	want := meta.SHA256
-	rel := layout.ArchivePath(pkg.Provider, pkg.Version, pkg.Platform)
-	for _, t := range b.Trees {
-		if path, ok := t.LocalPath(rel); ok {
+	for _, d := range b.Dests {
+		local, ok := d.(localArchiver)
+		if !ok {
+			continue
+		}
+		if path, ok := local.LocalArchive(pkg.Provider, pkg.Version, pkg.Platform); ok {
 			if sum, size, err := hashing.HashFile(path); err == nil && sum == want {
 				return path, size, true
 			}

@@ -3,7 +3,8 @@ package mirror
 import (
 	"context"
 	"slices"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -21,96 +22,109 @@ type kept struct {
 	zh         hashing.Hash
 }
 
-// keptPackages finds the platforms of a release that a rebuild can keep
-// without any request: in every destination, index.json lists the
-// version, its <version>.json lists the platform with the zh: the
-// provenance records, and the archive has the recorded size (with
-// VerifyExisting: and the recorded SHA-256). Anything less is fetched as
-// usual, which still downloads nothing when the bytes already there are
-// right.
-func (b *Builder) keptPackages(ctx context.Context, p addrs.Provider, v addrs.Version, platforms []addrs.Platform, indexes *indexCache) []kept {
-	var out []kept
-	if len(b.Trees) > 0 {
-		out = platformsKept(ctx, b.Trees[0], p, v, platforms, b.Options.VerifyExisting, indexes)
-		for _, t := range b.Trees[1:] {
-			more := platformsKept(ctx, t, p, v, platforms, b.Options.VerifyExisting, indexes)
-			out = slices.DeleteFunc(out, func(k kept) bool { return !slices.Contains(more, k) })
-		}
-	}
-	return b.keptInRegistries(ctx, p, v, platforms, out, len(b.Trees) > 0)
+// heldKey names one package of a provider.
+type heldKey struct {
+	version addrs.Version
+	plat    addrs.Platform
 }
 
-func platformsKept(ctx context.Context, t *layout.Tree, p addrs.Provider, v addrs.Version, platforms []addrs.Platform, verify bool, indexes *indexCache) []kept {
-	idx, err := indexes.read(ctx, t, p)
-	if _, listed := idx.Versions[v.String()]; err != nil || !listed {
-		return nil
+// markKept moves the platforms of each release that every destination
+// already holds complete (Destination.Held) out of the release's
+// platforms to fetch. Each destination is asked once per provider, for
+// all the provider's releases of the plan. Anything less is fetched as
+// usual, which still downloads nothing when the bytes already there are
+// right.
+func (b *Builder) markKept(ctx context.Context, releases []release) {
+	if len(b.Dests) == 0 {
+		return
 	}
-	doc, err := t.ReadVersion(ctx, p, v)
-	if err != nil {
-		return nil
-	}
-	prov, err := t.ReadProvenance(ctx, p, v)
-	if err != nil {
-		return nil
-	}
-	var out []kept
-	for _, plat := range platforms {
-		a, ok := prov.Archives[plat.String()]
-		entry, listed := doc.Archives[plat.String()]
-		if !ok || !listed || a.ZH == "" || a.Size <= 0 || !slices.Contains(entry.Hashes, a.ZH) {
-			continue
+	byProvider := map[string][]int{}
+	var order []string
+	for i, r := range releases {
+		key := r.req.Provider.String()
+		if _, seen := byProvider[key]; !seen {
+			order = append(order, key)
 		}
-		if intact(ctx, t, layout.ArchivePath(p, v, plat), a, verify) {
-			out = append(out, kept{plat: plat, size: a.Size, keyID: prov.KeyID, hashesOnly: prov.HashesOnly, zh: a.ZH})
+		byProvider[key] = append(byProvider[key], i)
+	}
+	var g errgroup.Group
+	g.SetLimit(b.metaParallel())
+	for _, key := range order {
+		g.Go(func() error {
+			b.keepHeld(ctx, releases, byProvider[key])
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// keepHeld marks the kept packages of one provider's releases (at idxs).
+func (b *Builder) keepHeld(ctx context.Context, releases []release, idxs []int) {
+	queries := make([]layout.HeldQuery, len(idxs))
+	for j, i := range idxs {
+		queries[j] = layout.HeldQuery{Version: releases[i].version, Platforms: releases[i].req.Platforms}
+	}
+	held := heldEverywhere(ctx, b.Dests, releases[idxs[0]].req.Provider, queries, b.Options.VerifyExisting)
+	for _, i := range idxs {
+		r := &releases[i]
+		var fetch []addrs.Platform
+		for _, plat := range r.req.Platforms {
+			h, ok := held[heldKey{r.version, plat}]
+			if !ok {
+				fetch = append(fetch, plat)
+				continue
+			}
+			r.kept = append(r.kept, kept{plat: plat, size: h.Size, keyID: h.KeyID, hashesOnly: h.HashesOnly, zh: h.ZH})
 		}
+		r.req.Platforms = fetch
+	}
+}
+
+// heldEverywhere returns the packages every destination holds with the
+// same bytes (zh: hash and size), as the first one describes them. Each
+// destination after the first is asked only about what is still left,
+// and none once nothing is.
+func heldEverywhere(ctx context.Context, dests []Destination, p addrs.Provider, queries []layout.HeldQuery, verify bool) map[heldKey]layout.HeldPackage {
+	var out map[heldKey]layout.HeldPackage
+	for i, d := range dests {
+		pkgs, err := d.Held(ctx, p, queries, verify)
+		if err != nil {
+			return nil
+		}
+		got := make(map[heldKey]layout.HeldPackage, len(pkgs))
+		for _, h := range pkgs {
+			if h.ZH != "" && h.Size > 0 {
+				got[heldKey{h.Version, h.Platform}] = h
+			}
+		}
+		if i == 0 {
+			out = got
+		} else {
+			for k, h := range out {
+				if g, ok := got[k]; !ok || g.ZH != h.ZH || g.Size != h.Size {
+					delete(out, k)
+				}
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		queries = stillHeld(queries, out)
 	}
 	return out
 }
 
-// indexCache reads each tree's index.json of a provider once for a whole
-// plan, whose releases share it.
-type indexCache struct {
-	mu   sync.Mutex
-	docs map[indexKey]*indexDoc
-}
-
-type indexKey struct {
-	tree     *layout.Tree
-	provider string
-}
-
-type indexDoc struct {
-	once sync.Once
-	idx  layout.Index
-	err  error
-}
-
-func (c *indexCache) read(ctx context.Context, t *layout.Tree, p addrs.Provider) (layout.Index, error) {
-	c.mu.Lock()
-	if c.docs == nil {
-		c.docs = map[indexKey]*indexDoc{}
+// stillHeld narrows queries to the packages held so far.
+func stillHeld(queries []layout.HeldQuery, held map[heldKey]layout.HeldPackage) []layout.HeldQuery {
+	var out []layout.HeldQuery
+	for _, q := range queries {
+		plats := slices.DeleteFunc(slices.Clone(q.Platforms), func(plat addrs.Platform) bool {
+			_, ok := held[heldKey{q.Version, plat}]
+			return !ok
+		})
+		if len(plats) > 0 {
+			out = append(out, layout.HeldQuery{Version: q.Version, Platforms: plats})
+		}
 	}
-	k := indexKey{t, p.String()}
-	d, ok := c.docs[k]
-	if !ok {
-		d = &indexDoc{}
-		c.docs[k] = d
-	}
-	c.mu.Unlock()
-	d.once.Do(func() { d.idx, d.err = t.ReadIndex(ctx, p) })
-	return d.idx, d.err
-}
-
-// intact checks an archive against its recorded size, and with verify
-// against its recorded hash too.
-func intact(ctx context.Context, t *layout.Tree, rel string, a layout.ProvenanceArchive, verify bool) bool {
-	info, err := t.Reader().Stat(ctx, rel)
-	if err != nil || info.Size != a.Size {
-		return false
-	}
-	if !verify {
-		return true
-	}
-	sum, err := t.Digest(ctx, rel)
-	return err == nil && hashing.ZH(sum) == a.ZH
+	return out
 }

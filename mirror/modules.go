@@ -66,17 +66,6 @@ type ModuleCallReader interface {
 	ModuleCalls(packageRoot, subdir string) ([]ModuleRequirement, error)
 }
 
-// ModuleRegistry is a destination of module packages that is not a tree,
-// such as an OCI registry: it keeps the package, the trees keep the record.
-type ModuleRegistry interface {
-	// HeldModule reports whether the registry holds the version's package
-	// with the given SHA-256 (hex).
-	HeldModule(ctx context.Context, m addrs.Module, v addrs.Version, sha256Hex string) (bool, error)
-	// PublishModule publishes the package at path, which the record
-	// describes and the caller has checked.
-	PublishModule(ctx context.Context, m addrs.Module, v addrs.Version, path string, rec layout.ModuleRecord) error
-}
-
 // ModuleResult is what happened to one module version.
 type ModuleResult struct {
 	Module  addrs.Module
@@ -117,18 +106,18 @@ func (e *ModuleError) Unwrap() error { return e.Err }
 // ModuleBuilder mirrors module packages: it resolves requirements against
 // the origin, fetches each new version's location, packs it into a
 // package whose bytes depend only on its content, and publishes it into
-// every tree; then it does the same for the registry modules the mirrored
-// versions call, until the module tree is closed.
+// every destination; then it does the same for the registry modules the
+// mirrored versions call, until the module tree is closed.
 type ModuleBuilder struct {
 	Source  ModuleSource
 	Fetcher ModuleFetcher
 	Calls   ModuleCallReader
-	Trees   []*layout.Tree
-	// Registries receive every package too, from the same fetch; a
-	// version the trees hold and a registry lacks is pushed from the first
-	// tree's copy, without fetching it again.
-	Registries []ModuleRegistry
-	Work       *layout.Workspace
+	// Dests receive every package, from one fetch. At least one must keep
+	// module records (a tree). A version that a destination with a record
+	// holds and others lack is copied to them from there, without
+	// fetching it again.
+	Dests []Destination
+	Work  *layout.Workspace
 	// Parallel bounds concurrent fetches; 0 means DefaultParallel.
 	Parallel int
 	// Limits bound a package's content.
@@ -313,33 +302,35 @@ func SelectModuleVersions(r ModuleRequirement, available addrs.VersionList) ([]a
 	return out, nil
 }
 
-// version mirrors one module version into every tree that lacks it and
-// returns the requirements of the modules it calls.
+// version mirrors one module version into every destination that lacks
+// it and returns the requirements of the modules it calls.
 func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Version) []ModuleRequirement {
 	res := ModuleResult{Module: m, Version: v}
-	rec, held, err := b.held(ctx, m, v)
+	rec, from, lacking, err := b.held(ctx, m, v)
 	switch {
 	case err != nil:
-	case held && !b.Recheck:
+	case rec != nil && !b.Recheck:
 		res.Status, res.Bytes, res.Commit = StatusPresent, rec.Size, rec.Upstream.Commit
-		var pushed bool
-		if pushed, err = b.fillRegistries(ctx, m, v, rec); pushed {
+		if len(lacking) > 0 && !b.DryRun {
+			err = b.copyTo(ctx, lacking, from, m, v, *rec)
 			res.Status = StatusMirrored
 		}
 	case b.DryRun:
 		res.Status = StatusPlanned
 	default:
-		rec, err = b.mirror(ctx, m, v)
+		var fetched layout.ModuleRecord
+		fetched, err = b.mirror(ctx, m, v)
+		rec = &fetched
 		res.Status, res.Bytes, res.Commit = StatusMirrored, rec.Size, rec.Upstream.Commit
-		if held && err == nil {
-			res.Status = StatusPresent
+		if from != nil && len(lacking) == 0 && err == nil {
+			res.Status = StatusPresent // rechecked: the upstream still gives the same
 		}
 	}
 	if err != nil {
 		res.Status, res.Err = StatusFailed, &ModuleError{Module: m, Version: v.String(), Err: err}
 	}
 	b.finish(res)
-	if err != nil {
+	if err != nil || rec == nil {
 		return nil
 	}
 	return callRequirements(m, v, rec.Calls)
@@ -354,40 +345,47 @@ func (b *ModuleBuilder) finish(res ModuleResult) {
 	}
 }
 
-// fillRegistries pushes a version the trees hold to every registry that
-// lacks it, from the first tree's copy (checked against the record), and
-// reports whether it pushed anything. A dry run only looks.
-func (b *ModuleBuilder) fillRegistries(ctx context.Context, m addrs.Module, v addrs.Version, rec layout.ModuleRecord) (bool, error) {
-	var lacking []ModuleRegistry
-	for _, r := range b.Registries {
-		has, err := r.HeldModule(ctx, m, v, rec.SHA256)
+// held asks every destination about a module version. It returns the
+// version's record and a destination holding it with that record (nil
+// when none does), and the destinations that lack that package.
+func (b *ModuleBuilder) held(ctx context.Context, m addrs.Module, v addrs.Version) (*layout.ModuleRecord, Destination, []Destination, error) {
+	found := make([]layout.HeldModule, len(b.Dests))
+	var rec *layout.ModuleRecord
+	var from Destination
+	for i, d := range b.Dests {
+		h, err := d.HeldModule(ctx, m, v)
 		if err != nil {
-			return false, err
+			return nil, nil, nil, fmt.Errorf("ask %s: %w", d.Location(), err)
 		}
-		if !has {
-			lacking = append(lacking, r)
-		}
-	}
-	if len(lacking) == 0 || b.DryRun {
-		return false, nil
-	}
-	staged, cleanup, err := b.copyFromTree(ctx, m, v, rec)
-	if err != nil {
-		return false, err
-	}
-	defer cleanup()
-	for _, r := range lacking {
-		if err := r.PublishModule(ctx, m, v, staged, rec); err != nil {
-			return false, err
+		found[i] = h
+		if rec == nil && h.Found && h.Record != nil {
+			rec, from = h.Record, d
 		}
 	}
-	return true, nil
+	var lacking []Destination
+	for i, d := range b.Dests {
+		if rec == nil || !found[i].Found || found[i].SHA256 != rec.SHA256 {
+			lacking = append(lacking, d)
+		}
+	}
+	return rec, from, lacking, nil
 }
 
-// copyFromTree copies the first tree's package of a version into the
+// copyTo publishes a version one destination holds into those that lack
+// it, from that destination's copy (checked against the record).
+func (b *ModuleBuilder) copyTo(ctx context.Context, lacking []Destination, from Destination, m addrs.Module, v addrs.Version, rec layout.ModuleRecord) error {
+	staged, cleanup, err := b.copyFrom(ctx, from, m, v, rec)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	return b.publishModule(ctx, lacking, layout.ModuleRelease{Module: m, Version: v, Staged: staged, Record: rec})
+}
+
+// copyFrom copies a destination's package of a version into the
 // workspace and checks it against the record.
-func (b *ModuleBuilder) copyFromTree(ctx context.Context, m addrs.Module, v addrs.Version, rec layout.ModuleRecord) (string, func(), error) {
-	body, err := b.Trees[0].OpenModuleArchive(ctx, m, v)
+func (b *ModuleBuilder) copyFrom(ctx context.Context, from Destination, m addrs.Module, v addrs.Version, rec layout.ModuleRecord) (string, func(), error) {
+	body, err := from.OpenModuleArchive(ctx, m, v)
 	if err != nil {
 		return "", nil, err
 	}
@@ -403,7 +401,7 @@ func (b *ModuleBuilder) copyFromTree(ctx context.Context, m addrs.Module, v addr
 		err = cerr
 	}
 	if err == nil && hex.EncodeToString(h.Sum(nil)) != rec.SHA256 {
-		err = fmt.Errorf("the mirror's package is not the recorded one (SHA-256 %s); run tfmirror verify", rec.SHA256)
+		err = fmt.Errorf("the package in %s is not the recorded one (SHA-256 %s); run tfmirror verify", from.Location(), rec.SHA256)
 	}
 	if err != nil {
 		cleanup()
@@ -412,23 +410,20 @@ func (b *ModuleBuilder) copyFromTree(ctx context.Context, m addrs.Module, v addr
 	return f.Name(), cleanup, nil
 }
 
-// held reports whether every tree holds the version, with its record.
-func (b *ModuleBuilder) held(ctx context.Context, m addrs.Module, v addrs.Version) (layout.ModuleRecord, bool, error) {
-	var rec layout.ModuleRecord
-	for _, t := range b.Trees {
-		r, err := t.ReadModuleRecord(ctx, m, v)
-		if errors.Is(err, os.ErrNotExist) {
-			return rec, false, nil
+// publishModule publishes a version into each destination. A tree that
+// holds another package for the version refuses it: the upstream moved.
+func (b *ModuleBuilder) publishModule(ctx context.Context, dests []Destination, r layout.ModuleRelease) error {
+	for _, d := range dests {
+		err := d.PublishModule(ctx, r)
+		var conflict *layout.ConflictError
+		if errors.As(err, &conflict) {
+			return fmt.Errorf("%w: %w", ErrUpstreamMoved, err)
 		}
 		if err != nil {
-			return rec, false, err
+			return fmt.Errorf("publish into %s: %w", d.Location(), err)
 		}
-		if _, err := t.Reader().Stat(ctx, layout.ModuleArchivePath(m, v)); err != nil {
-			return rec, false, nil
-		}
-		rec = r
 	}
-	return rec, len(b.Trees) > 0, nil
+	return nil
 }
 
 func callRequirements(m addrs.Module, v addrs.Version, calls []layout.ModuleCall) []ModuleRequirement {
@@ -477,23 +472,8 @@ func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Vers
 	rec.Subdir = got.Subdir
 	rec.Upstream = layout.ModuleUpstream{Location: got.Source, Commit: got.Commit, ArchiveSHA256: got.ArchiveSHA256}
 	rec.Calls = moduleCalls(calls)
-	for _, t := range b.Trees {
-		r := layout.ModuleRelease{Module: m, Version: v, Staged: staged, Record: rec}
-		_, err := t.PublishModules(ctx, layout.Repair, []layout.ModuleRelease{r})
-		var conflict *layout.ConflictError
-		if errors.As(err, &conflict) {
-			return rec, fmt.Errorf("%w: %w", ErrUpstreamMoved, err)
-		}
-		if err != nil {
-			return rec, fmt.Errorf("publish into %s: %w", t.Location(), err)
-		}
-	}
-	for _, r := range b.Registries {
-		if err := r.PublishModule(ctx, m, v, staged, rec); err != nil {
-			return rec, err
-		}
-	}
-	return rec, nil
+	r := layout.ModuleRelease{Module: m, Version: v, Staged: staged, Record: rec}
+	return rec, b.publishModule(ctx, b.Dests, r)
 }
 
 // moduleCalls turns call requirements into a record's sorted, unique

@@ -94,7 +94,7 @@ func buildModules(t *testing.T, root string, f *fakeModules, recheck, dryRun boo
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Trees: []*layout.Tree{tree.Tree}, Work: tree.Workspace, Recheck: recheck, DryRun: dryRun}
+	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Recheck: recheck, DryRun: dryRun}
 	r := &Report{}
 	b.Build(context.Background(), reqs, r)
 	return r
@@ -328,58 +328,30 @@ func readFile(t *testing.T, path string) string {
 	return string(data)
 }
 
-// memModuleRegistry is an in-memory ModuleRegistry: package digests by
-// "module version".
-type memModuleRegistry struct {
-	mu   sync.Mutex
-	held map[string]string
-}
-
-func (r *memModuleRegistry) HeldModule(_ context.Context, m addrs.Module, v addrs.Version, sum string) (bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.held[m.String()+" "+v.String()] == sum, nil
-}
-
-func (r *memModuleRegistry) PublishModule(_ context.Context, m addrs.Module, v addrs.Version, path string, rec layout.ModuleRecord) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != rec.SHA256 {
-		return errors.New("the staged package is not the recorded one")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.held[m.String()+" "+v.String()] = rec.SHA256
-	return nil
-}
-
 func TestModuleRegistryIsFilledFromTheTree(t *testing.T) {
 	f := newFakeModules()
 	f.add("acme/net/aws", "1.0.0", map[string]string{"main.tf": "a"})
 	root := t.TempDir()
-	reg := &memModuleRegistry{held: map[string]string{}}
+	reg := &memRegistry{}
 	build := func() *Report {
 		tree, err := layout.Open(root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer tree.Close()
-		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Trees: []*layout.Tree{tree.Tree}, Registries: []ModuleRegistry{reg}, Work: tree.Workspace}
+		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Tree.Destination(), reg}, Work: tree.Workspace}
 		r := &Report{}
 		b.Build(context.Background(), []ModuleRequirement{{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1}}, r)
 		return r
 	}
-	if r := build(); r.Err() != nil || len(reg.held) != 1 {
-		t.Fatalf("first build: %v, registry %v", r.Err(), reg.held)
+	if r := build(); r.Err() != nil || len(reg.modules) != 1 {
+		t.Fatalf("first build: %v, registry %v", r.Err(), reg.modules)
 	}
-	clear(reg.held)
+	clear(reg.modules)
 	fetches := f.fetches
 	r := build()
-	if got := moduleStatuses(r); r.Err() != nil || !slices.Equal(got, []string{"acme/net/aws 1.0.0 mirrored"}) || len(reg.held) != 1 || f.fetches != fetches {
-		t.Fatalf("a registry that lost the package: %q %v, registry %v, %d fetches; want it pushed again from the tree without fetching", got, r.Err(), reg.held, f.fetches-fetches)
+	if got := moduleStatuses(r); r.Err() != nil || !slices.Equal(got, []string{"acme/net/aws 1.0.0 mirrored"}) || len(reg.modules) != 1 || f.fetches != fetches {
+		t.Fatalf("a registry that lost the package: %q %v, registry %v, %d fetches; want it pushed again from the tree without fetching", got, r.Err(), reg.modules, f.fetches-fetches)
 	}
 	if got := moduleStatuses(build()); !slices.Equal(got, []string{"acme/net/aws 1.0.0 present"}) {
 		t.Fatalf("third build: %q", got)
@@ -398,7 +370,7 @@ func TestModuleCooldown(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tree.Close()
-		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Trees: []*layout.Tree{tree.Tree}, Work: tree.Workspace, Cooldown: cd}
+		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Cooldown: cd}
 		r := &Report{}
 		b.Build(context.Background(), []ModuleRequirement{{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1, MinAge: 48 * time.Hour}}, r)
 		return r
@@ -430,7 +402,7 @@ func TestModuleResultsAreSerialized(t *testing.T) {
 	}
 	defer tree.Close()
 	var inside, overlaps, calls atomic.Int32
-	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Trees: []*layout.Tree{tree.Tree}, Work: tree.Workspace, Parallel: 8,
+	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Parallel: 8,
 		OnResult: func(ModuleResult) {
 			calls.Add(1)
 			if inside.Add(1) > 1 {

@@ -306,27 +306,23 @@ func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) ([]fetche
 
 // aheadDest is a destination archives are put ahead into.
 type aheadDest struct {
-	to AheadTaker // nil: it takes none
+	to Destination
 	// stopped: putting an archive ahead into it failed, and the rest of
 	// the build leaves its writes to the publications.
 	stopped atomic.Bool
 }
 
-// aheadDests lists the destinations in the order publish meets them: the
-// registries, then the trees.
+// aheadDests lists the destinations in the order publish meets them.
 func (b *Builder) aheadDests() []aheadDest {
-	dests := make([]aheadDest, len(b.Registries)+len(b.Trees))
-	for i, r := range b.Registries {
-		dests[i].to, _ = r.(AheadTaker)
-	}
-	for i, t := range b.Trees {
-		dests[len(b.Registries)+i].to = t
+	dests := make([]aheadDest, len(b.Dests))
+	for i, d := range b.Dests {
+		dests[i].to = d
 	}
 	return dests
 }
 
-// putAhead hands an archive that passed to every destination that takes
-// archives ahead (AheadTaker) as soon as it is ready, while the release's
+// putAhead hands an archive that passed to every destination
+// (Destination.PutArchiveAhead) as soon as it is ready, while the release's
 // other archives still download; the publication then finds it in place.
 // It returns the failures, per destination. After one, the destination
 // takes no more archives ahead in this build, and the release's
@@ -340,7 +336,7 @@ func (b *Builder) putAhead(ctx context.Context, f fetched) []error {
 	errs := make([]error, len(b.ahead))
 	for i := range b.ahead {
 		d := &b.ahead[i]
-		if d.to == nil || d.stopped.Load() {
+		if d.stopped.Load() {
 			continue
 		}
 		err := d.to.PutArchiveAhead(ctx, f.pkg.Provider, f.pkg.Version, f.archive)
@@ -375,24 +371,14 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []
 	// short, and keeps the work done so far.
 	ctx = context.WithoutCancel(ctx)
 	var errs []error
-	// Registries first: the last tree may move the staged files away.
-	for i, reg := range b.Registries {
+	for i, d := range b.Dests {
 		err := ahead[i]
 		if err == nil {
-			err = reg.Publish(ctx, rel)
+			b.setMove(rel.Archives, i == len(b.Dests)-1)
+			err = d.Publish(ctx, rel)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("publish into %s: %w", reg.Location(), err))
-		}
-	}
-	for i, t := range b.Trees {
-		if err := ahead[len(b.Registries)+i]; err != nil {
-			errs = append(errs, fmt.Errorf("publish into %s: %w", t.Location(), err))
-			continue
-		}
-		b.setMove(rel.Archives, i == len(b.Trees)-1)
-		if _, err := t.PublishAll(ctx, layout.Repair, []layout.Release{rel}); err != nil {
-			errs = append(errs, fmt.Errorf("publish into %s: %w", t.Location(), err))
+			errs = append(errs, fmt.Errorf("publish into %s: %w", d.Location(), err))
 		}
 	}
 	err := errors.Join(errs...)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -15,11 +13,9 @@ import (
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// Problem is one thing wrong with a mirror, at a path relative to its root.
-type Problem struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+// Problem is one thing wrong with a mirror, at a path relative to its root
+// (or a registry's repository:tag).
+type Problem = layout.Problem
 
 // VerifyReport is the outcome of a verification.
 type VerifyReport struct {
@@ -37,37 +33,82 @@ type VerifyReport struct {
 	ModuleVersions int
 }
 
-// Verifier checks every provider, version and archive of a mirror, the way
+// Listed is a mirror as verify reads it: what it tells clients (a tree's
+// documents, a registry's tags and manifests) and what it keeps of each
+// release's origin. A tree (a directory, a URL, a bucket) and a registry
+// (an OCI registry or image layout) both are.
+type Listed interface {
+	Packages
+	// ListVersions returns the versions a provider's listing names, with
+	// what is wrong with the listing; the error is for a mirror that
+	// cannot be read at all (down, credentials refused). A provider the
+	// mirror does not hold is a problem, not an error.
+	ListVersions(ctx context.Context, p addrs.Provider) ([]addrs.Version, []Problem, error)
+	// ListVersion returns what clients are told about one version.
+	ListVersion(ctx context.Context, p addrs.Provider, v addrs.Version) layout.Listing
+}
+
+// providerLister is a mirror that can say which providers it holds (a
+// tree, from its catalog); a registry cannot.
+type providerLister interface {
+	Providers(ctx context.Context) ([]addrs.Provider, error)
+}
+
+// Verifier checks every provider, version and archive of a mirror the way
 // clients see it, and re-authenticates what it keeps of each release's
-// origin under the trust policy.
+// origin under the trust policy: one verifier, whatever the mirror. A
+// release that keeps no provenance is judged by the same policy as an
+// upstream that vouches with hashes alone: accepted with a warning, or a
+// problem where the policy requires signatures.
 type Verifier struct {
-	Mirror  *layout.Tree
-	Checker SignatureChecker
-	Trust   TrustPolicy
-	Limits  hashing.ZipLimits
+	Mirror Listed
+	// Providers are the providers to check; none means every provider the
+	// mirror lists (a registry cannot list them: name them).
+	Providers []addrs.Provider
+	Checker   SignatureChecker
+	Trust     TrustPolicy
+	Limits    hashing.ZipLimits
 	// TempDir holds archives while they are hashed; "" means os.TempDir.
 	TempDir string
 }
 
-// Verify checks the whole mirror. Problems are collected, not returned as
-// errors; the error is only for failing to start (no provider list).
+// Verify checks the mirror. Problems are collected, not returned as
+// errors; the error is only for failing to start (no provider list) or a
+// mirror that cannot be read.
 func (v *Verifier) Verify(ctx context.Context) (*VerifyReport, error) {
-	providers, err := v.Mirror.Providers(ctx)
+	providers, err := v.providers(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list providers: %w", err)
+		return nil, err
 	}
 	r := &VerifyReport{}
 	for _, p := range providers {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		r.Providers++
-		v.verifyProvider(ctx, r, p)
+		if err := v.verifyProvider(ctx, r, p); err != nil {
+			return nil, err
+		}
 	}
 	if err := v.verifyModules(ctx, r); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+func (v *Verifier) providers(ctx context.Context) ([]addrs.Provider, error) {
+	if len(v.Providers) > 0 {
+		return v.Providers, nil
+	}
+	lister, ok := v.Mirror.(providerLister)
+	if !ok {
+		return nil, fmt.Errorf("%s cannot be asked which providers it holds: name the providers to check", v.Mirror.Location())
+	}
+	providers, err := lister.Providers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list providers: %w", err)
+	}
+	return providers, nil
 }
 
 func (r *VerifyReport) problem(path, format string, args ...any) {
@@ -78,182 +119,124 @@ func (r *VerifyReport) warn(path, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
-func (v *Verifier) verifyProvider(ctx context.Context, r *VerifyReport, p addrs.Provider) {
-	indexPath := layout.IndexPath(p)
-	idx, err := v.Mirror.ReadIndex(ctx, p)
+func (v *Verifier) verifyProvider(ctx context.Context, r *VerifyReport, p addrs.Provider) error {
+	versions, problems, err := v.Mirror.ListVersions(ctx, p)
 	if err != nil {
-		r.problem(indexPath, "%v", err)
-		return
+		return fmt.Errorf("list the versions of %s: %w", p, err)
 	}
-	if len(idx.Versions) == 0 && !v.exists(ctx, indexPath) {
-		r.problem(indexPath, "cannot read: the catalog lists the provider, but it has no index.json")
-		return
-	}
-	for _, key := range slices.Sorted(maps.Keys(idx.Versions)) {
-		ver, err := addrs.ParseVersion(key)
-		if err != nil {
-			r.problem(indexPath, "version %q: %v", key, err)
-			continue
-		}
-		if ver.String() != key {
-			r.problem(indexPath, "version %q is not canonical: clients request %s.json", key, ver)
-		}
+	r.Problems = append(r.Problems, problems...)
+	for _, ver := range versions {
 		r.Versions++
 		v.verifyVersion(ctx, r, p, ver)
 	}
+	return nil
 }
 
 func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.Provider, ver addrs.Version) {
-	docPath := layout.VersionPath(p, ver)
-	if !v.exists(ctx, docPath) {
-		r.problem(docPath, "listed in index.json but cannot be read (clients fail on this)")
-		return
-	}
-	doc, err := v.Mirror.ReadVersion(ctx, p, ver)
-	if err != nil {
-		r.problem(docPath, "%v", err)
-		return
+	l := v.Mirror.ListVersion(ctx, p, ver)
+	r.Problems = append(r.Problems, l.Problems...)
+	r.Warnings = append(r.Warnings, l.Warnings...)
+	r.Archives += l.Elsewhere
+	if l.Packages == nil {
+		return // the listing cannot be read
 	}
 	rec, recErr := v.Mirror.ReadRecord(ctx, p, ver)
 	var sums hashing.Sums
 	if recErr != nil {
-		r.warn(docPath, "no provenance kept for this release, so its origin cannot be re-verified: %v", recErr)
+		v.noRecord(r, l.Where, p, ver, recErr)
 	} else {
-		sums = v.verifyRecord(r, p, ver, rec, treeRecordPaths(p, ver))
+		sums = v.verifyRecord(r, p, ver, rec, l)
 	}
-	for _, plat := range slices.Sorted(maps.Keys(doc.Archives)) {
+	for _, plat := range slices.SortedFunc(maps.Keys(l.Packages), comparePlatforms) {
 		r.Archives++
-		computed, ok := v.verifyArchive(ctx, r, p, ver, plat, doc.Archives[plat])
+		listed := l.Packages[plat]
+		computed, ok := v.verifyArchive(ctx, r, Package{Provider: p, Version: ver, Platform: plat}, l.Where, listed)
 		if ok && recErr == nil {
-			v.checkProvenance(r, docPath, plat, rec.Provenance, sums, computed)
+			v.checkProvenance(r, l.Where, plat.String(), rec.Provenance, sums, computed)
 		}
 	}
 }
 
-// exists reports whether the mirror has a file; an error other than
-// "missing" counts as present, so reading it reports the error.
-func (v *Verifier) exists(ctx context.Context, rel string) bool {
-	_, err := v.Mirror.Reader().Stat(ctx, rel)
-	return !errors.Is(err, fs.ErrNotExist)
-}
+func comparePlatforms(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) }
 
-// recordPaths are where problems with a kept record are reported: the
-// tree's files, or for a registry the version's repository:tag.
-type recordPaths struct{ sums, signature, provenance string }
-
-func treeRecordPaths(p addrs.Provider, ver addrs.Version) recordPaths {
-	return recordPaths{layout.SumsPath(p, ver), layout.SignaturePath(p, ver), layout.ProvenancePath(p, ver)}
+// noRecord judges a release whose mirror keeps no provenance: only the
+// hashes the mirror lists vouch for its packages, which the trust policy
+// accepts with a warning or refuses.
+func (v *Verifier) noRecord(r *VerifyReport, where string, p addrs.Provider, ver addrs.Version, recErr error) {
+	_, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, Evidence{HashesOnly: v.Mirror.Location()})
+	if err != nil {
+		r.problem(where, "no provenance kept for this release, so nothing ties its packages to the origin's signature: %v", err)
+		return
+	}
+	r.warn(where, "no provenance kept for this release, so its origin cannot be re-verified and only the hashes listed vouch for its packages (%s): %v", AdviceRefuseUnsigned, recErr)
 }
 
 // verifyRecord re-authenticates the kept SHA256SUMS, signature and keys
 // under the trust policy, and checks the recorded signer; problems are
-// reported at.
-func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Version, rec layout.Record, at recordPaths) hashing.Sums {
+// reported where the listing says.
+func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Version, rec layout.Record, at layout.Listing) hashing.Sums {
 	verdict, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, KeptEvidence(rec))
 	var verr *VerificationError
 	if errors.As(err, &verr) {
 		switch verr.Evidence {
 		case EvidenceSignature:
-			r.problem(at.signature, "the kept signature does not verify against the kept keys: %v", err)
+			r.problem(at.Signature, "the kept signature does not verify against the kept keys: %v", err)
 		case EvidenceSigner:
-			r.problem(at.provenance, "%v", err)
+			r.problem(at.Provenance, "%v", err)
 		default:
-			r.problem(at.sums, "%v", err)
+			r.problem(at.Sums, "%v", err)
 		}
 		return verdict.Sums
 	}
 	if err != nil {
-		r.problem(at.sums, "%v", err)
+		r.problem(at.Sums, "%v", err)
 		return nil
 	}
 	for _, w := range verdict.Warnings {
-		r.Accepted = append(r.Accepted, Problem{Path: at.sums, Message: w})
+		r.Accepted = append(r.Accepted, Problem{Path: at.Sums, Message: w})
 	}
 	if rec.Provenance.KeyID != "" && verdict.Signer.KeyID != rec.Provenance.KeyID {
-		r.problem(at.provenance, "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, verdict.Signer.KeyID)
+		r.problem(at.Provenance, "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, verdict.Signer.KeyID)
 	}
 	return verdict.Sums
 }
 
-// verifyArchive fetches one listed archive and checks its listed hashes.
-func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, p addrs.Provider, ver addrs.Version, plat string, entry layout.ArchiveEntry) (hashing.ArchiveSums, bool) {
-	docPath := layout.VersionPath(p, ver)
-	rel, ok := archiveRel(r, p, ver, plat, entry.URL)
-	if !ok {
-		return hashing.ArchiveSums{}, false
-	}
-	computed, err := treeArchiveSums(ctx, v.Mirror, rel, v.Limits, v.TempDir)
+// verifyArchive reads one listed archive and checks the hashes listed for
+// it.
+func (v *Verifier) verifyArchive(ctx context.Context, r *VerifyReport, pkg Package, where string, listed layout.ListedPackage) (hashing.ArchiveSums, bool) {
+	computed, err := archiveSums(ctx, v.Mirror, pkg, v.Limits, v.TempDir)
 	if err != nil {
-		r.problem(rel, "%s archive: %v", plat, err)
+		r.problem(listed.Archive, "%s archive: %v", pkg.Platform, err)
 		return hashing.ArchiveSums{}, false
-	}
-	if len(entry.Hashes) == 0 {
-		r.problem(docPath, "%s lists no hashes: clients would install it unverified", plat)
 	}
 	known := computed.All()
-	for _, h := range entry.Hashes {
+	for _, h := range listed.Hashes {
 		if !slices.Contains(known, h) {
-			r.problem(docPath, "%s lists %s, which does not match %s (its hashes are %v)", plat, h, rel, known)
+			r.problem(where, "%s lists %s, which does not match %s (its hashes are %v)", pkg.Platform, h, listed.Archive, known)
 		}
 	}
 	return computed, true
 }
 
-// archiveRel returns where in the mirror a release's archive is, from
-// the url its version document lists. Clients resolve a relative url
-// against the version document, so the only one that names this
-// release's archive is its own name, layout.ArchiveName: any other
-// relative url names a file outside the release or another package's
-// archive, which is a problem. An absolute url (a scheme, or a leading
-// "/") is outside this mirror, as other tools may write: a warning, not
-// checked.
-func archiveRel(r *VerifyReport, p addrs.Provider, ver addrs.Version, plat, rawURL string) (string, bool) {
-	docPath := layout.VersionPath(p, ver)
-	if isAbsoluteURL(rawURL) {
-		r.warn(docPath, "%s: url %q is not in this mirror; not checked", plat, rawURL)
-		return "", false
-	}
-	platform, err := addrs.ParsePlatform(plat)
-	if err != nil {
-		r.problem(docPath, "archive %q: %v", plat, err)
-		return "", false
-	}
-	if own := layout.ArchiveName(p, ver, platform); rawURL != own {
-		r.problem(docPath, "%s: url %q is not this release's own archive %q: relative to this document it names a file outside the release or another package's archive", plat, rawURL, own)
-		return "", false
-	}
-	return layout.ArchivePath(p, ver, platform), true
-}
-
-// isAbsoluteURL reports a url with a scheme or a leading "/": one that
-// does not resolve against the version document's directory.
-func isAbsoluteURL(rawURL string) bool {
-	if strings.HasPrefix(rawURL, "/") {
-		return true
-	}
-	u, err := url.Parse(rawURL)
-	return err == nil && u.Scheme != ""
-}
-
 // checkProvenance ties an archive to the signed SHA256SUMS it came with.
-func (v *Verifier) checkProvenance(r *VerifyReport, docPath, plat string, prov layout.Provenance, sums hashing.Sums, computed hashing.ArchiveSums) {
+func (v *Verifier) checkProvenance(r *VerifyReport, where, plat string, prov layout.Provenance, sums hashing.Sums, computed hashing.ArchiveSums) {
 	a, ok := prov.Archives[plat]
 	if !ok {
-		r.problem(docPath, "%s is not in the release's provenance record", plat)
+		r.problem(where, "%s is not in the release's provenance record", plat)
 		return
 	}
 	if a.H1 != computed.H1Unpacked {
-		r.problem(docPath, "%s: provenance records %s, the archive unpacks to %s", plat, a.H1, computed.H1Unpacked)
+		r.problem(where, "%s: provenance records %s, the archive unpacks to %s", plat, a.H1, computed.H1Unpacked)
 	}
 	if sums == nil {
 		return
 	}
 	listed, ok := sums[a.Filename]
 	if !ok {
-		r.problem(docPath, "%s: the kept SHA256SUMS has no line for %q", plat, a.Filename)
+		r.problem(where, "%s: the kept SHA256SUMS has no line for %q", plat, a.Filename)
 		return
 	}
 	if hashing.ZH(listed) != computed.ZH {
-		r.problem(docPath, "%s: the archive is %s, but the signed SHA256SUMS says %s", plat, computed.ZH, hashing.ZH(listed))
+		r.problem(where, "%s: the archive is %s, but the signed SHA256SUMS says %s", plat, computed.ZH, hashing.ZH(listed))
 	}
 }

@@ -14,11 +14,26 @@ import (
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// verifyModules checks every module version of the mirror: its record
-// parses, its package is the recorded bytes, and the package unpacks as a
-// module directory (no escaping name, no link) within the limits.
+// moduleLister is a mirror that lists the module versions it holds, with
+// their records (a tree); a registry lists none.
+type moduleLister interface {
+	Modules(ctx context.Context) ([]addrs.Module, error)
+	ModuleVersions(ctx context.Context, m addrs.Module) (addrs.VersionList, error)
+	ReadModuleRecord(ctx context.Context, m addrs.Module, v addrs.Version) (layout.ModuleRecord, error)
+	OpenModuleArchive(ctx context.Context, m addrs.Module, v addrs.Version) (io.ReadCloser, error)
+	LocalPath(rel string) (string, bool)
+}
+
+// verifyModules checks every module version of a mirror that lists them:
+// its record parses, its package is the recorded bytes, and the package
+// unpacks as a module directory (no escaping name, no link) within the
+// limits.
 func (v *Verifier) verifyModules(ctx context.Context, r *VerifyReport) error {
-	modules, err := v.Mirror.Modules(ctx)
+	ml, ok := v.Mirror.(moduleLister)
+	if !ok {
+		return nil
+	}
+	modules, err := ml.Modules(ctx)
 	if err != nil {
 		return fmt.Errorf("list modules: %w", err)
 	}
@@ -27,7 +42,7 @@ func (v *Verifier) verifyModules(ctx context.Context, r *VerifyReport) error {
 			return ctx.Err()
 		}
 		r.Modules++
-		versions, err := v.Mirror.ModuleVersions(ctx, m)
+		versions, err := ml.ModuleVersions(ctx, m)
 		if err != nil {
 			r.problem(layout.ModuleIndexPath(m), "%v", err)
 			continue
@@ -37,31 +52,31 @@ func (v *Verifier) verifyModules(ctx context.Context, r *VerifyReport) error {
 		}
 		for _, ver := range versions {
 			r.ModuleVersions++
-			v.verifyModuleVersion(ctx, r, m, ver)
+			v.verifyModuleVersion(ctx, r, ml, m, ver)
 		}
 	}
 	return nil
 }
 
-func (v *Verifier) verifyModuleVersion(ctx context.Context, r *VerifyReport, m addrs.Module, ver addrs.Version) {
-	rec, err := v.Mirror.ReadModuleRecord(ctx, m, ver)
+func (v *Verifier) verifyModuleVersion(ctx context.Context, r *VerifyReport, ml moduleLister, m addrs.Module, ver addrs.Version) {
+	rec, err := ml.ReadModuleRecord(ctx, m, ver)
 	if err != nil {
 		r.problem(layout.ModuleRecordPath(m, ver), "%v", err)
 		return
 	}
 	rel := layout.ModuleArchivePath(m, ver)
-	if err := v.checkModulePackage(ctx, m, ver, rec); err != nil {
+	if err := v.checkModulePackage(ctx, ml, m, ver, rec); err != nil {
 		r.problem(rel, "module %s %s: %v", m.ForDisplay(), ver, err)
 	}
 }
 
 // checkModulePackage copies the package to a temporary file (or reads it
 // in place), checks its digest against the record and its entries.
-func (v *Verifier) checkModulePackage(ctx context.Context, m addrs.Module, ver addrs.Version, rec layout.ModuleRecord) error {
+func (v *Verifier) checkModulePackage(ctx context.Context, ml moduleLister, m addrs.Module, ver addrs.Version, rec layout.ModuleRecord) error {
 	rel := layout.ModuleArchivePath(m, ver)
-	local, ok := v.Mirror.LocalPath(rel)
+	local, ok := ml.LocalPath(rel)
 	if !ok {
-		body, err := v.Mirror.OpenModuleArchive(ctx, m, ver)
+		body, err := ml.OpenModuleArchive(ctx, m, ver)
 		if errors.Is(err, fs.ErrNotExist) {
 			return errMissing
 		}

@@ -105,7 +105,7 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 	if err := outs.checkRegistries(ctx, in.reqs); err != nil {
 		return err
 	}
-	if len(outs.registries(false)) > 0 {
+	if outs.hasRegistry() {
 		// Shards that pushed platforms of one version into a registry
 		// would race on its tag.
 		opts.Builder.Shard.ByVersion = true
@@ -118,7 +118,7 @@ func Run(ctx context.Context, opts Options, hooks Hooks) (err error) {
 		return err
 	}
 	opts.Builder.Cooldown = cooldown
-	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Trees: outs.trees(), Registries: outs.registries(opts.Destinations.OverwriteOCITags), Options: opts.Builder}
+	b := &mirror.Builder{Source: opts.Source, Checker: opts.Checker, Dests: outs.dests(opts.Destinations.OverwriteOCITags), Options: opts.Builder}
 	plan, err := b.Plan(ctx, in.reqs)
 	if err != nil {
 		return fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)

@@ -38,7 +38,7 @@ func buildModules(ctx context.Context, opts Options, in inputs, outs outputs, wo
 	}
 	mb := &mirror.ModuleBuilder{
 		Source: opts.Modules.Source, Fetcher: opts.Modules.Fetcher, Calls: opts.Modules.Calls,
-		Trees: outs.trees(), Registries: outs.moduleRegistries(opts.Destinations.OverwriteOCITags), Work: work, Parallel: opts.Builder.Parallel, Limits: opts.Modules.Limits,
+		Dests: outs.dests(opts.Destinations.OverwriteOCITags), Work: work, Parallel: opts.Builder.Parallel, Limits: opts.Modules.Limits,
 		Recheck: opts.Modules.Recheck, DryRun: dryRun, OnResult: opts.Modules.OnResult, Cooldown: opts.Builder.Cooldown,
 	}
 	mb.Build(ctx, in.modules, report)

@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/dest"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/s3store"
@@ -93,26 +96,27 @@ func (outs outputs) packages() mirror.Packages {
 	return outs[0].Tree
 }
 
-// registries are the destinations that are OCI registries or layouts.
-func (outs outputs) registries(overwrite bool) []mirror.Registry {
-	var regs []mirror.Registry
+// dests are the destinations as the build publishes into them, in order.
+func (outs outputs) dests(overwrite bool) []mirror.Destination {
+	var dests []mirror.Destination
 	for _, o := range outs {
 		if o.OCI != nil {
-			regs = append(regs, ociRegistry{s: o.OCI, overwrite: overwrite})
+			dests = append(dests, o.OCI.Destination(overwrite))
+		} else {
+			dests = append(dests, o.Tree.Destination())
 		}
 	}
-	return regs
+	return dests
 }
 
-// moduleRegistries are the OCI destinations, for module packages.
-func (outs outputs) moduleRegistries(overwrite bool) []mirror.ModuleRegistry {
-	var regs []mirror.ModuleRegistry
+// hasRegistry reports whether a destination is an OCI registry or layout.
+func (outs outputs) hasRegistry() bool {
 	for _, o := range outs {
 		if o.OCI != nil {
-			regs = append(regs, ociRegistry{s: o.OCI, overwrite: overwrite})
+			return true
 		}
 	}
-	return regs
+	return false
 }
 
 // lock takes every destination's lock, in order, and opens the workspace:
@@ -176,6 +180,36 @@ func (outs outputs) materialize(ctx context.Context, work *layout.Workspace, kin
 		}
 		if err := layout.Materialize(ctx, o.Tree, work, o.Dir, kind, limits); err != nil {
 			return fmt.Errorf("write the %s filesystem mirror %s: %w", kind, o.Dir, err)
+		}
+	}
+	return nil
+}
+
+// checkRegistries fails a build before any download when an OCI
+// destination cannot take it: a repository template that does not give
+// each required provider a repository of its own (an input error), or a
+// registry that cannot be reached or refuses the credentials, asked once
+// per registry host.
+func (outs outputs) checkRegistries(ctx context.Context, reqs []mirror.Requirement) error {
+	for _, o := range outs {
+		if o.OCI == nil {
+			continue
+		}
+		hosts := map[string]addrs.Provider{} // a provider per registry host
+		for _, req := range reqs {
+			repo, err := o.OCI.Repository(req.Provider)
+			if err != nil {
+				return &InputError{fmt.Errorf("--out %s: %w", o.Ref, err)}
+			}
+			host, _, _ := strings.Cut(repo, "/")
+			if _, seen := hosts[host]; !seen {
+				hosts[host] = req.Provider
+			}
+		}
+		for _, host := range slices.Sorted(maps.Keys(hosts)) {
+			if err := o.OCI.Ping(ctx, hosts[host]); err != nil {
+				return fmt.Errorf("nothing was downloaded: %w", err)
+			}
 		}
 	}
 	return nil

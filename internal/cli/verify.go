@@ -129,7 +129,7 @@ func verifyMirror(ctx context.Context, env Env, opts verifyOptions, ref string, 
 	if err != nil {
 		return nil, usageError{err}
 	}
-	v := &mirror.RegistryVerifier{Registry: store, Providers: providers, Checker: signing.Checker{}, Trust: trust}
+	v := &mirror.Verifier{Mirror: store, Providers: providers, Checker: signing.Checker{}, Trust: trust}
 	return v.Verify(ctx)
 }
 

@@ -758,24 +758,6 @@ func readRecord(ctx context.Context, t target, index ocispec.Descriptor) (*keptR
 	return kept, nil
 }
 
-// Platforms lists the packages the version's tag names, as OpenTofu
-// reads them: per platform the zh: hash of its archive. A missing tag is
-// an error wrapping fs.ErrNotExist.
-func (s *Store) Platforms(ctx context.Context, p addrs.Provider, v addrs.Version) (map[addrs.Platform]hashing.Hash, error) {
-	rel, found, err := s.Release(ctx, p, v)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, fmt.Errorf("%s: %w", s.Name(p, v), fs.ErrNotExist)
-	}
-	out := make(map[addrs.Platform]hashing.Hash, len(rel.Archives))
-	for _, a := range rel.Archives {
-		out[a.Platform] = a.ZH
-	}
-	return out, nil
-}
-
 // Name is where a version lives, repository:tag, for messages; the
 // template itself when the repository cannot be named.
 func (s *Store) Name(p addrs.Provider, v addrs.Version) string {
