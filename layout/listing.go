@@ -37,7 +37,7 @@ type Listing struct {
 	// Sums, Signature and Provenance name where problems with the kept
 	// origin files are reported.
 	Sums, Signature, Provenance string
-	Problems, Warnings []Problem
+	Problems, Warnings          []Problem
 }
 
 // ListedPackage is one listed package.
