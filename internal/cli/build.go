@@ -23,6 +23,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/netmirror"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/s3store"
+	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -108,7 +109,7 @@ reported (exit 3) with the published package left as it was.`,
 			}
 			opts.configSet = cmd.Flags().Changed("config")
 			opts.outSet = cmd.Flags().Changed("out")
-			opts.netFlagsSet = changedFlags(cmd, config.NetworkFlags...)
+			opts.netFlagsSet = changedFlags(cmd, settings.NetworkFlags...)
 			opts.Dirs = dirs
 			return runBuild(cmd.Context(), env, opts)
 		},
@@ -237,16 +238,16 @@ func (o buildOptions) checkShard() error {
 // addNetworkFlags adds the flags that fill p, with p's values as defaults:
 // retries, timeouts, and the transfer limits (--speed-limit, --speed-time,
 // --max-archive-bytes). cmd.Flags().Changed tells which were given, for
-// settings that the manifest may also make (config.NetworkFlags).
+// settings that the manifest may also make (settings.NetworkFlags).
 func addNetworkFlags(cmd *cobra.Command, p *httpx.Policy) {
 	f := cmd.Flags()
-	f.IntVar(&p.Retries, config.FlagRetries, p.Retries, "how many times to retry a request that failed in a way that may go away (connection error, timeout, stalled or short download, 429 or 5xx), with exponential backoff")
-	f.DurationVar(&p.ConnectTimeout, config.FlagConnectTimeout, p.ConnectTimeout, "time allowed to connect, and to complete the TLS handshake (0: no limit)")
-	f.DurationVar(&p.HeaderTimeout, config.FlagHeaderTimeout, p.HeaderTimeout, "time allowed for a response's headers to arrive after the request is sent (0: no limit)")
-	f.DurationVar(&p.StallTimeout, config.FlagStallTimeout, p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
-	f.Int64Var(&p.SpeedLimit, config.FlagSpeedLimit, p.SpeedLimit, "a download that brings fewer than this many `bytes` a second, on average over --speed-time, is abandoned and retried (0: no limit)")
-	f.DurationVar(&p.SpeedTime, config.FlagSpeedTime, p.SpeedTime, "the window over which --speed-limit is measured (0: no limit)")
-	f.Int64Var(&p.MaxBodyBytes, config.FlagMaxArchiveBytes, p.MaxBodyBytes, "refuse a download longer than this many `bytes`, and stop reading it there (0: no limit)")
+	f.IntVar(&p.Retries, settings.FlagRetries, p.Retries, "how many times to retry a request that failed in a way that may go away (connection error, timeout, stalled or short download, 429 or 5xx), with exponential backoff")
+	f.DurationVar(&p.ConnectTimeout, settings.FlagConnectTimeout, p.ConnectTimeout, "time allowed to connect, and to complete the TLS handshake (0: no limit)")
+	f.DurationVar(&p.HeaderTimeout, settings.FlagHeaderTimeout, p.HeaderTimeout, "time allowed for a response's headers to arrive after the request is sent (0: no limit)")
+	f.DurationVar(&p.StallTimeout, settings.FlagStallTimeout, p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
+	f.Int64Var(&p.SpeedLimit, settings.FlagSpeedLimit, p.SpeedLimit, "a download that brings fewer than this many `bytes` a second, on average over --speed-time, is abandoned and retried (0: no limit)")
+	f.DurationVar(&p.SpeedTime, settings.FlagSpeedTime, p.SpeedTime, "the window over which --speed-limit is measured (0: no limit)")
+	f.Int64Var(&p.MaxBodyBytes, settings.FlagMaxArchiveBytes, p.MaxBodyBytes, "refuse a download longer than this many `bytes`, and stop reading it there (0: no limit)")
 }
 
 // changedFlags reports which of the named flags were given.

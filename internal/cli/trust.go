@@ -9,6 +9,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -29,7 +30,7 @@ func addTrustFlags(cmd *cobra.Command, f *trustFlags) {
 	cmd.Flags().BoolVar(&f.RequireSignatures, "require-signatures", false, "refuse releases without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
 	cmd.PreRun = func(cmd *cobra.Command, _ []string) {
 		f.configSet = cmd.Flags().Changed("config")
-		f.netSet = changedFlags(cmd, config.NetworkFlags...)
+		f.netSet = changedFlags(cmd, settings.NetworkFlags...)
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 
 // TokensFromEnv reads TF_TOKEN_<host> variables from environ with OpenTofu's
 // rules: "__" stands for "-", then "_" for ".", and Unicode or punycode
-// hostnames are both accepted. Malformed names are ignored, as OpenTofu does.
+// hostnames are both accepted. Malformed names are ignored, as OpenTofu does;
+// of two variables for one host the later wins, and an empty one is unset,
+// as for every variable (environ.Env).
 func TokensFromEnv(environ []string) map[addrs.Hostname]string {
 	tokens := make(map[addrs.Hostname]string)
 	for _, kv := range environ {

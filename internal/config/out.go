@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tfmirror/tfmirror/internal/endpoint"
 )
 
 // templateVars let an OCI repository template be written in the manifest
@@ -35,7 +37,14 @@ func decodeOut(attr *hcl.Attribute, dir string) ([]string, hcl.Diagnostics) {
 		if strings.TrimSpace(ref) == "" {
 			return nil, errAt(attr.Expr.Range(), "Empty destination", "out names directories, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY.")
 		}
-		if !strings.Contains(ref, "://") && !filepath.IsAbs(ref) {
+		loc, err := endpoint.Parse(ref)
+		if err == nil {
+			err = loc.Accept("out", endpoint.Dir, endpoint.S3, endpoint.OCI, endpoint.OCILayout)
+		}
+		if err != nil {
+			return nil, errAt(attr.Expr.Range(), "Invalid destination", err.Error())
+		}
+		if loc.Kind == endpoint.Dir && !filepath.IsAbs(ref) {
 			ref = filepath.Join(dir, ref)
 		}
 		for _, o := range out {

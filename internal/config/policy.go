@@ -6,27 +6,9 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/mirror"
 )
-
-// Flag names of the settings the command line can override; set in
-// NetworkPolicy says which of them were given.
-const (
-	FlagRetries         = "retries"
-	FlagConnectTimeout  = "connect-timeout"
-	FlagHeaderTimeout   = "header-timeout"
-	FlagStallTimeout    = "stall-timeout"
-	FlagSpeedLimit      = "speed-limit"
-	FlagSpeedTime       = "speed-time"
-	FlagMaxArchiveBytes = "max-archive-bytes"
-)
-
-// NetworkFlags names every flag NetworkPolicy takes from the command line
-// when it was given.
-var NetworkFlags = []string{
-	FlagRetries, FlagConnectTimeout, FlagHeaderTimeout, FlagStallTimeout,
-	FlagSpeedLimit, FlagSpeedTime, FlagMaxArchiveBytes,
-}
 
 // NetworkPolicy is the policy a command's requests run with (retries,
 // timeouts and the transfer limits of speed and size): the defaults, then
@@ -45,16 +27,16 @@ func (s Settings) NetworkPolicy(flags httpx.Policy, set map[string]bool) httpx.P
 			*d.to = *d.from
 		}
 	}
-	if set[FlagRetries] {
+	if set[settings.FlagRetries] {
 		p.Retries = flags.Retries
 	}
-	if set[FlagConnectTimeout] {
+	if set[settings.FlagConnectTimeout] {
 		p.ConnectTimeout = flags.ConnectTimeout
 	}
-	if set[FlagHeaderTimeout] {
+	if set[settings.FlagHeaderTimeout] {
 		p.HeaderTimeout = flags.HeaderTimeout
 	}
-	if set[FlagStallTimeout] {
+	if set[settings.FlagStallTimeout] {
 		p.StallTimeout = flags.StallTimeout
 	}
 	return s.transferLimits(p, flags, set)
@@ -72,13 +54,13 @@ func (s Settings) transferLimits(p, flags httpx.Policy, set map[string]bool) htt
 	if s.MaxArchiveBytes != nil {
 		p.MaxBodyBytes = *s.MaxArchiveBytes
 	}
-	if set[FlagSpeedLimit] {
+	if set[settings.FlagSpeedLimit] {
 		p.SpeedLimit = flags.SpeedLimit
 	}
-	if set[FlagSpeedTime] {
+	if set[settings.FlagSpeedTime] {
 		p.SpeedTime = flags.SpeedTime
 	}
-	if set[FlagMaxArchiveBytes] {
+	if set[settings.FlagMaxArchiveBytes] {
 		p.MaxBodyBytes = flags.MaxBodyBytes
 	}
 	return p

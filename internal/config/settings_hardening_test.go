@@ -6,6 +6,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
 // RequestPolicy: defaults, then the manifest, then the flags given.
@@ -26,7 +27,7 @@ func TestRequestPolicyPrecedence(t *testing.T) {
 		t.Errorf("manifest: %+v", p)
 	}
 	set := map[string]bool{}
-	for _, f := range config.NetworkFlags {
+	for _, f := range settings.NetworkFlags {
 		set[f] = true
 	}
 	p = m.Settings.NetworkPolicy(flags, set)

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 
+	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -122,11 +123,21 @@ func (u *Upstream) resolve(dir string) error {
 			return fmt.Errorf("%q: write the repository template as in OpenTofu, without a scheme", u.Location)
 		}
 		u.Location = "oci://" + u.Location
-	case strings.Contains(u.Location, "://"):
-		if u.Kind == "filesystem_mirror" {
-			return fmt.Errorf("%q: a filesystem mirror is a directory", u.Location)
-		}
-	case !filepath.IsAbs(u.Location):
+	}
+	loc, err := endpoint.Parse(u.Location)
+	if err != nil {
+		return err
+	}
+	switch u.Kind {
+	case "filesystem_mirror":
+		err = loc.Accept("a filesystem_mirror's path", endpoint.Dir)
+	case "network_mirror":
+		err = loc.Accept("a network_mirror's url", endpoint.HTTP, endpoint.Dir)
+	}
+	if err != nil {
+		return err
+	}
+	if loc.Kind == endpoint.Dir && !filepath.IsAbs(u.Location) {
 		u.Location = filepath.Join(dir, u.Location)
 	}
 	return nil

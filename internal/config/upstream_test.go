@@ -53,7 +53,7 @@ provider_installation {
 func TestProviderInstallationErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ text, want string }{
 		"oci with a scheme":    {`oci_mirror { repository_template = "oci://r.example.com/${namespace}/${type}" }`, "without a scheme"},
-		"filesystem as a URL":  {`filesystem_mirror { path = "https://example.com/" }`, "a filesystem mirror is a directory"},
+		"filesystem as a URL":  {`filesystem_mirror { path = "https://example.com/" }`, "a filesystem_mirror's path takes a directory"},
 		"two direct blocks":    {"direct {}\ndirect {}", "Duplicate direct block"},
 		"bad pattern":          {`direct { include = ["hashicorp/aws"] }`, "want HOST/NAMESPACE/TYPE"},
 		"wildcard then a name": {`direct { exclude = ["*/hashicorp/*"] }`, "may only be followed by more *"},

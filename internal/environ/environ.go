@@ -6,8 +6,10 @@
 package environ
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/http/httpproxy"
@@ -36,6 +38,16 @@ func (e Env) First(keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// List returns the environment in os.Environ's form, sorted by name: for
+// a child process (git).
+func (e Env) List() []string {
+	out := make([]string, 0, len(e))
+	for _, k := range slices.Sorted(maps.Keys(e)) {
+		out = append(out, k+"="+e[k])
+	}
+	return out
 }
 
 // Proxy is the http.Transport proxy function of the environment's

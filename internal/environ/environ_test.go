@@ -45,3 +45,11 @@ func TestProxy(t *testing.T) {
 		}
 	}
 }
+
+func TestList(t *testing.T) {
+	env := Parse([]string{"B=2", "A=1", "B=3"})
+	got := env.List()
+	if len(got) != 2 || got[0] != "A=1" || got[1] != "B=3" {
+		t.Errorf("List = %q; want [A=1 B=3]", got)
+	}
+}

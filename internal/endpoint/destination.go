@@ -1,0 +1,111 @@
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/ocistore"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Destination is a location opened for writing, nothing written yet: the
+// port a build publishes through, and what else a writer may need of it.
+type Destination struct {
+	Ref Ref
+	// Dest is where packages are published.
+	Dest mirror.Destination
+	// Tree is the network tree kept there, and Store its store; both nil
+	// for an OCI registry or image layout, which holds no tree.
+	Tree  *layout.Tree
+	Store layout.Store
+	// Local is the store of a directory (the network tree's), whose
+	// private directory a build stages in; nil for any other.
+	Local *layout.DirStore
+	// Registry is the store of an OCI registry or image layout; nil for a
+	// tree.
+	Registry *ocistore.Store
+}
+
+// Location names the destination in messages, without a secret.
+func (d *Destination) Location() string { return d.Dest.Location() }
+
+// DestinationOptions say how a destination is written.
+type DestinationOptions struct {
+	// Layout is what a directory holds: the network mirror, or a
+	// filesystem mirror (its network tree kept in .tfmirror/store). Any
+	// other destination holds the network layout only.
+	Layout layout.Kind
+	// OverwriteOCITags lets a registry's version tag be re-pointed at
+	// other packages than it names.
+	OverwriteOCITags bool
+}
+
+// OpenDestination opens ref for writing, without writing anything yet.
+// A directory is created when first written; an http(s):// mirror cannot
+// be written (publish a directory to the web server instead).
+func OpenDestination(ctx context.Context, ref Ref, opts DestinationOptions, s Settings) (*Destination, error) {
+	if opts.Layout == "" {
+		opts.Layout = layout.Network
+	}
+	if ref.Kind != Dir && opts.Layout != layout.Network {
+		return nil, inputerr.Wrap(fmt.Errorf("%s: %s holds a network mirror; --layout %s needs a directory", ref, ref.Kind, opts.Layout))
+	}
+	switch ref.Kind {
+	case Dir:
+		store, err := layout.NewDirStore(layout.NetworkRoot(ref.Path, opts.Layout))
+		if err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("%s: %w", ref, err))
+		}
+		tree := layout.NewTree(store)
+		return &Destination{Ref: ref, Dest: tree.Destination(), Tree: tree, Store: store, Local: store}, nil
+	case S3:
+		store, err := openS3(ctx, ref, s)
+		if err != nil {
+			return nil, err
+		}
+		tree := layout.NewTree(store)
+		return &Destination{Ref: ref, Dest: tree.Destination(), Tree: tree, Store: store}, nil
+	case OCI, OCILayout:
+		store, err := openOCI(ctx, ref, s)
+		if err != nil {
+			return nil, err
+		}
+		return &Destination{Ref: ref, Dest: store.Destination(opts.OverwriteOCITags), Registry: store}, nil
+	}
+	return nil, ref.Accept("a destination", Dir, S3, OCI, OCILayout)
+}
+
+// OpenTree opens a mirror tree for writing: a directory or a bucket (a
+// registry holds no tree). A directory must hold a network mirror, or be
+// empty or missing when create is set.
+func OpenTree(ctx context.Context, ref Ref, create bool, s Settings) (*Destination, error) {
+	if err := ref.Accept("the mirror", Dir, S3); err != nil {
+		return nil, err
+	}
+	if ref.Kind == Dir {
+		switch layout.ExistingKind(ref.Path) {
+		case layout.Filesystem:
+			return nil, inputerr.Wrap(fmt.Errorf("%s is a filesystem mirror (built with --layout packed or unpacked); this needs a network mirror's files", ref))
+		case "":
+			if !create {
+				if _, err := layout.OpenExisting(ref.Path); err != nil {
+					return nil, inputerr.Wrap(err)
+				}
+			}
+		}
+	}
+	return OpenDestination(ctx, ref, DestinationOptions{}, s)
+}
+
+// Lock takes the destination's writer lock in mode, waiting up to wait
+// for the writers it excludes, and returns its release. An OCI registry
+// or layout has no lock: concurrent pushes merge under the tag.
+func (d *Destination) Lock(ctx context.Context, wait time.Duration, mode layout.LockMode) (func() error, error) {
+	if d.Store == nil {
+		return func() error { return nil }, nil
+	}
+	return d.Store.Lock(ctx, wait, mode)
+}

@@ -1,0 +1,227 @@
+// Package endpoint is the one opener of locations: it parses what a user
+// names (Parse: a directory, an http(s):// mirror, s3://BUCKET/PREFIX/,
+// oci://REPOSITORY_TEMPLATE, oci-layout://DIRECTORY, with near misses
+// refused), and opens it as what a command needs, with the one settings
+// value every command builds (package settings): a mirror to read
+// (OpenMirror, OpenUpstream), a source of packages (OpenSource), a
+// destination to publish into (OpenDestination), the origin registries
+// (OpenRegistry) and the fetcher of module locations (OpenModuleFetcher).
+// Every client it makes presents the same credentials, client
+// certificates, CA and proxies, with the same time limits and retries.
+//
+// It owns naming and opening, nothing else: what is written and in which
+// order is the tree's (package layout) or the registry's (ocistore); what
+// is trusted is mirror's.
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/opentofu/svchost"
+
+	"github.com/tfmirror/tfmirror/internal/fsmirror"
+	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/modfetch"
+	"github.com/tfmirror/tfmirror/internal/netmirror"
+	"github.com/tfmirror/tfmirror/internal/ocistore"
+	"github.com/tfmirror/tfmirror/internal/registry"
+	"github.com/tfmirror/tfmirror/internal/s3store"
+	"github.com/tfmirror/tfmirror/internal/settings"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Settings is the value every opener takes.
+type Settings = settings.Settings
+
+// Mirror is a built mirror opened for reading: a tree (a directory, an
+// http(s):// mirror, a bucket) or a registry (OCI).
+type Mirror interface {
+	mirror.Packages
+	mirror.Listed
+}
+
+// OpenMirror opens a built mirror for reading. A directory must exist; a
+// filesystem mirror's network tree is read from its private directory.
+func OpenMirror(ctx context.Context, ref Ref, s Settings) (Mirror, error) {
+	switch ref.Kind {
+	case Dir:
+		tree, err := layout.OpenExisting(layout.NetworkTreeOf(ref.Path))
+		if err != nil {
+			return nil, inputerr.Wrap(err)
+		}
+		return tree, nil
+	case HTTP:
+		client, err := mirrorClient(ref, s)
+		if err != nil {
+			return nil, err
+		}
+		return layout.NewTree(client), nil
+	case S3:
+		store, err := openS3(ctx, ref, s)
+		if err != nil {
+			return nil, err
+		}
+		return layout.NewTree(store), nil
+	case OCI, OCILayout:
+		return openOCI(ctx, ref, s)
+	}
+	return nil, inputerr.Wrap(fmt.Errorf("%s: %s cannot be read as a mirror", ref, ref.Kind))
+}
+
+// OpenUpstream opens a mirror as an upstream of a build or a lock: what
+// it kept of each release's origin (a mirror tfmirror built), checked as
+// the origin's, and where it may hold releases it keeps nothing of (a
+// network or filesystem mirror another tool made), their hashes alone:
+// those a network mirror lists, or those of what a filesystem mirror
+// holds. hashed is nil for a mirror that vouches with provenance only.
+func OpenUpstream(ctx context.Context, name string, ref Ref, s Settings) (packages mirror.Packages, hashed *mirror.HashedSource, err error) {
+	switch ref.Kind {
+	case Dir:
+		r, err := fsmirror.Open(ref.Path, s.ZipLimits)
+		if err != nil {
+			return nil, nil, inputerr.Wrap(err)
+		}
+		hashed = &mirror.HashedSource{Name: name, Upstream: r}
+		kind := layout.ExistingKind(ref.Path)
+		if kind == "" {
+			return hashed.Packages(), hashed, nil
+		}
+		tree, err := layout.OpenExisting(layout.NetworkRoot(ref.Path, kind))
+		if err != nil {
+			return nil, nil, inputerr.Wrap(err)
+		}
+		return tree, hashed, nil
+	case HTTP:
+		client, err := mirrorClient(ref, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		return layout.NewTree(client), &mirror.HashedSource{Name: name, Upstream: netmirror.NewHashed(client)}, nil
+	}
+	m, err := OpenMirror(ctx, ref, s)
+	return m, nil, err
+}
+
+// OpenSource is where a build gets its packages: the origin registries;
+// with from, a mirror already built (whose kept SHA256SUMS, signature and
+// keys are checked as the origin's); or, with upstreams in the settings,
+// each provider from the first upstream that takes it, as OpenTofu's
+// provider_installation block routes it.
+func OpenSource(ctx context.Context, from *Ref, s Settings) (mirror.Source, error) {
+	if from != nil {
+		packages, err := OpenMirror(ctx, *from, s)
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		return &mirror.MirrorSource{Mirror: packages}, nil
+	}
+	if len(s.Upstreams) == 0 {
+		return OpenRegistry(s)
+	}
+	routed := &mirror.RoutedSource{}
+	for _, u := range s.Upstreams {
+		route := mirror.Route{Name: u.Name(), Include: u.Include, Exclude: u.Exclude}
+		if u.Kind == "direct" {
+			client, err := OpenRegistry(s)
+			if err != nil {
+				return nil, err
+			}
+			route.Source = client
+			routed.Routes = append(routed.Routes, route)
+			continue
+		}
+		ref, err := Parse(u.Location)
+		if err != nil {
+			return nil, fmt.Errorf("provider_installation: %s: %w", u.Name(), err)
+		}
+		packages, hashed, err := OpenUpstream(ctx, u.Name(), ref, s)
+		if err != nil {
+			return nil, fmt.Errorf("provider_installation: %s: %w", u.Name(), err)
+		}
+		route.Source = &mirror.MirrorSource{Mirror: packages, Hashed: hashed}
+		routed.Routes = append(routed.Routes, route)
+	}
+	return routed, nil
+}
+
+// OpenRegistry returns the client of the origin registries (providers.v1
+// and modules.v1), with the settings' host blocks and credentials.
+func OpenRegistry(s Settings) (*registry.Client, error) {
+	transport, err := httpx.NewRoundTripper(s.HTTP(), s.Net)
+	if err != nil {
+		return nil, err
+	}
+	return registry.New(registry.Config{
+		Fetcher:   httpx.NewFetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s.Net),
+		Discovery: httpx.NewClient(transport, s.UserAgent, 3, 11*time.Second),
+		Services:  s.Services,
+		Tokens:    s.Tokens,
+	}), nil
+}
+
+// OpenModuleFetcher returns the fetcher of module locations (https
+// archives and git): the same TLS trust, client certificates and proxies
+// as every other client, and the registries' credentials, each only for
+// its own host.
+func OpenModuleFetcher(s Settings) (*modfetch.Fetcher, error) {
+	httpEnv := s.HTTP()
+	transport, err := httpx.NewRoundTripper(httpEnv, s.Net)
+	if err != nil {
+		return nil, err
+	}
+	return modfetch.New(modfetch.Config{
+		HTTP: httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0),
+		// git presents what the archives' transport presents
+		ClientCertificates: httpEnv.ClientCertificates,
+		Environ:            s.Env.List(),
+		Credentials: func(host string) (string, bool) {
+			h, err := svchost.ForComparison(host)
+			if token, ok := s.Tokens[h]; err == nil && ok {
+				return "Bearer " + token, true
+			}
+			return "", false
+		},
+		MaxDownloadBytes: s.Net.MaxBodyBytes,
+		Limits:           s.ModuleLimits,
+	}), nil
+}
+
+// mirrorClient reads a published mirror. Requests have no overall time
+// limit (archives can be large); the policy's timeouts catch stalls.
+func mirrorClient(ref Ref, s Settings) (*netmirror.Client, error) {
+	if u, err := url.Parse(ref.Raw); err != nil || u.Host == "" {
+		return nil, inputerr.Wrap(fmt.Errorf("%s: not a URL with a host", ref))
+	}
+	transport, err := httpx.NewRoundTripper(s.HTTP(), s.Net)
+	if err != nil {
+		return nil, err
+	}
+	client, err := netmirror.New(ref.Raw, httpx.NewFetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s.Net))
+	if err != nil {
+		return nil, inputerr.Wrap(err)
+	}
+	return client, nil
+}
+
+func openS3(ctx context.Context, ref Ref, s Settings) (*s3store.Store, error) {
+	if _, _, err := s3store.ParseURI(ref.Raw); err != nil {
+		return nil, inputerr.Wrap(err)
+	}
+	return s3store.New(ctx, ref.Raw, s3store.Config{Environ: s.Env.List()}) // the store's errors name the bucket
+}
+
+func openOCI(ctx context.Context, ref Ref, s Settings) (*ocistore.Store, error) {
+	store, err := ocistore.New(ctx, ref.Raw, ocistore.Config{
+		Environ: s.Env.List(), UserAgent: s.UserAgent, Parallel: s.Parallel, ClientCertificates: s.ClientCertificates,
+		Retries: s.Net.Retries, ConnectTimeout: s.Net.ConnectTimeout, HeaderTimeout: s.Net.HeaderTimeout,
+	})
+	if err != nil {
+		return nil, inputerr.Wrap(err) // a template or layout path that cannot be used
+	}
+	return store, nil
+}
