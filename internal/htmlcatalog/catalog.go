@@ -17,6 +17,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -173,7 +174,7 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 			g.Go(func() error { return r.version(gctx, p, vv, j < r.detailed()) })
 		}
 		g.Go(func() error {
-			return r.offers(gctx, replica.VersionsPath(p), "providers.v1", "/"+replica.ServicesPath(p.Hostname), &pv.replica)
+			return r.offers(gctx, replica.VersionsPath(p), regproto.ProvidersV1, "/"+replica.ServicesPath(p.Hostname), &pv.replica)
 		})
 	}
 	for i, m := range modules {
@@ -182,7 +183,7 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 			g.Go(func() error { return r.moduleVersion(gctx, m, vv, j < r.detailed()) })
 		}
 		g.Go(func() error {
-			return r.offers(gctx, replica.ModuleVersionsPath(m), "modules.v1", "/"+replica.ModuleServicesPath(m.Host), &mv.replica)
+			return r.offers(gctx, replica.ModuleVersionsPath(m), regproto.ModulesV1, "/"+replica.ModuleServicesPath(m.Host), &mv.replica)
 		})
 	}
 	if err := g.Wait(); err != nil {
