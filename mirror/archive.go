@@ -59,9 +59,7 @@ func treeArchiveSums(ctx context.Context, t *layout.Tree, rel string, limits has
 // opening it) through a temporary file in tempDir ("" means the
 // system's) that is removed after.
 func streamSums(body io.ReadCloser, err error, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
+	limits = limits.WithDefaults()
 	if errors.Is(err, fs.ErrNotExist) {
 		return hashing.ArchiveSums{}, errMissing
 	}
@@ -86,9 +84,7 @@ func streamSums(body io.ReadCloser, err error, limits hashing.ZipLimits, tempDir
 }
 
 func localArchiveSums(local string, limits hashing.ZipLimits) (hashing.ArchiveSums, error) {
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
+	limits = limits.WithDefaults()
 	sum, _, err := hashing.HashFile(local)
 	if errors.Is(err, fs.ErrNotExist) {
 		return hashing.ArchiveSums{}, errMissing
