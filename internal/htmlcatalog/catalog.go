@@ -246,7 +246,7 @@ func (r *reader) provider(ctx context.Context, p addrs.Provider) (*providerView,
 		return nil, nil, err
 	}
 	var problems []string
-	pv := &providerView{Address: p.String(), host: p.Hostname, Index: href(layout.IndexPath(p))}
+	pv := &providerView{section: section[*versionView]{kind: "provider", Address: p.String(), host: p.Hostname, Index: href(layout.IndexPath(p))}}
 	var list addrs.VersionList
 	for raw := range idx.Versions {
 		v, err := addrs.ParseVersion(raw)
@@ -354,7 +354,7 @@ func (r *reader) module(ctx context.Context, m addrs.Module) (*moduleView, error
 	if err != nil {
 		return nil, err
 	}
-	mv := &moduleView{Address: m.String(), Source: m.ForDisplay(), host: m.Host, Index: href(layout.ModuleIndexPath(m))}
+	mv := &moduleView{section: section[*moduleVersionView]{kind: "module", Address: m.String(), host: m.Host, Index: href(layout.ModuleIndexPath(m))}, Source: m.ForDisplay()}
 	for _, v := range slices.Backward(versions) {
 		mv.all = append(mv.all, &moduleVersionView{Version: v.String(), Doc: href(layout.ModuleRecordPath(m, v)), Href: href(layout.ModuleArchivePath(m, v))})
 	}
