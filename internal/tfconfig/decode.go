@@ -353,17 +353,11 @@ func checkConfigurationAliases(name string, expr hcl.Expression, diags *hcl.Diag
 			ok = false
 			continue
 		}
-		if len(trav) != 2 {
-			*diags = append(*diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid configuration_aliases value",
-				Detail:   "Configuration aliases can only contain references to local provider configuration names in the format of provider.alias",
-				Subject:  item.Range().Ptr(),
-			})
-			ok = false
-			continue
+		isAlias := len(trav) == 2
+		if isAlias {
+			_, isAlias = trav[1].(hcl.TraverseAttr)
 		}
-		if _, isAttr := trav[1].(hcl.TraverseAttr); !isAttr {
+		if !isAlias {
 			*diags = append(*diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid configuration_aliases value",
