@@ -6,7 +6,9 @@ import (
 )
 
 // ZipLimits bound the work of reading an archive, so a zip bomb fails
-// cleanly instead of exhausting CPU or disk.
+// cleanly instead of exhausting CPU or disk. This package's functions take
+// them as given (a zero field allows nothing); callers for which a zero
+// field means the default call WithDefaults.
 type ZipLimits struct {
 	MaxEntries       int   // files and directories
 	MaxUnpackedBytes int64 // sum of the entries' uncompressed sizes
@@ -15,6 +17,18 @@ type ZipLimits struct {
 // DefaultZipLimits fit every real provider package with a wide margin: the
 // largest (hashicorp/aws) unpacks to under 1 GB in a handful of files.
 var DefaultZipLimits = ZipLimits{MaxEntries: 10_000, MaxUnpackedBytes: 4 << 30}
+
+// WithDefaults returns l with its zero (or negative) fields set from
+// DefaultZipLimits.
+func (l ZipLimits) WithDefaults() ZipLimits {
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultZipLimits.MaxEntries
+	}
+	if l.MaxUnpackedBytes <= 0 {
+		l.MaxUnpackedBytes = DefaultZipLimits.MaxUnpackedBytes
+	}
+	return l
+}
 
 // CheckZip refuses an archive that exceeds limits or that cannot be
 // unpacked into a package directory exactly as named (CheckUnpackable: an

@@ -123,3 +123,20 @@ func TestLyingZipIsRefused(t *testing.T) {
 		t.Fatal("an entry that inflates past its declared size was hashed")
 	}
 }
+
+func TestZipLimitsWithDefaults(t *testing.T) {
+	d := DefaultZipLimits
+	for _, tt := range []struct {
+		in, want ZipLimits
+	}{
+		{ZipLimits{}, d},
+		{ZipLimits{MaxEntries: 3}, ZipLimits{MaxEntries: 3, MaxUnpackedBytes: d.MaxUnpackedBytes}},
+		{ZipLimits{MaxUnpackedBytes: 10}, ZipLimits{MaxEntries: d.MaxEntries, MaxUnpackedBytes: 10}},
+		{ZipLimits{MaxEntries: -1, MaxUnpackedBytes: -1}, d},
+		{ZipLimits{MaxEntries: 3, MaxUnpackedBytes: 10}, ZipLimits{MaxEntries: 3, MaxUnpackedBytes: 10}},
+	} {
+		if got := tt.in.WithDefaults(); got != tt.want {
+			t.Errorf("%+v.WithDefaults() = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}

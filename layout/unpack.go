@@ -214,12 +214,7 @@ type packageEntry struct {
 // extractPackage unpacks zipPath into dest, which must not exist, and
 // fsyncs every file and directory it creates.
 func extractPackage(zipPath, dest string, limits hashing.ZipLimits) error {
-	if limits.MaxEntries <= 0 {
-		limits.MaxEntries = hashing.DefaultZipLimits.MaxEntries
-	}
-	if limits.MaxUnpackedBytes <= 0 {
-		limits.MaxUnpackedBytes = hashing.DefaultZipLimits.MaxUnpackedBytes
-	}
+	limits = limits.WithDefaults()
 	zr, err := zip.OpenReader(zipPath)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // insecure names get a precise error below
 		return fmt.Errorf("unpack %s: %w", zipPath, err)

@@ -51,9 +51,7 @@ func archiveSums(ctx context.Context, m Packages, pkg Package, limits hashing.Zi
 // opening it) through a temporary file in tempDir ("" means the
 // system's) that is removed after.
 func streamSums(body io.ReadCloser, err error, limits hashing.ZipLimits, tempDir string) (hashing.ArchiveSums, error) {
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
+	limits = limits.WithDefaults()
 	if errors.Is(err, fs.ErrNotExist) {
 		return hashing.ArchiveSums{}, errMissing
 	}
@@ -78,9 +76,7 @@ func streamSums(body io.ReadCloser, err error, limits hashing.ZipLimits, tempDir
 }
 
 func localArchiveSums(local string, limits hashing.ZipLimits) (hashing.ArchiveSums, error) {
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
+	limits = limits.WithDefaults()
 	sum, _, err := hashing.HashFile(local)
 	if errors.Is(err, fs.ErrNotExist) {
 		return hashing.ArchiveSums{}, errMissing

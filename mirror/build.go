@@ -30,8 +30,8 @@ type Options struct {
 	// HashParallel bounds concurrent hashing, which is CPU-bound; 0 means
 	// one per CPU. Downloads and hashing overlap.
 	HashParallel int
-	// ZipLimits bound what an archive may unpack to; zero means
-	// hashing.DefaultZipLimits.
+	// ZipLimits bound what an archive may unpack to; a zero field takes
+	// hashing.DefaultZipLimits' (ZipLimits.WithDefaults).
 	ZipLimits hashing.ZipLimits
 	// VerifyExisting re-hashes archives already in the tree instead of
 	// trusting their recorded size.

@@ -309,10 +309,7 @@ func (b *Builder) started(pkg Package) {
 }
 
 func (b *Builder) zipLimits() hashing.ZipLimits {
-	if b.Options.ZipLimits == (hashing.ZipLimits{}) {
-		return hashing.DefaultZipLimits
-	}
-	return b.Options.ZipLimits
+	return b.Options.ZipLimits.WithDefaults()
 }
 
 // upstreamName names who listed a package's hashes, in messages.

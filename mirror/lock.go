@@ -35,8 +35,8 @@ type Locker struct {
 	Mirror  Packages
 	Checker SignatureChecker
 	Trust   TrustPolicy
-	// Limits bound what an archive may unpack to; zero means
-	// hashing.DefaultZipLimits.
+	// Limits bound what an archive may unpack to; a zero field takes
+	// hashing.DefaultZipLimits' (ZipLimits.WithDefaults).
 	Limits hashing.ZipLimits
 	// TempDir holds archives of a remote mirror while they are hashed;
 	// "" means the system's.

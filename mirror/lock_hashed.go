@@ -69,11 +69,7 @@ func (l *Locker) hashedArchiveSums(ctx context.Context, pkg Package) (hashing.Ar
 		return hashing.ArchiveSums{}, &VerificationError{Package: pkg, Problem: fmt.Sprintf(
 			"archive has checksum %s, but %s lists %s", hashing.ZH(digest), meta.HashesOnly, hashing.ZH(meta.SHA256))}
 	}
-	limits := l.Limits
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
-	sums, err := hashing.HashArchive(tmp.Name(), digest, limits)
+	sums, err := hashing.HashArchive(tmp.Name(), digest, l.Limits.WithDefaults())
 	if err != nil {
 		return hashing.ArchiveSums{}, &VerificationError{Package: pkg, Problem: "archive refused", Err: err}
 	}

@@ -118,8 +118,6 @@ func checkModuleFile(path string, rec layout.ModuleRecord, limits hashing.ZipLim
 		return fmt.Errorf("not a zip archive: %w", err)
 	}
 	defer func() { _ = zr.Close() }()
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
+	limits = limits.WithDefaults()
 	return hashing.CheckZip(&zr.Reader, limits)
 }

@@ -48,15 +48,13 @@ type Reader struct {
 var _ mirror.HashedPackages = (*Reader)(nil)
 
 // Open opens the filesystem mirror at dir; limits bound what an unpacked
-// package may hold (zero: hashing.DefaultZipLimits).
+// package may hold (a zero field: hashing.DefaultZipLimits').
 func Open(dir string, limits hashing.ZipLimits) (*Reader, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open filesystem mirror: %w", err)
 	}
-	if limits == (hashing.ZipLimits{}) {
-		limits = hashing.DefaultZipLimits
-	}
+	limits = limits.WithDefaults()
 	return &Reader{root: root, dir: dir, pack: hashing.ModuleLimits{MaxFiles: limits.MaxEntries, MaxBytes: limits.MaxUnpackedBytes}}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -173,7 +174,7 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 			g.Go(func() error { return r.version(gctx, p, vv, j < r.detailed()) })
 		}
 		g.Go(func() error {
-			return r.offers(gctx, replica.VersionsPath(p), "providers.v1", "/"+replica.ServicesPath(p.Hostname), &pv.replica)
+			return r.offers(gctx, replica.VersionsPath(p), regproto.ProvidersV1, "/"+replica.ServicesPath(p.Hostname), &pv.replica)
 		})
 	}
 	for i, m := range modules {
@@ -182,7 +183,7 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 			g.Go(func() error { return r.moduleVersion(gctx, m, vv, j < r.detailed()) })
 		}
 		g.Go(func() error {
-			return r.offers(gctx, replica.ModuleVersionsPath(m), "modules.v1", "/"+replica.ModuleServicesPath(m.Host), &mv.replica)
+			return r.offers(gctx, replica.ModuleVersionsPath(m), regproto.ModulesV1, "/"+replica.ModuleServicesPath(m.Host), &mv.replica)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -245,7 +246,7 @@ func (r *reader) provider(ctx context.Context, p addrs.Provider) (*providerView,
 		return nil, nil, err
 	}
 	var problems []string
-	pv := &providerView{Address: p.String(), host: p.Hostname, Index: href(layout.IndexPath(p))}
+	pv := &providerView{section: section[*versionView]{kind: "provider", Address: p.String(), host: p.Hostname, Index: href(layout.IndexPath(p))}}
 	var list addrs.VersionList
 	for raw := range idx.Versions {
 		v, err := addrs.ParseVersion(raw)
@@ -353,7 +354,7 @@ func (r *reader) module(ctx context.Context, m addrs.Module) (*moduleView, error
 	if err != nil {
 		return nil, err
 	}
-	mv := &moduleView{Address: m.String(), Source: m.ForDisplay(), host: m.Host, Index: href(layout.ModuleIndexPath(m))}
+	mv := &moduleView{section: section[*moduleVersionView]{kind: "module", Address: m.String(), host: m.Host, Index: href(layout.ModuleIndexPath(m))}, Source: m.ForDisplay()}
 	for _, v := range slices.Backward(versions) {
 		mv.all = append(mv.all, &moduleVersionView{Version: v.String(), Doc: href(layout.ModuleRecordPath(m, v)), Href: href(layout.ModuleArchivePath(m, v))})
 	}

@@ -35,26 +35,34 @@ type page struct {
 
 type hostBlock struct{ Host, Block string }
 
-type providerView struct {
+// section is what a provider's and a module's part of the page share:
+// the address, the link to the index, and the versions (of view V), the
+// newest in full and the older ones compactly.
+type section[V any] struct {
 	Address  string
 	Index    string // link to index.json
-	Detailed []*versionView
-	Older    []*versionView
+	Detailed []V
+	Older    []V
 
-	all     []*versionView // newest first
+	all     []V    // newest first
+	kind    string // "provider" or "module", for the ID
 	host    addrs.Hostname
 	replica *offer
 }
 
-func (pv *providerView) split(n int) {
-	pv.Detailed, pv.Older = pv.all[:min(n, len(pv.all))], pv.all[min(n, len(pv.all)):]
+func (s *section[V]) split(n int) {
+	s.Detailed, s.Older = s.all[:min(n, len(s.all))], s.all[min(n, len(s.all)):]
 }
 
-// Anchor, ID and Filter name the provider's section.
-func (pv *providerView) Anchor() string { return "#" + pv.ID() }
-func (pv *providerView) ID() string     { return "provider-" + pv.Address }
-func (pv *providerView) Filter() string { return strings.ToLower(pv.Address) }
-func (pv *providerView) Count() int     { return len(pv.all) }
+// Anchor, ID and Filter name the section.
+func (s *section[V]) Anchor() string { return "#" + s.ID() }
+func (s *section[V]) ID() string     { return s.kind + "-" + s.Address }
+func (s *section[V]) Filter() string { return strings.ToLower(s.Address) }
+func (s *section[V]) Count() int     { return len(s.all) }
+
+type providerView struct {
+	section[*versionView]
+}
 
 type versionView struct {
 	Version   string
@@ -92,25 +100,9 @@ type when struct {
 }
 
 type moduleView struct {
-	Address  string
-	Source   string // the address as a module block's source names it
-	Index    string
-	Detailed []*moduleVersionView
-	Older    []*moduleVersionView
-
-	all     []*moduleVersionView
-	host    addrs.Hostname
-	replica *offer
+	section[*moduleVersionView]
+	Source string // the address as a module block's source names it
 }
-
-func (mv *moduleView) split(n int) {
-	mv.Detailed, mv.Older = mv.all[:min(n, len(mv.all))], mv.all[min(n, len(mv.all)):]
-}
-
-func (mv *moduleView) Anchor() string { return "#" + mv.ID() }
-func (mv *moduleView) ID() string     { return "module-" + mv.Address }
-func (mv *moduleView) Filter() string { return strings.ToLower(mv.Address) }
-func (mv *moduleView) Count() int     { return len(mv.all) }
 
 type moduleVersionView struct {
 	Version       string

@@ -14,22 +14,17 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/mirror"
 )
-
-// ServiceID is the discovery service of the provider registry protocol.
-const ServiceID = "providers.v1"
-
-// ModuleServiceID is the discovery service of the module registry protocol.
-const ModuleServiceID = "modules.v1"
 
 // service is a registry protocol found by service discovery: its ID and
 // what errors call it.
 type service struct{ id, name string }
 
 var (
-	providerService = service{ServiceID, "provider registry"}
-	moduleService   = service{ModuleServiceID, "module registry"}
+	providerService = service{regproto.ProvidersV1, "provider registry"}
+	moduleService   = service{regproto.ModulesV1, "module registry"}
 )
 
 // Document size limits: a versions list for a large provider is well under

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -17,25 +18,6 @@ import (
 // answered its versions request with 404 Not Found, or with a list that
 // names no module.
 var ErrModuleUnknown = mirror.ErrModuleUnknown
-
-// locationHeader is where a module registry may give a download location
-// instead of the JSON body.
-const locationHeader = "X-Terraform-Get"
-
-// moduleVersionsDoc is the answer to GET :namespace/:name/:system/versions.
-// Only the first module counts, as in OpenTofu.
-type moduleVersionsDoc struct {
-	Modules []struct {
-		Versions []struct {
-			Version string `json:"version"`
-		} `json:"versions"`
-	} `json:"modules"`
-}
-
-// moduleLocationDoc is the JSON answer to GET .../:version/download.
-type moduleLocationDoc struct {
-	Location string `json:"location"`
-}
 
 // ModuleVersions lists the versions the module's registry offers: service
 // discovery of modules.v1 on m.Host, then GET
@@ -64,7 +46,7 @@ func (c *Client) ModuleVersions(ctx context.Context, m addrs.Module) (addrs.Vers
 
 // parseModuleVersions parses a module versions document.
 func parseModuleVersions(data []byte) (addrs.VersionList, error) {
-	var doc moduleVersionsDoc
+	var doc regproto.ModuleVersions
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
@@ -164,7 +146,7 @@ type downloadAnswerKey struct{}
 func (a *downloadAnswer) location(body []byte) (string, error) {
 	loc := a.header
 	if a.status == http.StatusOK {
-		var doc moduleLocationDoc
+		var doc regproto.ModuleDownload
 		if err := json.Unmarshal(body, &doc); err != nil {
 			return "", fmt.Errorf("parse JSON body: %w", err)
 		}
@@ -173,7 +155,7 @@ func (a *downloadAnswer) location(body []byte) (string, error) {
 		}
 	}
 	if loc == "" {
-		return "", fmt.Errorf("no location: the answer has neither a \"location\" nor an %s header", locationHeader)
+		return "", fmt.Errorf("no location: the answer has neither a \"location\" nor an %s header", regproto.LocationHeader)
 	}
 	return loc, nil
 }
@@ -208,7 +190,7 @@ func (t locationTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil || !ok {
 		return resp, err
 	}
-	ans.status, ans.header = resp.StatusCode, resp.Header.Get(locationHeader)
+	ans.status, ans.header = resp.StatusCode, resp.Header.Get(regproto.LocationHeader)
 	if resp.StatusCode == http.StatusNoContent {
 		resp.Body.Close()
 		resp.StatusCode, resp.Status = http.StatusOK, "200 OK (was 204 No Content)"

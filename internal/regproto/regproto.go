@@ -1,7 +1,11 @@
-// Package regproto holds the JSON documents of the provider registry
-// protocol (v1): the versions list and the download document. The registry
-// client decodes them; the test registry and the benchmark origin encode
-// them. It owns their shape only, not what is checked about their values.
+// Package regproto holds the documents of the registry protocols: service
+// discovery (/.well-known/terraform.json) and its service IDs, the
+// provider registry protocol (providers.v1: the versions list and the
+// download document) and the module registry protocol (modules.v1: the
+// versions list and the download answer). The registry client decodes
+// them; the registry replica, the test registry and the benchmark origin
+// encode them. It owns their shape only, not what is checked about their
+// values.
 package regproto
 
 // Versions is the answer to GET :namespace/:type/versions.

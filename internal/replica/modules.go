@@ -7,12 +7,9 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/layout"
 )
-
-// moduleService is the discovery service ID of the module registry
-// protocol.
-const moduleService = "modules.v1"
 
 // ModuleServicesPath is the modules.v1 base of host's replica, relative to
 // the tree's root, with the trailing slash clients need.
@@ -87,29 +84,12 @@ func (w *writer) modules() error {
 	return w.put(NginxPath, []byte(nginx.String()))
 }
 
-// moduleVersions is the module registry protocol's versions document.
-type moduleVersions struct {
-	Modules []moduleVersionList `json:"modules"`
-}
-
-type moduleVersionList struct {
-	Versions []moduleVersion `json:"versions"`
-}
-
-type moduleVersion struct {
-	Version string `json:"version"`
-}
-
-type moduleDownload struct {
-	Location string `json:"location"`
-}
-
 func (w *writer) module(m addrs.Module, nginx *strings.Builder) error {
 	versions, err := w.tree.ModuleVersions(w.ctx, m)
 	if err != nil {
 		return err
 	}
-	list := moduleVersionList{Versions: []moduleVersion{}}
+	list := regproto.ModuleVersionList{Versions: []regproto.ModuleVersion{}}
 	for _, v := range slices.Backward(versions) {
 		rec, err := w.tree.ReadModuleRecord(w.ctx, m, v)
 		if err != nil {
@@ -119,18 +99,18 @@ func (w *writer) module(m addrs.Module, nginx *strings.Builder) error {
 		if err != nil {
 			return fmt.Errorf("version %s: %w", v, err)
 		}
-		if err := w.putJSON(ModuleDownloadPath(m, v), moduleDownload{Location: loc}); err != nil {
+		if err := w.putJSON(ModuleDownloadPath(m, v), regproto.ModuleDownload{Location: loc}); err != nil {
 			return err
 		}
 		w.nginxLocation(nginx, m, v, loc)
-		list.Versions = append(list.Versions, moduleVersion{Version: v.String()})
+		list.Versions = append(list.Versions, regproto.ModuleVersion{Version: v.String()})
 	}
 	if len(list.Versions) == 0 {
 		return nil
 	}
-	w.offer(m.Host, moduleService, ModuleServicesPath(m.Host))
+	w.offer(m.Host, regproto.ModulesV1, ModuleServicesPath(m.Host))
 	w.report.Modules++
-	return w.putJSON(ModuleVersionsPath(m), moduleVersions{Modules: []moduleVersionList{list}})
+	return w.putJSON(ModuleVersionsPath(m), regproto.ModuleVersions{Modules: []regproto.ModuleVersionList{list}})
 }
 
 // nginxLocation adds a download document's location block to the nginx

@@ -35,7 +35,7 @@ func ServicesPath(host addrs.Hostname) string {
 // DiscoveryPath is the relative path of host's discovery document, for a
 // web server that answers /.well-known/terraform.json for that hostname.
 func DiscoveryPath(host addrs.Hostname) string {
-	return Dir + "/" + string(host) + "/.well-known/terraform.json"
+	return Dir + "/" + string(host) + regproto.DiscoveryPath
 }
 
 // VersionsPath is the relative path of a provider's versions document.
@@ -146,7 +146,7 @@ func (w *writer) providers() error {
 		if err := w.provider(p); err != nil {
 			return fmt.Errorf("registry replica of %s: %w", p, err)
 		}
-		w.offer(p.Hostname, registryService, ServicesPath(p.Hostname))
+		w.offer(p.Hostname, regproto.ProvidersV1, ServicesPath(p.Hostname))
 	}
 	return nil
 }
@@ -165,13 +165,13 @@ func (w *writer) offer(host addrs.Hostname, service, rel string) {
 func (w *writer) discovery(keep bool) error {
 	hosts := slices.Sorted(maps.Keys(w.services))
 	for _, h := range hosts {
-		doc := w.services[h]
+		doc := regproto.Discovery(w.services[h])
 		if keep {
 			if old, err := w.tree.Reader().ReadFile(w.ctx, DiscoveryPath(h), 1<<16); err == nil {
-				var prev map[string]string
+				var prev regproto.Discovery
 				if json.Unmarshal(old, &prev) == nil {
 					for k, v := range prev {
-						if _, ok := doc[k]; !ok && k == registryService {
+						if _, ok := doc[k]; !ok && k == regproto.ProvidersV1 {
 							doc[k] = v
 						}
 					}
@@ -188,10 +188,6 @@ func (w *writer) discovery(keep bool) error {
 	}
 	return nil
 }
-
-// registryService is the discovery service ID of the provider registry
-// protocol.
-const registryService = "providers.v1"
 
 type writer struct {
 	services map[addrs.Hostname]map[string]string // discovery documents
@@ -512,7 +508,7 @@ func (w *writer) prune(modulesOnly bool) error {
 // (which ends in "/").
 func HostBlock(host addrs.Hostname, mirrorURL string) string {
 	u := strings.TrimSuffix(mirrorURL, "/") + "/" + ServicesPath(host)
-	return fmt.Sprintf("host %q {\n  services = { %q = %q }\n}\n", host.ForDisplay(), registryService, u)
+	return fmt.Sprintf("host %q {\n  services = { %q = %q }\n}\n", host.ForDisplay(), regproto.ProvidersV1, u)
 }
 
 // ServicesBlock is the CLI configuration block that points a client at

@@ -221,17 +221,8 @@ func decodeRequirement(attr *hcl.Attribute, diags *hcl.Diagnostics) *reqEntry {
 	// The legacy form: a version constraint string alone.
 	if val, d := attr.Expr.Value(nil); !d.HasErrors() && val.Type().IsPrimitiveType() {
 		version, ok := versionFromValue(val, attr, diags)
-		target, err := impliedTarget(name)
-		if err != nil {
-			*diags = append(*diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid provider name",
-				Detail:   err.Error(),
-				Subject:  exprRng.Ptr(),
-			})
-			return nil
-		}
-		if !ok {
+		target, named := impliedTargetAt(name, exprRng, diags)
+		if !named || !ok {
 			return nil
 		}
 		return &reqEntry{name: name, target: target, version: version}
@@ -321,19 +312,29 @@ func decodeRequirement(attr *hcl.Attribute, diags *hcl.Diagnostics) *reqEntry {
 		return nil
 	}
 	if !haveSource {
-		target, err := impliedTarget(name)
-		if err != nil {
-			*diags = append(*diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid provider name",
-				Detail:   err.Error(),
-				Subject:  exprRng.Ptr(),
-			})
+		target, ok := impliedTargetAt(name, exprRng, diags)
+		if !ok {
 			return nil
 		}
 		e.target = target
 	}
 	return e
+}
+
+// impliedTargetAt is impliedTarget, reporting a name that implies no
+// provider as an error at rng.
+func impliedTargetAt(name string, rng hcl.Range, diags *hcl.Diagnostics) (providerTarget, bool) {
+	target, err := impliedTarget(name)
+	if err != nil {
+		*diags = append(*diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid provider name",
+			Detail:   err.Error(),
+			Subject:  rng.Ptr(),
+		})
+		return providerTarget{}, false
+	}
+	return target, true
 }
 
 // checkConfigurationAliases checks that every element of the list is a
@@ -352,17 +353,11 @@ func checkConfigurationAliases(name string, expr hcl.Expression, diags *hcl.Diag
 			ok = false
 			continue
 		}
-		if len(trav) != 2 {
-			*diags = append(*diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid configuration_aliases value",
-				Detail:   "Configuration aliases can only contain references to local provider configuration names in the format of provider.alias",
-				Subject:  item.Range().Ptr(),
-			})
-			ok = false
-			continue
+		isAlias := len(trav) == 2
+		if isAlias {
+			_, isAlias = trav[1].(hcl.TraverseAttr)
 		}
-		if _, isAttr := trav[1].(hcl.TraverseAttr); !isAttr {
+		if !isAlias {
 			*diags = append(*diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid configuration_aliases value",

@@ -3,10 +3,12 @@ package fakeregistry
 import (
 	"strings"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/regproto"
 )
 
 // DiscoveryPath is the URL path of the service discovery document.
-const DiscoveryPath = "/.well-known/terraform.json"
+const DiscoveryPath = regproto.DiscoveryPath
 
 // VersionsPath is the URL path of a provider's version listing.
 func VersionsPath(namespace, typ string) string {

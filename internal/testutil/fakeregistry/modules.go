@@ -3,6 +3,8 @@ package fakeregistry
 import (
 	"net/http"
 	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/regproto"
 )
 
 // modulesPrefix is the URL path of the modules.v1 service.
@@ -20,19 +22,6 @@ type moduleVersion struct {
 	name     string
 	location string
 	header   bool // X-Terraform-Get on a 204, not a JSON body
-}
-
-// moduleVersionsDoc is the answer to GET :ns/:name/:system/versions.
-type moduleVersionsDoc struct {
-	Modules []moduleEntry `json:"modules"`
-}
-
-type moduleEntry struct {
-	Versions []moduleVersionEntry `json:"versions"`
-}
-
-type moduleVersionEntry struct {
-	Version string `json:"version"`
 }
 
 // ModuleVersionsPath is the URL path of a module's version listing;
@@ -111,11 +100,11 @@ func (r *Registry) moduleVersions(req *http.Request) *response {
 	if m == nil {
 		return nil
 	}
-	entry := moduleEntry{Versions: []moduleVersionEntry{}}
+	entry := regproto.ModuleVersionList{Versions: []regproto.ModuleVersion{}}
 	for _, v := range m.versions {
-		entry.Versions = append(entry.Versions, moduleVersionEntry{Version: v.name})
+		entry.Versions = append(entry.Versions, regproto.ModuleVersion{Version: v.name})
 	}
-	return jsonResponse(moduleVersionsDoc{Modules: []moduleEntry{entry}})
+	return jsonResponse(regproto.ModuleVersions{Modules: []regproto.ModuleVersionList{entry}})
 }
 
 // moduleDownload answers a download request with the version's location;
@@ -130,9 +119,9 @@ func (r *Registry) moduleDownload(req *http.Request) *response {
 		case v.name != req.PathValue("version"):
 			continue
 		case v.header:
-			return &response{status: http.StatusNoContent, header: http.Header{"X-Terraform-Get": {v.location}}}
+			return &response{status: http.StatusNoContent, header: http.Header{regproto.LocationHeader: {v.location}}}
 		default:
-			return jsonResponse(map[string]string{"location": v.location})
+			return jsonResponse(regproto.ModuleDownload{Location: v.location})
 		}
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tfmirror/tfmirror/internal/regproto"
 )
 
 func TestModules(t *testing.T) {
@@ -82,7 +84,7 @@ func TestModulesConcurrent(t *testing.T) {
 			defer wg.Done()
 			resp, err := f.client.Get(f.reg.URL + ModuleVersionsPath("acme/net/aws"))
 			if err == nil {
-				var doc moduleVersionsDoc
+				var doc regproto.ModuleVersions
 				_ = json.NewDecoder(resp.Body).Decode(&doc)
 				resp.Body.Close()
 			}
@@ -90,7 +92,7 @@ func TestModulesConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var doc moduleVersionsDoc
+	var doc regproto.ModuleVersions
 	f.getJSON(t, f.reg.URL+ModuleVersionsPath("acme/net/aws"), &doc)
 	if len(doc.Modules) != 1 || len(doc.Modules[0].Versions) != 8 {
 		t.Errorf("versions: %+v", doc)

@@ -65,7 +65,7 @@ func (r *Registry) start(t testing.TB, ca *testca.CA) string {
 // instead of the registry, and otherwise routes it.
 func (r *Registry) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/terraform.json", r.serve(r.discovery))
+	mux.HandleFunc("GET "+DiscoveryPath, r.serve(r.discovery))
 	mux.HandleFunc("GET /v1/providers/{ns}/{type}/versions", r.serve(r.versions))
 	mux.HandleFunc("GET /v1/providers/{ns}/{type}/{version}/download/{os}/{arch}", r.serve(r.download))
 	mux.HandleFunc("GET /releases/{ns}/{type}/{version}/{file}", r.serve(r.release))
@@ -298,7 +298,7 @@ func (r *Registry) endless(w http.ResponseWriter, req *http.Request) {
 }
 
 func (r *Registry) discovery(*http.Request) *response {
-	return jsonResponse(map[string]string{"providers.v1": cmp.Or(r.faults.serviceURL, "/v1/providers/"), "modules.v1": modulesPrefix})
+	return jsonResponse(regproto.Discovery{regproto.ProvidersV1: cmp.Or(r.faults.serviceURL, "/v1/providers/"), regproto.ModulesV1: modulesPrefix})
 }
 
 func (r *Registry) versions(req *http.Request) *response {
