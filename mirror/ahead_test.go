@@ -3,7 +3,6 @@ package mirror
 import (
 	"context"
 	"errors"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -16,15 +15,19 @@ import (
 // a few seconds have passed), and records what listed said then.
 type gatedSource struct {
 	*fakeSource
-	gated  string      // suffix of the URL held
+	gated  string      // suffix of the name of the file held
 	ready  func() bool // the archive put ahead is there
 	listed func() bool // the release is visible already
 
 	sawReady, sawListed bool
 }
 
-func (s *gatedSource) Fetch(ctx context.Context, u *url.URL, w Sink) error {
-	if strings.HasSuffix(u.Opaque, s.gated) {
+func (s *gatedSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+	return s.packageMetaVia(ctx, p, v, plat, s)
+}
+
+func (s *gatedSource) fetchFile(ctx context.Context, name string, w Sink) error {
+	if strings.HasSuffix(name, s.gated) {
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			if s.ready() {
 				s.sawReady, s.sawListed = true, s.listed()
@@ -32,7 +35,7 @@ func (s *gatedSource) Fetch(ctx context.Context, u *url.URL, w Sink) error {
 			}
 		}
 	}
-	return s.fakeSource.Fetch(ctx, u, w)
+	return s.fakeSource.fetchFile(ctx, name, w)
 }
 
 // remoteStore is a directory store seen only through layout.Store, as a

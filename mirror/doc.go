@@ -12,9 +12,13 @@
 // and the registry replica all call, so a release gets the same verdict
 // from every command.
 //
-// It defines the seams it needs (Source for an origin, SignatureChecker for
-// OpenPGP; destinations are layout's Reader and Store) and knows nothing of
-// HTTP, HCL, cobra, S3, OCI or exit codes: adapters in internal/ implement
-// those seams and the CLI wires them together. It does not know the tree's
-// files (package layout does).
+// It defines the seams it needs (Source for an origin, and Location for
+// where a package's archive, SHA256SUMS and signature are; SignatureChecker
+// for OpenPGP; destinations are layout's Reader and Store) and knows nothing
+// of HTTP, HCL, cobra, S3, OCI or exit codes: adapters in internal/
+// implement those seams and the CLI wires them together. A location is a
+// value, not a URL: a registry's fetches over HTTP, a mirror's reads the
+// mirror's files (MirrorSource, HashedSource), and each shows itself
+// without a secret. It does not know the tree's files (package layout
+// does).
 package mirror

@@ -3,7 +3,6 @@ package mirror
 import (
 	"context"
 	"errors"
-	"net/url"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -11,15 +10,9 @@ import (
 // StatusPlanned marks a package a dry run would download.
 const StatusPlanned Status = "download"
 
-// Sizer is implemented by sources that can tell an archive's size without
-// downloading it.
-type Sizer interface {
-	Size(ctx context.Context, u *url.URL) (int64, error)
-}
-
 // DryRun reports what Execute would do with plan, making only metadata
-// requests (download documents, and the archive sizes if the source can
-// tell them) and writing nothing.
+// requests (download documents, and the archive sizes if their locations
+// can tell them: Sizer) and writing nothing.
 func (b *Builder) DryRun(ctx context.Context, plan *Plan) *Report {
 	b.report = &Report{Warnings: b.planWarnings}
 	b.meta = make(chan struct{}, b.metaParallel())
@@ -46,8 +39,8 @@ func (b *Builder) dryRelease(ctx context.Context, r release) {
 			continue
 		}
 		res := Result{Package: c.pkg, Status: StatusPlanned}
-		if s, ok := b.Source.(Sizer); ok {
-			size, err := s.Size(ctx, c.meta.DownloadURL)
+		if s, ok := c.meta.Archive.(Sizer); ok {
+			size, err := s.Size(ctx)
 			if err != nil && !errors.Is(err, context.Canceled) {
 				res.Reason = "size unknown: " + err.Error()
 			}

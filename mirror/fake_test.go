@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -19,14 +18,15 @@ import (
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// fakeSource is an in-memory origin. Files are served from "mem:" URLs.
+// fakeSource is an in-memory origin. Its files are named like
+// "provider/version/filename" and served from memLocations.
 type fakeSource struct {
 	mu        sync.Mutex
 	versions  map[string][]string    // provider → versions
 	metas     map[string]PackageMeta // "provider version platform" → meta
-	files     map[string][]byte      // URL → body
-	failURL   map[string]error       // URL → error returned by Fetch
-	fetches   map[string]int         // URL → count
+	files     map[string][]byte      // name → body
+	failURL   map[string]error       // name → error returned by its Fetch
+	fetches   map[string]int         // name → count
 	listErr   map[string]error       // provider → AvailableVersions error
 	metaCalls int                    // PackageMeta calls
 }
@@ -43,7 +43,23 @@ func key(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
 	return fmt.Sprintf("%s %s %s", p, v, plat)
 }
 
-func memURL(s string) *url.URL { return &url.URL{Scheme: "mem", Opaque: s} }
+// fileFetcher serves a fakeSource's files by name: the fakeSource itself,
+// or a test's wrapper of it that changes how some are served.
+type fileFetcher interface {
+	fetchFile(ctx context.Context, name string, w Sink) error
+}
+
+// memLocation is a file of a fakeSource, fetched through via.
+type memLocation struct {
+	via  fileFetcher
+	name string
+}
+
+func (l memLocation) Fetch(ctx context.Context, w Sink) error { return l.via.fetchFile(ctx, l.name, w) }
+
+func (l memLocation) String() string { return "mem:" + l.name }
+
+func (s *fakeSource) mem(name string) Location { return memLocation{via: s, name: name} }
 
 // add publishes a release signed by key "good" with the given platforms.
 func (s *fakeSource) add(provider, version string, platforms ...string) {
@@ -61,8 +77,8 @@ func (s *fakeSource) add(provider, version string, platforms ...string) {
 		fmt.Fprintf(&sums, "%x  %s\n", sum, name)
 		s.files[base+"/"+name] = body
 		s.metas[key(p, v, pl)] = PackageMeta{
-			Filename: name, DownloadURL: memURL(base + "/" + name),
-			SumsURL: memURL(base + "/SHA256SUMS"), SignatureURL: memURL(base + "/SHA256SUMS.sig"),
+			Filename: name, Archive: s.mem(base + "/" + name),
+			Sums: s.mem(base + "/SHA256SUMS"), Signature: s.mem(base + "/SHA256SUMS.sig"),
 			SHA256: sum, SigningKeys: []string{"good"},
 		}
 	}
@@ -90,7 +106,12 @@ func (s *fakeSource) AvailableVersions(_ context.Context, p addrs.Provider) (add
 	return out, nil
 }
 
-func (s *fakeSource) PackageMeta(_ context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+func (s *fakeSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+	return s.packageMetaVia(ctx, p, v, plat, s)
+}
+
+// packageMetaVia is PackageMeta with the files served through via.
+func (s *fakeSource) packageMetaVia(_ context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform, via fileFetcher) (PackageMeta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.metaCalls++
@@ -98,20 +119,26 @@ func (s *fakeSource) PackageMeta(_ context.Context, p addrs.Provider, v addrs.Ve
 	if !ok {
 		return PackageMeta{}, fmt.Errorf("%s: %w", key(p, v, plat), ErrPlatformUnavailable)
 	}
+	for _, l := range []*Location{&m.Archive, &m.Sums, &m.Signature} {
+		if ml, ok := (*l).(memLocation); ok {
+			ml.via = via
+			*l = ml
+		}
+	}
 	return m, nil
 }
 
-func (s *fakeSource) Fetch(ctx context.Context, u *url.URL, w Sink) error {
+func (s *fakeSource) fetchFile(ctx context.Context, name string, w Sink) error {
 	s.mu.Lock()
-	s.fetches[u.Opaque]++
-	body, ok := s.files[u.Opaque]
-	err := s.failURL[u.Opaque]
+	s.fetches[name]++
+	body, ok := s.files[name]
+	err := s.failURL[name]
 	s.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%s: not found", u.Opaque)
+		return fmt.Errorf("%s: not found", name)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

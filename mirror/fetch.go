@@ -138,11 +138,11 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 	sink.limit = a.meta.Size
 	b.started(a.pkg)
 	resumed := sink.Written() > 0
-	err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
+	err = a.meta.Archive.Fetch(ctx, sink)
 	if err == nil && resumed && sink.hash.Sum() != a.meta.SHA256 { // resumed: the digest is known
 		// The partial download of an earlier run was bad: start over once.
 		if err = sink.Reset(); err == nil {
-			err = b.Source.Fetch(ctx, a.meta.DownloadURL, sink)
+			err = a.meta.Archive.Fetch(ctx, sink)
 		}
 	}
 	if err == nil {
@@ -185,7 +185,7 @@ type downloaded struct {
 }
 
 // downloadError is a failed download of the package meta describes. The
-// source's error names the URL as it may be shown, so this does not.
+// location's error names it as it may be shown, so this does not.
 func downloadError(meta PackageMeta, err error) error {
 	if errors.Is(err, ErrTooLarge) && meta.Size > 0 {
 		return fmt.Errorf("download %s (the registry announced %d bytes): %w", meta.Filename, meta.Size, err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -30,13 +29,15 @@ type HashedPackages interface {
 	Describe(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (HashedPackage, error)
 	// Platforms lists the platforms the upstream holds of a version.
 	Platforms(ctx context.Context, p addrs.Provider, v addrs.Version) ([]addrs.Platform, error)
-	// Fetch copies the archive Describe named by ref into sink.
+	// Fetch copies the archive Describe named by ref into sink, as
+	// Location.Fetch does.
 	Fetch(ctx context.Context, ref string, sink Sink) error
 }
 
 // HashedPackage is a package of a HashedPackages upstream.
 type HashedPackage struct {
-	// Ref tells the upstream's Fetch where the archive is.
+	// Ref tells the upstream's Fetch where the archive is. The archive's
+	// Location is named by the package, not by its Ref.
 	Ref string
 	// Hashes vouch for the package: h1: of its content, zh: of the zip.
 	Hashes []hashing.Hash
@@ -47,7 +48,8 @@ type HashedPackage struct {
 // HashedSource is a HashedPackages upstream as a build's source. Every
 // package it offers is marked as vouched for by hashes alone, which the
 // trust policy accepts with a warning or refuses (Authenticate), and its
-// download must match the upstream's hashes.
+// download must match the upstream's hashes. The archive's location
+// fetches it from the upstream by its Ref.
 type HashedSource struct {
 	// Name says which upstream it is, in messages and in the provenance
 	// kept for what it gave ("network_mirror https://...").
@@ -99,17 +101,13 @@ func (s *HashedSource) PackageMeta(ctx context.Context, p addrs.Provider, v addr
 	if !meta.digestKnown() && len(meta.H1) == 0 {
 		return PackageMeta{}, fmt.Errorf("%s: %s %s %s: the upstream lists no h1: or zh: hash, so nothing could check the archive", s.Upstream.Location(), p, v, plat)
 	}
-	q := url.Values{"provider": {p.String()}, "ref": {hp.Ref}}
-	meta.DownloadURL = &url.URL{Scheme: mirrorScheme, Opaque: "hashed", RawQuery: q.Encode()}
-	return meta, nil
-}
-
-// Fetch copies an archive PackageMeta named.
-func (s *HashedSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
-	if u.Scheme != mirrorScheme || u.Opaque != "hashed" {
-		return fmt.Errorf("%s: not a package of %s", u.Redacted(), s.Upstream.Location())
+	meta.Archive = locationFunc{
+		name: fmt.Sprintf("%s: %s %s %s", s.Upstream.Location(), p, v, plat),
+		fetch: func(ctx context.Context, sink Sink) error {
+			return s.Upstream.Fetch(ctx, hp.Ref, sink)
+		},
 	}
-	return s.Upstream.Fetch(ctx, u.Query().Get("ref"), sink)
+	return meta, nil
 }
 
 // Packages is the upstream as a mirror that keeps no record of any

@@ -57,7 +57,7 @@ func (l *Locker) hashedArchiveSums(ctx context.Context, pkg Package) (hashing.Ar
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
 	sink := newFileSink(tmp, meta.Size)
-	err = l.Hashed.Fetch(ctx, meta.DownloadURL, sink)
+	err = meta.Archive.Fetch(ctx, sink)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -22,7 +21,8 @@ import (
 // itself, and never contacts the origin. A release the mirror keeps no
 // provenance for offers nothing, unless Hashed reads the same mirror's
 // hashes: a network mirror another tool made, whose hashes alone then
-// vouch for its packages.
+// vouch for its packages. The locations it gives read the mirror's files
+// (Packages), or the kept record.
 type MirrorSource struct {
 	Mirror Packages
 	Hashed *HashedSource
@@ -30,10 +30,6 @@ type MirrorSource struct {
 	mu      sync.Mutex
 	records map[string]*layout.Record
 }
-
-// mirrorScheme marks the URLs a MirrorSource hands out: they name a file
-// of the mirror, for its Fetch only.
-const mirrorScheme = "tfmirror-mirror"
 
 // AvailableVersions lists the versions the mirror holds.
 func (s *MirrorSource) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
@@ -60,75 +56,51 @@ func (s *MirrorSource) PackageMeta(ctx context.Context, p addrs.Provider, v addr
 		return PackageMeta{}, fmt.Errorf("%s: %s %s %s: the provenance records no valid zh: hash (%q)", s.Mirror.Location(), p, v, plat, a.ZH)
 	}
 	meta := PackageMeta{
-		Filename:     a.Filename,
-		DownloadURL:  s.url("archive", p, v, plat.String()),
-		SumsURL:      s.url("sums", p, v, ""),
-		SignatureURL: s.url("signature", p, v, ""),
-		SHA256:       sum,
-		SigningKeys:  rec.Provenance.SigningKeys,
-		Size:         a.Size,
+		Filename:    a.Filename,
+		Archive:     s.archive(p, v, plat),
+		Sums:        s.kept(p, v, "SHA256SUMS", rec.Sums),
+		Signature:   s.kept(p, v, "SHA256SUMS signature", rec.Signature),
+		SHA256:      sum,
+		SigningKeys: rec.Provenance.SigningKeys,
+		Size:        a.Size,
 	}
 	if rec.Provenance.HashesOnly != "" {
 		// What the mirror's own upstream vouched for with hashes is no
 		// more than that here: its kept SHA256SUMS lists the digests.
-		meta.HashesOnly, meta.SignatureURL, meta.SigningKeys = rec.Provenance.HashesOnly+", via "+s.Mirror.Location(), nil, nil
+		meta.HashesOnly, meta.Signature, meta.SigningKeys = rec.Provenance.HashesOnly+", via "+s.Mirror.Location(), nil, nil
 	}
 	return meta, nil
 }
 
-func (s *MirrorSource) url(kind string, p addrs.Provider, v addrs.Version, plat string) *url.URL {
-	q := url.Values{"provider": {p.String()}, "version": {v.String()}}
-	if plat != "" {
-		q.Set("platform", plat)
+// archive is the location of a package's archive in the mirror.
+func (s *MirrorSource) archive(p addrs.Provider, v addrs.Version, plat addrs.Platform) Location {
+	return locationFunc{
+		name: fmt.Sprintf("%s: %s %s %s", s.Mirror.Location(), p, v, plat),
+		fetch: func(ctx context.Context, sink Sink) error {
+			body, err := s.Mirror.OpenArchive(ctx, p, v, plat)
+			if err != nil {
+				return fmt.Errorf("%s: %s %s %s: %w", s.Mirror.Location(), p, v, plat, err)
+			}
+			defer body.Close()
+			if err := CopyArchive(sink, body); err != nil {
+				return fmt.Errorf("%s: %s %s %s: %w", s.Mirror.Location(), p, v, plat, err)
+			}
+			return nil
+		},
 	}
-	return &url.URL{Scheme: mirrorScheme, Opaque: kind, RawQuery: q.Encode()}
 }
 
-// Fetch copies a file of the mirror named by a URL PackageMeta gave.
-func (s *MirrorSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
-	if u.Scheme != mirrorScheme {
-		return fmt.Errorf("%s: not a file of the mirror %s", u.Redacted(), s.Mirror.Location())
-	}
-	if u.Opaque == "hashed" && s.Hashed != nil {
-		return s.Hashed.Fetch(ctx, u, sink)
-	}
-	q := u.Query()
-	p, err := addrs.ParseProvider(q.Get("provider"))
-	if err != nil {
-		return err
-	}
-	v, err := addrs.ParseVersion(q.Get("version"))
-	if err != nil {
-		return err
-	}
-	switch u.Opaque {
-	case "sums", "signature":
-		rec, err := s.record(ctx, p, v)
-		if err != nil {
+// kept is the location of a document the mirror kept of a release's
+// origin (name says which: its SHA256SUMS or signature), read with the
+// release's record.
+func (s *MirrorSource) kept(p addrs.Provider, v addrs.Version, name string, doc []byte) Location {
+	return locationFunc{
+		name: fmt.Sprintf("%s: %s %s %s", s.Mirror.Location(), p, v, name),
+		fetch: func(_ context.Context, sink Sink) error {
+			_, err := sink.Write(doc)
 			return err
-		}
-		data := rec.Sums
-		if u.Opaque == "signature" {
-			data = rec.Signature
-		}
-		_, err = sink.Write(data)
-		return err
-	case "archive":
-		plat, err := addrs.ParsePlatform(q.Get("platform"))
-		if err != nil {
-			return err
-		}
-		body, err := s.Mirror.OpenArchive(ctx, p, v, plat)
-		if err != nil {
-			return fmt.Errorf("%s: %s %s %s: %w", s.Mirror.Location(), p, v, plat, err)
-		}
-		defer body.Close()
-		if err := CopyArchive(sink, body); err != nil {
-			return fmt.Errorf("%s: %s %s %s: %w", s.Mirror.Location(), p, v, plat, err)
-		}
-		return nil
+		},
 	}
-	return fmt.Errorf("%s: not a file of the mirror %s", u.Redacted(), s.Mirror.Location())
 }
 
 // record reads a release's kept record once.

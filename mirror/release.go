@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -88,11 +87,11 @@ func (b *Builder) lookupPlatform(ctx context.Context, pkg Package) *candidate {
 func (b *Builder) warnPlainHTTP(r release, cands []candidate) {
 	fields, origins := map[string]bool{}, map[string]bool{}
 	for _, c := range cands {
-		for name, u := range map[string]*url.URL{
-			"download_url": c.meta.DownloadURL, "shasums_url": c.meta.SumsURL, "shasums_signature_url": c.meta.SignatureURL,
+		for name, loc := range map[string]Location{
+			"download_url": c.meta.Archive, "shasums_url": c.meta.Sums, "shasums_signature_url": c.meta.Signature,
 		} {
-			if u != nil && u.Scheme == "http" {
-				fields[name], origins["http://"+u.Host] = true, true
+			if t, ok := loc.(Transport); ok && t.Insecure() {
+				fields[name], origins[t.Origin()] = true, true
 			}
 		}
 	}
@@ -161,19 +160,20 @@ func (b *Builder) authenticateAll(ctx context.Context, cands []candidate) []auth
 }
 
 // evidenceKey names the evidence of a candidate's release, the same for
-// every package that shares it: the SHA256SUMS and signature URLs, or for
-// an upstream of hashes only that keeps no SHA256SUMS, the package itself.
+// every package that shares it: the SHA256SUMS and signature locations,
+// or for an upstream of hashes only that keeps no SHA256SUMS, the package
+// itself.
 func evidenceKey(m PackageMeta) string {
-	str := func(u *url.URL) string {
-		if u == nil {
+	str := func(l Location) string {
+		if l == nil {
 			return ""
 		}
-		return u.String()
+		return l.String()
 	}
-	if m.HashesOnly != "" && m.SumsURL == nil {
-		return "hashes only " + m.HashesOnly + " " + str(m.DownloadURL)
+	if m.HashesOnly != "" && m.Sums == nil {
+		return "hashes only " + m.HashesOnly + " " + str(m.Archive)
 	}
-	return str(m.SumsURL) + " " + str(m.SignatureURL)
+	return str(m.Sums) + " " + str(m.Signature)
 }
 
 // forPackage restates a release-level failure for one of its packages, so
@@ -204,10 +204,10 @@ func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error
 	go func() { // the signature, while SHA256SUMS arrives
 		defer close(fetched)
 		if len(c.meta.SigningKeys) > 0 {
-			sig, sigErr = b.fetchSmall(ctx, c, "SHA256SUMS signature", c.meta.SignatureURL)
+			sig, sigErr = b.fetchSmall(ctx, c, "SHA256SUMS signature", c.meta.Signature)
 		}
 	}()
-	doc, err := b.fetchSmall(ctx, c, "SHA256SUMS", c.meta.SumsURL)
+	doc, err := b.fetchSmall(ctx, c, "SHA256SUMS", c.meta.Sums)
 	<-fetched
 	if err != nil {
 		return nil, err
@@ -232,9 +232,9 @@ func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error
 func (b *Builder) authenticateHashes(ctx context.Context, c candidate) (*origin, error) {
 	var doc []byte
 	switch {
-	case c.meta.SumsURL != nil:
+	case c.meta.Sums != nil:
 		var err error
-		if doc, err = b.fetchSmall(ctx, c, "SHA256SUMS", c.meta.SumsURL); err != nil {
+		if doc, err = b.fetchSmall(ctx, c, "SHA256SUMS", c.meta.Sums); err != nil {
 			return nil, err
 		}
 	case c.meta.digestKnown():
@@ -253,9 +253,14 @@ func (b *Builder) authenticateHashes(ctx context.Context, c candidate) (*origin,
 // maxSmallDocument caps SHA256SUMS and signature downloads.
 const maxSmallDocument = 1 << 20
 
-func (b *Builder) fetchSmall(ctx context.Context, c candidate, what string, u *url.URL) ([]byte, error) {
+// fetchSmall fetches a SHA256SUMS document or its signature (what) from
+// loc.
+func (b *Builder) fetchSmall(ctx context.Context, c candidate, what string, loc Location) ([]byte, error) {
+	if loc == nil {
+		return nil, &PackageError{Package: c.pkg, Err: fmt.Errorf("fetch %s: the upstream names none", what)}
+	}
 	buf := limitedBuffer{limit: maxSmallDocument}
-	if err := b.Source.Fetch(ctx, u, &buf); err != nil {
+	if err := loc.Fetch(ctx, &buf); err != nil {
 		return nil, &PackageError{Package: c.pkg, Err: fmt.Errorf("fetch %s: %w", what, err)}
 	}
 	return buf.Bytes(), nil

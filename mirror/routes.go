@@ -3,7 +3,6 @@ package mirror
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -23,7 +22,9 @@ type Route struct {
 }
 
 // RoutedSource takes each provider from the first route whose patterns
-// match it, as OpenTofu's provider_installation block does.
+// match it, as OpenTofu's provider_installation block does. A package's
+// locations are its route's, so each document comes from the upstream
+// that described it.
 type RoutedSource struct {
 	Routes []Route
 }
@@ -117,47 +118,4 @@ func (s *RoutedSource) PackageMeta(ctx context.Context, p addrs.Provider, v addr
 		return PackageMeta{}, fmt.Errorf("%s: %w", s.Routes[i].Name, err)
 	}
 	return meta, nil
-}
-
-// Fetch asks the upstream that gave u: a mirror's URL names its provider,
-// whose route is the one that described it; any other URL is the origin
-// registries' (the one direct route).
-func (s *RoutedSource) Fetch(ctx context.Context, u *url.URL, sink Sink) error {
-	src, err := s.sourceOf(u)
-	if err != nil {
-		return err
-	}
-	return src.Fetch(ctx, u, sink)
-}
-
-// Size asks the upstream that gave u, when it can tell sizes (dry runs).
-func (s *RoutedSource) Size(ctx context.Context, u *url.URL) (int64, error) {
-	src, err := s.sourceOf(u)
-	if err != nil {
-		return 0, err
-	}
-	if sz, ok := src.(Sizer); ok {
-		return sz.Size(ctx, u)
-	}
-	return 0, nil
-}
-
-func (s *RoutedSource) sourceOf(u *url.URL) (Source, error) {
-	if u.Scheme == mirrorScheme {
-		p, err := addrs.ParseProvider(u.Query().Get("provider"))
-		if err != nil {
-			return nil, fmt.Errorf("not a URL of this source: %w", err)
-		}
-		i, err := s.route(p)
-		if err != nil {
-			return nil, err
-		}
-		return s.Routes[i].Source, nil
-	}
-	for _, r := range s.Routes {
-		if _, mirror := r.Source.(*MirrorSource); !mirror {
-			return r.Source, nil
-		}
-	}
-	return nil, fmt.Errorf("no upstream gave %s", u.Scheme+"://"+u.Host)
 }

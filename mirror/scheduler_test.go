@@ -3,13 +3,13 @@ package mirror
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -23,9 +23,13 @@ type slowSource struct {
 	onStart  func(n int32)
 }
 
-func (s *slowSource) Fetch(ctx context.Context, u *url.URL, w Sink) error {
-	if !strings.HasSuffix(u.Opaque, ".zip") {
-		return s.fakeSource.Fetch(ctx, u, w)
+func (s *slowSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+	return s.packageMetaVia(ctx, p, v, plat, s)
+}
+
+func (s *slowSource) fetchFile(ctx context.Context, name string, w Sink) error {
+	if !strings.HasSuffix(name, ".zip") {
+		return s.fakeSource.fetchFile(ctx, name, w)
 	}
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
@@ -43,7 +47,7 @@ func (s *slowSource) Fetch(ctx context.Context, u *url.URL, w Sink) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return s.fakeSource.Fetch(ctx, u, w)
+	return s.fakeSource.fetchFile(ctx, name, w)
 }
 
 func manyReleases(src *fakeSource, n int) {

@@ -4,15 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"io"
-	"net/url"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
 // Source is an origin of provider packages, such as a registry speaking the
-// provider registry protocol.
+// provider registry protocol. It lists and describes packages; their
+// documents are fetched from the locations PackageMeta gives.
 type Source interface {
 	// AvailableVersions lists every version the origin offers. It returns an
 	// error wrapping ErrProviderUnknown when the origin does not know p.
@@ -20,21 +19,6 @@ type Source interface {
 	// PackageMeta describes one package. It returns an error wrapping
 	// ErrPlatformUnavailable when the release has no such platform.
 	PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error)
-	// Fetch copies the body at u to sink. A source that retries a failed
-	// transfer calls sink.Reset first, so nothing of a broken attempt is
-	// ever kept, let alone hashed. A body longer than the source allows,
-	// or than a sink with a Limit() int64 method takes, is refused with an
-	// error wrapping ErrTooLarge, and nothing past the limit is written.
-	// Its errors name u as it may be shown (without credentials or the
-	// signatures of presigned URLs), so callers do not print u themselves.
-	Fetch(ctx context.Context, u *url.URL, sink Sink) error
-}
-
-// Sink receives a download.
-type Sink interface {
-	io.Writer
-	// Reset discards everything written so far.
-	Reset() error
 }
 
 // ErrProviderUnknown means the origin does not know the provider.
@@ -43,28 +27,24 @@ var ErrProviderUnknown = errors.New("the registry does not know this provider")
 // ErrPlatformUnavailable means a release does not include a platform.
 var ErrPlatformUnavailable = errors.New("release has no package for this platform")
 
-// ErrTooLarge means a download was longer than allowed: than the size the
-// origin announced for it, or than the source's maximum. What arrived of
-// it is worthless and is not kept for a later run.
-var ErrTooLarge = errors.New("download is larger than allowed")
-
-// PackageMeta is what an origin says about one package. Its URLs may be
-// presigned: never print them; errors of Source.Fetch name them safely.
+// PackageMeta is what an origin says about one package: what it is, where
+// its documents are, and what vouches for it. Its locations show
+// themselves (String) and their errors name them without a secret.
 type PackageMeta struct {
-	Filename     string // the name SHA256SUMS lists the archive under
-	DownloadURL  *url.URL
-	SumsURL      *url.URL // the release's SHA256SUMS document
-	SignatureURL *url.URL // its binary detached OpenPGP signature
-	SHA256       [sha256.Size]byte
-	SigningKeys  []string // ASCII-armored public keys allowed to sign SHA256SUMS
+	Filename    string   // the name SHA256SUMS lists the archive under
+	Archive     Location // the package's zip archive
+	Sums        Location // the release's SHA256SUMS document
+	Signature   Location // its binary detached OpenPGP signature
+	SHA256      [sha256.Size]byte
+	SigningKeys []string // ASCII-armored public keys allowed to sign SHA256SUMS
 	// Size is the archive's length in bytes as the origin announced it
 	// (OpenTofu 1.12's "packages" field), 0 when it did not. A download
 	// that grows past it is refused as it arrives.
 	Size int64
 	// HashesOnly names the upstream, when it vouches for the package with
-	// hashes alone (a mirror that keeps no signature). SumsURL is then the
+	// hashes alone (a mirror that keeps no signature). Sums is then the
 	// kept SHA256SUMS made from the archives' digests, or nil, and there
-	// are no SignatureURL and no SigningKeys.
+	// are no Signature and no SigningKeys.
 	HashesOnly string
 	// H1 are the h1: hashes the upstream lists for the package; a download
 	// must unpack to one of them. When SHA256 is zero (the upstream listed

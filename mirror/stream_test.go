@@ -3,11 +3,11 @@ package mirror
 import (
 	"context"
 	"errors"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -19,16 +19,20 @@ type cutOnce struct {
 	cut map[string]bool
 }
 
-func (c *cutOnce) Fetch(ctx context.Context, u *url.URL, w Sink) error {
+func (c *cutOnce) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+	return c.packageMetaVia(ctx, p, v, plat, c)
+}
+
+func (c *cutOnce) fetchFile(ctx context.Context, name string, w Sink) error {
 	c.mu.Lock()
-	first := strings.HasSuffix(u.Opaque, ".zip") && !c.cut[u.Opaque]
-	c.cut[u.Opaque] = true
+	first := strings.HasSuffix(name, ".zip") && !c.cut[name]
+	c.cut[name] = true
 	c.mu.Unlock()
 	if !first {
-		return c.fakeSource.Fetch(ctx, u, w)
+		return c.fakeSource.fetchFile(ctx, name, w)
 	}
 	c.fakeSource.mu.Lock()
-	body := c.files[u.Opaque]
+	body := c.files[name]
 	c.fakeSource.mu.Unlock()
 	if _, err := w.Write(body[:len(body)/2]); err != nil {
 		return err

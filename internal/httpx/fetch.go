@@ -14,7 +14,10 @@ import (
 )
 
 // Sink receives a download. Reset discards everything written so far, so
-// that a retry starts from scratch; mirror.Sink has the same methods.
+// that a retry starts from scratch. It has mirror.Sink's methods, so a
+// mirror.Sink is a Sink as it is: httpx declares its own rather than
+// import the build's core, which the packages that use httpx and know
+// nothing of mirrors (module fetching, OCI) would then import too.
 type Sink interface {
 	io.Writer
 	Reset() error
@@ -62,7 +65,9 @@ func (f *Fetcher) HTTPSOnly() *Fetcher {
 
 // ErrTooLarge means a body was longer than its limit: a document's, the
 // Policy's MaxBodyBytes or a LimitedSink's. Errors match it with
-// errors.Is; their messages say which limit.
+// errors.Is; their messages say which limit. It is the transport's own:
+// a caller that hands downloads to package mirror restates it as
+// mirror.ErrTooLarge.
 var ErrTooLarge = errors.New("response body too large")
 
 // tooLargeError is an ErrTooLarge with its own message.

@@ -65,10 +65,7 @@ type Client struct {
 	tokens map[addrs.Hostname]string
 }
 
-var (
-	_ mirror.Source = (*Client)(nil)
-	_ mirror.Sizer  = (*Client)(nil)
-)
+var _ mirror.Source = (*Client)(nil)
 
 // New returns a client for cfg.
 func New(cfg Config) *Client {
@@ -197,51 +194,9 @@ func TokenVariable(host addrs.Hostname) string {
 	return "TF_TOKEN_" + strings.ReplaceAll(name, ".", "_")
 }
 
-// Fetch copies the body at u to w, retrying a failed transfer from scratch
-// (w.Reset) as the fetcher's policy says. No credentials are sent: like
-// OpenTofu, archives and checksums are fetched anonymously. A body over
-// the policy's MaxBodyBytes or w's Limit is an error wrapping
-// mirror.ErrTooLarge.
-func (c *Client) Fetch(ctx context.Context, u *url.URL, w mirror.Sink) error {
-	err := c.fetch.Fetch(ctx, u, nil, w)
-	if errors.Is(err, httpx.ErrTooLarge) {
-		return tooLargeError{err}
-	}
-	return err
-}
-
-// tooLargeError is httpx's ErrTooLarge as mirror knows it.
-type tooLargeError struct{ err error }
-
-func (e tooLargeError) Error() string        { return e.err.Error() }
-func (e tooLargeError) Unwrap() error        { return e.err }
-func (e tooLargeError) Is(target error) bool { return target == mirror.ErrTooLarge }
-
 func isNotFound(err error) bool {
 	var se *httpx.StatusError
 	return errors.As(err, &se) && se.StatusCode == http.StatusNotFound
-}
-
-// Size asks for an archive's size with a HEAD request, without
-// credentials, as downloads are made.
-func (c *Client) Size(ctx context.Context, u *url.URL) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
-	if err != nil {
-		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(u), unwrapURLError(err))
-	}
-	client := c.fetch.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(u), unwrapURLError(err))
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
-		return 0, fmt.Errorf("HEAD %s: %s, length %d", httpx.Redact(u), resp.Status, resp.ContentLength)
-	}
-	return resp.ContentLength, nil
 }
 
 // unwrapURLError drops *url.Error's own copy of the (unredacted) URL.

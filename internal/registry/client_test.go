@@ -97,9 +97,9 @@ func testPackageMetaAndFetch(t *testing.T, ca *testca.CA, reg *fakeregistry.Regi
 		t.Errorf("Filename = %q, want %q", got, want)
 	}
 	for _, u := range []struct{ name, got, want string }{
-		{"DownloadURL", meta.DownloadURL.String(), base + "terraform-provider-bar_1.0.0_darwin_arm64.zip"},
-		{"SumsURL", meta.SumsURL.String(), base + "terraform-provider-bar_1.0.0_SHA256SUMS"},
-		{"SignatureURL", meta.SignatureURL.String(), base + "terraform-provider-bar_1.0.0_SHA256SUMS.sig"},
+		{"Archive", registry.LocationURL(meta.Archive).String(), base + "terraform-provider-bar_1.0.0_darwin_arm64.zip"},
+		{"Sums", registry.LocationURL(meta.Sums).String(), base + "terraform-provider-bar_1.0.0_SHA256SUMS"},
+		{"Signature", registry.LocationURL(meta.Signature).String(), base + "terraform-provider-bar_1.0.0_SHA256SUMS.sig"},
 	} {
 		if u.got != u.want {
 			t.Errorf("%s = %s, want %s", u.name, u.got, u.want)
@@ -113,14 +113,14 @@ func testPackageMetaAndFetch(t *testing.T, ca *testca.CA, reg *fakeregistry.Regi
 		t.Errorf("SigningKeys (-want +got):\n%s", diff)
 	}
 
-	got, err := fetch(t, c, meta.DownloadURL)
+	got, err := fetch(t, meta.Archive)
 	if err != nil {
 		t.Fatalf("Fetch archive: %v", err)
 	}
 	if !bytes.Equal(got, archive) {
 		t.Errorf("Fetch archive: got %d bytes that differ from the served archive", len(got))
 	}
-	got, err = fetch(t, c, meta.SumsURL)
+	got, err = fetch(t, meta.Sums)
 	if err != nil {
 		t.Fatalf("Fetch SHA256SUMS: %v", err)
 	}
@@ -196,8 +196,8 @@ func testServicesOverrideSkipsDiscovery(t *testing.T, ca *testca.CA, reg *fakere
 			if err != nil {
 				t.Fatalf("PackageMeta: %v", err)
 			}
-			if !strings.HasPrefix(meta.DownloadURL.String(), reg.URL+"/releases/") {
-				t.Errorf("DownloadURL = %s, want one on the fake registry", meta.DownloadURL)
+			if !strings.HasPrefix(registry.LocationURL(meta.Archive).String(), reg.URL+"/releases/") {
+				t.Errorf("Archive = %s, want one on the fake registry", meta.Archive)
 			}
 			got := reg.Requests()[before:]
 			want := []string{
@@ -540,9 +540,9 @@ func TestCredentialsOnlyOnAPIRequests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("PackageMeta: %v", err)
 			}
-			for _, u := range []string{meta.DownloadURL.String(), meta.SumsURL.String(), meta.SignatureURL.String()} {
-				if _, err := fetch(t, c, mustURL(t, u)); err != nil {
-					t.Fatalf("Fetch %s: %v", u, err)
+			for _, loc := range []mirror.Location{meta.Archive, meta.Sums, meta.Signature} {
+				if _, err := fetch(t, loc); err != nil {
+					t.Fatalf("Fetch %s: %v", loc, err)
 				}
 			}
 
@@ -595,7 +595,7 @@ func TestFetch(t *testing.T) {
 	srv := newServer(t, ca, mux)
 	c := newClient(t, ca, nil, nil)
 
-	got, err := fetch(t, c, mustURL(t, srv.URL+"/ok"))
+	got, err := fetch(t, c.FileLocation(mustURL(t, srv.URL+"/ok")))
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}
@@ -603,10 +603,10 @@ func TestFetch(t *testing.T) {
 		t.Errorf("Fetch: got %d bytes, want the %d served", len(got), len(payload))
 	}
 
-	_, err = fetch(t, c, mustURL(t, srv.URL+"/short"))
+	_, err = fetch(t, c.FileLocation(mustURL(t, srv.URL+"/short")))
 	wantErrContains(t, err, "read "+srv.URL+"/short", "unexpected EOF")
 
-	_, err = fetch(t, c, mustURL(t, "https://user:pa55word@"+string(srv.Host)+"/gone"))
+	_, err = fetch(t, c.FileLocation(mustURL(t, "https://user:pa55word@"+string(srv.Host)+"/gone")))
 	wantErrContains(t, err, "/gone returned 404 Not Found")
 	if strings.Contains(err.Error(), "pa55word") {
 		t.Errorf("error leaks the password: %v", err)

@@ -1,17 +1,20 @@
 // Package registry is a client for the provider registry protocol (v1): it
 // discovers a host's providers.v1 service (or takes it from a configured
 // host block), lists versions, reads download metadata and fetches the
-// files it points to. It implements mirror.Source.
+// files it points to. It implements mirror.Source; the files are
+// mirror.Locations over HTTP (httpLocation) that also tell their size and
+// whether they come over plain http.
 //
 // It checks the shape of what registries send (every value parsed with a
 // guarded parser, so no document can panic it), resolves every URL
 // relative to the document that named it, and attaches credentials only to
 // requests that go to the registry API (and discovery), never to archive or
 // checksum downloads; those requests go over https only and lose the token
-// on a redirect to another origin. URLs appear in errors only as
-// httpx.Redact shows them. It reads the package size OpenTofu 1.12
-// registries announce (the "packages" field) into mirror.PackageMeta. It
-// does not verify signatures or checksums: that is package mirror's job.
-// API calls and downloads are retried as the httpx.Fetcher it is given
-// says; service discovery is left to svchost/disco and its own client.
+// on a redirect to another origin. URLs appear in errors, and as the
+// locations' String, only as httpx.Redact shows them. It reads the
+// package size OpenTofu 1.12 registries announce (the "packages" field)
+// into mirror.PackageMeta. It does not verify signatures or checksums:
+// that is package mirror's job. API calls and downloads are retried as
+// the httpx.Fetcher it is given says; service discovery is left to
+// svchost/disco and its own client.
 package registry

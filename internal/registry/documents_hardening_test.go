@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -143,9 +142,10 @@ func checkMeta(t *testing.T, meta mirror.PackageMeta) {
 	if meta.Filename == "" || meta.Filename == ".." || strings.ContainsAny(meta.Filename, "/\\\x00") {
 		t.Fatalf("accepted filename %q", meta.Filename)
 	}
-	for _, u := range []*url.URL{meta.DownloadURL, meta.SumsURL, meta.SignatureURL} {
+	for _, loc := range []mirror.Location{meta.Archive, meta.Sums, meta.Signature} {
+		u := registry.LocationURL(loc)
 		if u == nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
-			t.Fatalf("accepted URL %v", u)
+			t.Fatalf("accepted location %v", loc)
 		}
 	}
 	if meta.Size < 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 func FuzzParseVersions(f *testing.F) {
@@ -38,16 +39,17 @@ func FuzzParseDownload(f *testing.F) {
 	}
 	plat := addrs.Platform{OS: "linux", Arch: "amd64"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		meta, err := parseDownload(data, docURL, plat)
+		meta, err := parseDownload(data, docURL, plat, nil)
 		if err != nil {
 			return
 		}
 		if meta.Filename == "" || strings.ContainsAny(meta.Filename, "/\\\x00") || meta.Filename == ".." {
 			t.Fatalf("accepted filename %q", meta.Filename)
 		}
-		for _, u := range []*url.URL{meta.DownloadURL, meta.SumsURL, meta.SignatureURL} {
-			if u == nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
-				t.Fatalf("accepted URL %v", u)
+		for _, loc := range []mirror.Location{meta.Archive, meta.Sums, meta.Signature} {
+			l, ok := loc.(httpLocation)
+			if !ok || l.url == nil || (l.url.Scheme != "https" && l.url.Scheme != "http") || l.url.User != nil {
+				t.Fatalf("accepted location %v", loc)
 			}
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // clients returns the API and discovery clients tfmirror would build for a
@@ -127,10 +128,10 @@ func ctx(t *testing.T) context.Context {
 	return t.Context()
 }
 
-func fetch(t *testing.T, c *registry.Client, u *url.URL) ([]byte, error) {
+func fetch(t *testing.T, loc mirror.Location) ([]byte, error) {
 	t.Helper()
 	var buf bufferSink
-	err := c.Fetch(ctx(t), u, &buf)
+	err := loc.Fetch(ctx(t), &buf)
 	return buf.Bytes(), err
 }
 

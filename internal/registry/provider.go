@@ -69,20 +69,21 @@ func (c *Client) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Vers
 	if err != nil {
 		return mirror.PackageMeta{}, err
 	}
-	meta, err := parseDownload(data, final, plat)
+	meta, err := parseDownload(data, final, plat, c.fetch)
 	if err != nil {
 		return mirror.PackageMeta{}, fmt.Errorf("parse download document %s: %w", httpx.Redact(final), err)
 	}
 	return meta, nil
 }
 
-// parseDownload parses and checks a download document fetched from docURL.
-func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
+// parseDownload parses and checks a download document fetched from
+// docURL; the files it names are fetched with f.
+func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform, f *httpx.Fetcher) (mirror.PackageMeta, error) {
 	var doc regproto.Download
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return mirror.PackageMeta{}, err
 	}
-	meta, err := packageMeta(doc, docURL, plat)
+	meta, err := packageMeta(doc, docURL, plat, f)
 	if err != nil {
 		return mirror.PackageMeta{}, err
 	}
@@ -112,8 +113,9 @@ func announcedSize(pkgs map[string]regproto.Package, plat addrs.Platform, sum [s
 	return info.PackageSize, nil
 }
 
-// packageMeta checks a download document and resolves its URLs.
-func packageMeta(d regproto.Download, docURL *url.URL, plat addrs.Platform) (mirror.PackageMeta, error) {
+// packageMeta checks a download document and resolves its URLs into
+// locations fetched with f.
+func packageMeta(d regproto.Download, docURL *url.URL, plat addrs.Platform, f *httpx.Fetcher) (mirror.PackageMeta, error) {
 	if d.OS != plat.OS || d.Arch != plat.Arch {
 		return mirror.PackageMeta{}, fmt.Errorf("asked for %s, the registry answered for %s_%s", plat, d.OS, d.Arch)
 	}
@@ -131,15 +133,17 @@ func packageMeta(d regproto.Download, docURL *url.URL, plat addrs.Platform) (mir
 	for _, ref := range []struct {
 		name string
 		raw  string
-		dst  **url.URL
+		dst  *mirror.Location
 	}{
-		{"download_url", d.DownloadURL, &meta.DownloadURL},
-		{"shasums_url", d.ShasumsURL, &meta.SumsURL},
-		{"shasums_signature_url", d.ShasumsSignatureURL, &meta.SignatureURL},
+		{"download_url", d.DownloadURL, &meta.Archive},
+		{"shasums_url", d.ShasumsURL, &meta.Sums},
+		{"shasums_signature_url", d.ShasumsSignatureURL, &meta.Signature},
 	} {
-		if *ref.dst, err = resolve(docURL, ref.raw); err != nil {
+		u, err := resolve(docURL, ref.raw)
+		if err != nil {
 			return mirror.PackageMeta{}, fmt.Errorf("%s: %w", ref.name, err)
 		}
+		*ref.dst = httpLocation{fetch: f, url: u}
 	}
 	for _, k := range d.SigningKeys.GPGPublicKeys {
 		meta.SigningKeys = append(meta.SigningKeys, k.ASCIIArmor)

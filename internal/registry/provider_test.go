@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -99,7 +100,7 @@ func TestPackageMetaResolvesURLs(t *testing.T) {
 			if strings.HasPrefix(want, "/") {
 				want = srv.URL + want
 			}
-			got := []string{meta.DownloadURL.String(), meta.SumsURL.String(), meta.SignatureURL.String()}
+			got := []string{registry.LocationURL(meta.Archive).String(), registry.LocationURL(meta.Sums).String(), registry.LocationURL(meta.Signature).String()}
 			wantAll := []string{want, want + ".sums", want + ".sig"}
 			if diff := cmp.Diff(wantAll, got); diff != "" {
 				t.Errorf("URLs (-want +got):\n%s", diff)
@@ -126,11 +127,11 @@ func TestPackageMetaFields(t *testing.T) {
 	if diff := cmp.Diff([]string{armoredK1, armoredK2}, meta.SigningKeys); diff != "" {
 		t.Errorf("SigningKeys (-want +got):\n%s", diff)
 	}
-	if got, want := meta.SumsURL.String(), srv.URL+"/files/"+sumsName; got != want {
-		t.Errorf("SumsURL = %s, want %s", got, want)
+	if got, want := registry.LocationURL(meta.Sums).String(), srv.URL+"/files/"+sumsName; got != want {
+		t.Errorf("Sums = %s, want %s", got, want)
 	}
-	if got, want := meta.SignatureURL.String(), "https://cdn.example.net/files/"+sigName; got != want {
-		t.Errorf("SignatureURL = %s, want %s", got, want)
+	if got, want := registry.LocationURL(meta.Signature).String(), "https://cdn.example.net/files/"+sigName; got != want {
+		t.Errorf("Signature = %s, want %s", got, want)
 	}
 	if diff := cmp.Diff([]string{"GET " + docPath}, srv.paths()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
@@ -151,11 +152,11 @@ func TestPackageMetaResolvesAgainstRedirectedDocument(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PackageMeta: %v", err)
 	}
-	if got, want := meta.DownloadURL.String(), srv.URL+"/mirror/docs/"+zipName; got != want {
-		t.Errorf("DownloadURL = %s, want %s (relative to the final document URL)", got, want)
+	if got, want := registry.LocationURL(meta.Archive).String(), srv.URL+"/mirror/docs/"+zipName; got != want {
+		t.Errorf("Archive = %s, want %s (relative to the final document URL)", got, want)
 	}
-	if got, want := meta.SumsURL.String(), srv.URL+"/mirror/"+sumsName; got != want {
-		t.Errorf("SumsURL = %s, want %s", got, want)
+	if got, want := registry.LocationURL(meta.Sums).String(), srv.URL+"/mirror/"+sumsName; got != want {
+		t.Errorf("Sums = %s, want %s", got, want)
 	}
 }
 

@@ -49,7 +49,7 @@ func TestAPICallsAndDownloadsAreRetried(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatalf("AvailableVersions = %v, %v", list, err)
 	}
-	got, err := fetch(t, c, mustURL(t, srv.URL+"/files/foo.zip"))
+	got, err := fetch(t, c.FileLocation(mustURL(t, srv.URL+"/files/foo.zip")))
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
 	}

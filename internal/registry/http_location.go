@@ -1,0 +1,78 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// httpLocation is a file a download document names: an archive, a
+// SHA256SUMS or its signature, at an http or https URL that may be
+// presigned. It is fetched with the client's fetcher and, like OpenTofu
+// does, anonymously: no credentials are sent. It shows its URL only as
+// httpx.Redact does, in String and in its errors.
+type httpLocation struct {
+	fetch *httpx.Fetcher
+	url   *url.URL
+}
+
+var (
+	_ mirror.Location  = httpLocation{}
+	_ mirror.Sizer     = httpLocation{}
+	_ mirror.Transport = httpLocation{}
+)
+
+// Fetch copies the file to sink, retrying a failed transfer from scratch
+// (sink.Reset) as the fetcher's policy says. A body over the policy's
+// MaxBodyBytes or the sink's Limit is an error wrapping
+// mirror.ErrTooLarge.
+func (l httpLocation) Fetch(ctx context.Context, sink mirror.Sink) error {
+	err := l.fetch.Fetch(ctx, l.url, nil, sink)
+	if errors.Is(err, httpx.ErrTooLarge) {
+		return tooLargeError{err}
+	}
+	return err
+}
+
+// tooLargeError is httpx's ErrTooLarge as mirror knows it.
+type tooLargeError struct{ err error }
+
+func (e tooLargeError) Error() string        { return e.err.Error() }
+func (e tooLargeError) Unwrap() error        { return e.err }
+func (e tooLargeError) Is(target error) bool { return target == mirror.ErrTooLarge }
+
+// String is the URL as httpx.Redact shows it.
+func (l httpLocation) String() string { return httpx.Redact(l.url) }
+
+// Insecure reports whether the file comes over plain http.
+func (l httpLocation) Insecure() bool { return l.url.Scheme == "http" }
+
+// Origin is the URL's scheme and host.
+func (l httpLocation) Origin() string { return l.url.Scheme + "://" + l.url.Host }
+
+// Size asks for the file's size with a HEAD request, without
+// credentials, as downloads are made.
+func (l httpLocation) Size(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, l.url.String(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(l.url), unwrapURLError(err))
+	}
+	client := l.fetch.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(l.url), unwrapURLError(err))
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
+		return 0, fmt.Errorf("HEAD %s: %s, length %d", httpx.Redact(l.url), resp.Status, resp.ContentLength)
+	}
+	return resp.ContentLength, nil
+}
