@@ -346,7 +346,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, header http.Header, c
 func (f *Fetcher) send(ctx context.Context, u *url.URL, header http.Header) (*http.Response, outcome) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, outcome{err: fmt.Errorf("request %s: %w", Redact(u), unwrapURLError(err))}
+		return nil, outcome{err: fmt.Errorf("request %s: %w", Redact(u), UnwrapURLError(err))}
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
@@ -364,9 +364,9 @@ func (f *Fetcher) send(ctx context.Context, u *url.URL, header http.Header) (*ht
 		// a redirect loop or cap, or a refused redirect, which retrying
 		// cannot fix.
 		resp.Body.Close()
-		return nil, outcome{err: fmt.Errorf("request %s: %w", Redact(u), unwrapURLError(err))}
+		return nil, outcome{err: fmt.Errorf("request %s: %w", Redact(u), UnwrapURLError(err))}
 	}
-	err = unwrapURLError(err)
+	err = UnwrapURLError(err)
 	return nil, outcome{err: fmt.Errorf("request %s: %w", Redact(u), err), retry: transient(err)}
 }
 

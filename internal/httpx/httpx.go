@@ -124,8 +124,9 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("%s returned %s", e.URL, e.Status)
 }
 
-// unwrapURLError drops *url.Error's own copy of the (unredacted) URL.
-func unwrapURLError(err error) error {
+// UnwrapURLError drops *url.Error's own copy of the (unredacted) URL, so
+// an error can be shown with the URL redacted.
+func UnwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return ue.Err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httploc"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -83,5 +84,5 @@ func (h *Hashed) Fetch(ctx context.Context, ref string, sink mirror.Sink) error 
 	if err != nil {
 		return fmt.Errorf("%s: %w", h.Location(), err)
 	}
-	return h.c.fetch.Fetch(ctx, u, nil, sink)
+	return httploc.New(h.c.fetch, u).Fetch(ctx, sink)
 }

@@ -198,12 +198,3 @@ func isNotFound(err error) bool {
 	var se *httpx.StatusError
 	return errors.As(err, &se) && se.StatusCode == http.StatusNotFound
 }
-
-// unwrapURLError drops *url.Error's own copy of the (unredacted) URL.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}

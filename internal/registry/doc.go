@@ -2,7 +2,7 @@
 // discovers a host's providers.v1 service (or takes it from a configured
 // host block), lists versions, reads download metadata and fetches the
 // files it points to. It implements mirror.Source; the files are
-// mirror.Locations over HTTP (httpLocation) that also tell their size and
+// mirror.Locations over HTTP (package httploc) that also tell their size and
 // whether they come over plain http.
 //
 // It checks the shape of what registries send (every value parsed with a

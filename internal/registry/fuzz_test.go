@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httploc"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -47,8 +48,8 @@ func FuzzParseDownload(f *testing.F) {
 			t.Fatalf("accepted filename %q", meta.Filename)
 		}
 		for _, loc := range []mirror.Location{meta.Archive, meta.Sums, meta.Signature} {
-			l, ok := loc.(httpLocation)
-			if !ok || l.url == nil || (l.url.Scheme != "https" && l.url.Scheme != "http") || l.url.User != nil {
+			l, ok := loc.(httploc.Location)
+			if !ok || l.URL() == nil || (l.URL().Scheme != "https" && l.URL().Scheme != "http") || l.URL().User != nil {
 				t.Fatalf("accepted location %v", loc)
 			}
 		}

@@ -125,7 +125,7 @@ func resolveLocation(download *url.URL, loc string) (string, error) {
 	}
 	ref, err := url.Parse(loc)
 	if err != nil {
-		return "", fmt.Errorf("invalid relative location: %w", unwrapURLError(err))
+		return "", fmt.Errorf("invalid relative location: %w", httpx.UnwrapURLError(err))
 	}
 	return download.ResolveReference(ref).String(), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httploc"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -143,7 +144,7 @@ func packageMeta(d regproto.Download, docURL *url.URL, plat addrs.Platform, f *h
 		if err != nil {
 			return mirror.PackageMeta{}, fmt.Errorf("%s: %w", ref.name, err)
 		}
-		*ref.dst = httpLocation{fetch: f, url: u}
+		*ref.dst = httploc.New(f, u)
 	}
 	for _, k := range d.SigningKeys.GPGPublicKeys {
 		meta.SigningKeys = append(meta.SigningKeys, k.ASCIIArmor)
@@ -160,7 +161,7 @@ func resolve(base *url.URL, ref string) (*url.URL, error) {
 	}
 	r, err := url.Parse(ref)
 	if err != nil {
-		return nil, fmt.Errorf("invalid URL: %w", unwrapURLError(err))
+		return nil, fmt.Errorf("invalid URL: %w", httpx.UnwrapURLError(err))
 	}
 	u := base.ResolveReference(r)
 	if u.Scheme != "https" && u.Scheme != "http" {

@@ -1,4 +1,11 @@
-package registry
+// Package httploc is a file at an http or https URL as a package
+// location (mirror.Location): an archive, a SHA256SUMS or its signature
+// that a registry's download document or a network mirror's version
+// document names. It owns fetching one with an httpx.Fetcher (its retries,
+// time limits and size limits, a body over a limit wrapping
+// mirror.ErrTooLarge), showing its URL only redacted, and telling its size
+// and transport; nothing else.
+package httploc
 
 import (
 	"context"
@@ -11,27 +18,33 @@ import (
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// httpLocation is a file a download document names: an archive, a
+// Location is a file a document names: an archive, a
 // SHA256SUMS or its signature, at an http or https URL that may be
 // presigned. It is fetched with the client's fetcher and, like OpenTofu
 // does, anonymously: no credentials are sent. It shows its URL only as
 // httpx.Redact does, in String and in its errors.
-type httpLocation struct {
+type Location struct {
 	fetch *httpx.Fetcher
 	url   *url.URL
 }
 
+// New returns the file at u, fetched with f.
+func New(f *httpx.Fetcher, u *url.URL) Location { return Location{fetch: f, url: u} }
+
+// URL returns the file's URL, unredacted: never print it.
+func (l Location) URL() *url.URL { return l.url }
+
 var (
-	_ mirror.Location  = httpLocation{}
-	_ mirror.Sizer     = httpLocation{}
-	_ mirror.Transport = httpLocation{}
+	_ mirror.Location  = Location{}
+	_ mirror.Sizer     = Location{}
+	_ mirror.Transport = Location{}
 )
 
 // Fetch copies the file to sink, retrying a failed transfer from scratch
 // (sink.Reset) as the fetcher's policy says. A body over the policy's
 // MaxBodyBytes or the sink's Limit is an error wrapping
 // mirror.ErrTooLarge.
-func (l httpLocation) Fetch(ctx context.Context, sink mirror.Sink) error {
+func (l Location) Fetch(ctx context.Context, sink mirror.Sink) error {
 	err := l.fetch.Fetch(ctx, l.url, nil, sink)
 	if errors.Is(err, httpx.ErrTooLarge) {
 		return tooLargeError{err}
@@ -47,20 +60,20 @@ func (e tooLargeError) Unwrap() error        { return e.err }
 func (e tooLargeError) Is(target error) bool { return target == mirror.ErrTooLarge }
 
 // String is the URL as httpx.Redact shows it.
-func (l httpLocation) String() string { return httpx.Redact(l.url) }
+func (l Location) String() string { return httpx.Redact(l.url) }
 
 // Insecure reports whether the file comes over plain http.
-func (l httpLocation) Insecure() bool { return l.url.Scheme == "http" }
+func (l Location) Insecure() bool { return l.url.Scheme == "http" }
 
 // Origin is the URL's scheme and host.
-func (l httpLocation) Origin() string { return l.url.Scheme + "://" + l.url.Host }
+func (l Location) Origin() string { return l.url.Scheme + "://" + l.url.Host }
 
 // Size asks for the file's size with a HEAD request, without
 // credentials, as downloads are made.
-func (l httpLocation) Size(ctx context.Context) (int64, error) {
+func (l Location) Size(ctx context.Context) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, l.url.String(), nil)
 	if err != nil {
-		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(l.url), unwrapURLError(err))
+		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(l.url), httpx.UnwrapURLError(err))
 	}
 	client := l.fetch.Client
 	if client == nil {
@@ -68,7 +81,7 @@ func (l httpLocation) Size(ctx context.Context) (int64, error) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(l.url), unwrapURLError(err))
+		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(l.url), httpx.UnwrapURLError(err))
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
