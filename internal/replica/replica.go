@@ -529,3 +529,27 @@ func ServicesBlock(host addrs.Hostname, mirrorURL string, services map[string]st
 	b.WriteString("  }\n}\n")
 	return b.String()
 }
+
+// Holds says which replicas a tree already holds: provider documents,
+// module documents. It lists the replica's directory once.
+func Holds(ctx context.Context, tree *layout.Tree) (providers, modules bool, err error) {
+	files, err := tree.List(ctx, Dir)
+	if err != nil {
+		return false, false, fmt.Errorf("registry replica: %w", err)
+	}
+	for _, rel := range files {
+		switch {
+		case isModuleFile(rel):
+			modules = true
+		case isProviderFile(rel):
+			providers = true
+		}
+	}
+	return providers, modules, nil
+}
+
+// isProviderFile reports a provider document of the replica.
+func isProviderFile(rel string) bool {
+	parts := strings.Split(rel, "/")
+	return len(parts) > 4 && parts[0] == Dir && parts[2] == "v1" && parts[3] == "providers"
+}

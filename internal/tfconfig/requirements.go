@@ -1,0 +1,162 @@
+package tfconfig
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/lockfile"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Configuration is one root module as a mirror sees it: the providers it
+// needs (with the versions its lock file pins), the registry modules it
+// calls, and its lock file.
+type Configuration struct {
+	Dir      string
+	Needs    []mirror.Need
+	Lock     *lockfile.File
+	Warnings []string
+	// Modules are the registry modules the configuration calls: one
+	// requirement per constraint written, each for the newest match, as
+	// "tofu init" selects a version per call.
+	Modules []mirror.ModuleRequirement
+}
+
+// LoadConfigurations reads every root module and its lock file. Any
+// problem is bad input: all of them are reported together, as one input
+// error.
+func LoadConfigurations(dirs []string) ([]Configuration, error) {
+	var out []Configuration
+	var errs []error
+	for _, dir := range dirs {
+		c, err := loadConfiguration(dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, c)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, inputerr.Wrap(err)
+	}
+	return out, nil
+}
+
+func loadConfiguration(dir string) (Configuration, error) {
+	cfg, err := Load(dir)
+	if err != nil {
+		return Configuration{}, fmt.Errorf("read configuration %s: %w", dir, err)
+	}
+	lock, err := lockfile.Read(filepath.Join(dir, lockfile.FileName))
+	if err != nil {
+		return Configuration{}, fmt.Errorf("read lock file of %s: %w", dir, err)
+	}
+	c := Configuration{Dir: dir, Lock: lock, Warnings: cfg.Warnings, Modules: ModuleRequirementsOf(cfg.Modules)}
+	for _, p := range sortedProviders(cfg.Providers) {
+		n := mirror.Need{Provider: p, Root: dir}
+		for _, con := range cfg.Providers[p] {
+			n.Constraints = append(n.Constraints, con.Text)
+		}
+		if l, ok := lock.Locks[p]; ok {
+			v := l.Version
+			n.Locked = &v
+		}
+		c.Needs = append(c.Needs, n)
+	}
+	return c, nil
+}
+
+func sortedProviders[V any](m map[addrs.Provider]V) []addrs.Provider {
+	out := make([]addrs.Provider, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b addrs.Provider) int {
+		switch {
+		case a.LessThan(b):
+			return -1
+		case b.LessThan(a):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Requirements turns configurations into what to mirror for platforms.
+func Requirements(cfgs []Configuration, platforms []addrs.Platform) ([]mirror.Requirement, error) {
+	var reqs []mirror.Requirement
+	var errs []error
+	for _, c := range cfgs {
+		for _, n := range c.Needs {
+			req, err := n.Requirement(platforms)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			reqs = append(reqs, req)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, inputerr.Wrap(err)
+	}
+	return reqs, nil
+}
+
+// ModuleRequirements gathers the module requirements of every
+// configuration.
+func ModuleRequirements(cfgs []Configuration) []mirror.ModuleRequirement {
+	var out []mirror.ModuleRequirement
+	for _, c := range cfgs {
+		out = append(out, c.Modules...)
+	}
+	return out
+}
+
+// Warnings says what reading the configurations warned about, each
+// naming its configuration.
+func Warnings(cfgs []Configuration) []string {
+	var out []string
+	for _, c := range cfgs {
+		for _, w := range c.Warnings {
+			out = append(out, c.Dir+": "+strings.TrimSpace(w))
+		}
+	}
+	return out
+}
+
+// ModuleRequirementsOf turns a configuration's registry module calls into
+// requirements, in address order.
+func ModuleRequirementsOf(calls map[addrs.Module][]Constraint) []mirror.ModuleRequirement {
+	mods := slices.SortedFunc(maps.Keys(calls), func(a, b addrs.Module) int { return strings.Compare(a.String(), b.String()) })
+	var out []mirror.ModuleRequirement
+	for _, m := range mods {
+		if len(calls[m]) == 0 {
+			out = append(out, mirror.ModuleRequirement{Module: m, Newest: 1})
+		}
+		for _, c := range calls[m] {
+			out = append(out, mirror.ModuleRequirement{Module: m, Constraint: c.Text, Newest: 1, From: c.Pos})
+		}
+	}
+	return out
+}
+
+// CallReader reads a fetched module's registry module calls, for
+// transitive mirroring (mirror.ModuleCallReader).
+type CallReader struct{}
+
+// ModuleCalls implements mirror.ModuleCallReader: one requirement per
+// constraint written, each for the newest match, as "tofu init" selects.
+func (CallReader) ModuleCalls(root, subdir string) ([]mirror.ModuleRequirement, error) {
+	calls, err := ModuleCalls(root, subdir)
+	if err != nil {
+		return nil, err
+	}
+	return ModuleRequirementsOf(calls), nil
+}

@@ -1,0 +1,115 @@
+// Package views keeps what is derived from a mirror tree in step with it:
+// the catalog page (index.html, package htmlcatalog), the module registry
+// replica and the provider registry replica (package replica). Every
+// writer of a tree (build, bundle import, the replica command, prune)
+// calls Refresh once it has published or pruned, under the lock it holds,
+// so no derived file offers what the tree no longer holds or hides what it
+// now holds.
+//
+// It owns when each view is rewritten; what a view holds is its package's,
+// and what the tree holds is layout's.
+package views
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
+	"github.com/tfmirror/tfmirror/internal/replica"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// Options say which views to write beyond those the tree already holds.
+type Options struct {
+	// Providers writes the provider registry replica (build
+	// --registry-replica, the replica command); it is rewritten anyway
+	// when the tree holds one.
+	Providers bool
+	// Modules writes the module registry replica; it is rewritten anyway
+	// when the tree holds one.
+	Modules bool
+	// Trust decides which kept releases the provider replica offers.
+	Trust replica.Trust
+	// Locate gives the module documents' locations; nil: the packages in
+	// the tree.
+	Locate replica.ModuleLocator
+}
+
+// Report says what Refresh wrote.
+type Report struct {
+	// Replica is what the replica holds, nil when none was written;
+	// ProviderReplica says whether it holds the providers too.
+	Replica         *replica.Report
+	ProviderReplica bool
+}
+
+// Refresh rewrites the tree's derived views: the registry replicas asked
+// for or already there, then the catalog page. Each file is rewritten only
+// when its content changes. A release the replica's trust decision
+// refuses is left out of it, and reported in the error, after the page
+// is written.
+func Refresh(ctx context.Context, tree *layout.Tree, opts Options) (*Report, error) {
+	providers, modules := opts.Providers, opts.Modules
+	if !providers || !modules {
+		hasProviders, hasModules, err := replica.Holds(ctx, tree)
+		if err != nil {
+			return nil, err
+		}
+		providers, modules = providers || hasProviders, modules || hasModules
+	}
+	report := &Report{ProviderReplica: providers}
+	var replicaErr error
+	switch {
+	case providers:
+		trust := opts.Trust
+		report.Replica, replicaErr = replica.WriteWith(ctx, tree, &trust, opts.Locate)
+		if replicaErr != nil {
+			replicaErr = fmt.Errorf("the registry replica of %s leaves out what no longer verifies:\n%w", location(tree), replicaErr)
+		}
+	case modules:
+		report.Replica, replicaErr = replica.WriteWith(ctx, tree, nil, opts.Locate)
+		if replicaErr != nil {
+			return nil, fmt.Errorf("write the module registry of %s: %w", location(tree), replicaErr)
+		}
+	}
+	if report.Replica == nil && replicaErr != nil {
+		return nil, replicaErr
+	}
+	if err := htmlcatalog.Write(ctx, tree, htmlcatalog.Options{}); err != nil {
+		return report, fmt.Errorf("write the catalog page of %s: %w", tree.Location(), err)
+	}
+	return report, replicaErr
+}
+
+// location is where the tree's replica is, for messages.
+func location(tree *layout.Tree) string {
+	return strings.TrimSuffix(tree.Location(), "/") + "/" + replica.Dir
+}
+
+// Lines say what a refresh wrote and how clients use it, for people: the
+// replica's counts, its warnings and the CLI configuration blocks.
+func (r *Report) Lines(tree *layout.Tree) []string {
+	if r == nil || r.Replica == nil {
+		return nil
+	}
+	rep := r.Replica
+	var out []string
+	what := "module registry"
+	if r.ProviderReplica {
+		what = "registry replica"
+	}
+	for _, w := range rep.Warnings {
+		out = append(out, "warning  "+what+": "+w)
+	}
+	if r.ProviderReplica {
+		out = append(out, fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages", location(tree), rep.Providers, rep.Versions, rep.Packages))
+	} else {
+		out = append(out, fmt.Sprintf("module registry in %s: %d modules", location(tree), rep.Modules))
+	}
+	for _, h := range rep.Hosts {
+		block := replica.ServicesBlock(h, "https://MIRROR/", rep.Services[h])
+		out = append(out, "  "+strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  "))
+	}
+	return out
+}
