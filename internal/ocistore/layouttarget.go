@@ -19,7 +19,7 @@ import (
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // layoutTarget is one repository kept as an OCI image layout directory:
@@ -102,7 +102,7 @@ func (l *layoutTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.R
 	if err := syncFile(p); err != nil {
 		return err
 	}
-	return layout.SyncDir(filepath.Dir(p))
+	return atomicfile.SyncDir(filepath.Dir(p))
 }
 
 // layoutIndex is index.json as read.
@@ -316,7 +316,7 @@ func (l *layoutTarget) updateIndex(ctx context.Context, change func([]ocispec.De
 	if err != nil {
 		return err
 	}
-	return layout.WriteFile(filepath.Join(l.root, ocispec.ImageIndexFile), data)
+	return atomicfile.WriteFile(filepath.Join(l.root, ocispec.ImageIndexFile), data)
 }
 
 // ensureLayout creates the layout's directory, its oci-layout file and an
@@ -343,7 +343,7 @@ func (l *layoutTarget) ensureLayout() error {
 		if err != nil {
 			return err
 		}
-		if err := layout.WriteFile(p, data); err != nil {
+		if err := atomicfile.WriteFile(p, data); err != nil {
 			return err
 		}
 	}
