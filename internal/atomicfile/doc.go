@@ -28,6 +28,8 @@
 // It does not know what a mirror is: which files a tree holds, which of
 // its directories are tfmirror's and may be searched for leftovers
 // (package layout names them to RemoveTemps), or in which order files
-// must appear (the publish order is layout's). It imports only the
-// standard library and golang.org/x/sys.
+// must appear (the publish order is layout's). Locks within one process
+// are package syncx's. It imports only the standard library and
+// golang.org/x/sys (which is why Lock waits with a loop of its own
+// rather than syncx.Sleep).
 package atomicfile
