@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // DirStore is a mirror tree in a local directory, the first Store. Puts
@@ -29,8 +31,8 @@ import (
 type DirStore struct {
 	root string
 
-	mu   sync.Mutex
-	lock *os.File // held while the store is locked for writing
+	mu     sync.Mutex
+	unlock func() error // set while the store is locked for writing
 }
 
 var _ Store = (*DirStore)(nil)
@@ -57,8 +59,8 @@ func (d *DirStore) localPath(rel string) string {
 
 // open opens the store's directory for one operation. Every file
 // operation goes through it, so none follows a link below the root.
-func (d *DirStore) open() (*treeRoot, error) {
-	return openTreeRoot(d.root)
+func (d *DirStore) open() (*atomicfile.Root, error) {
+	return atomicfile.OpenRoot(d.root)
 }
 
 // ReadFile reads a whole regular file of at most limit bytes.
@@ -68,7 +70,7 @@ func (d *DirStore) ReadFile(_ context.Context, rel string, limit int64) ([]byte,
 		return nil, err
 	}
 	defer func() { _ = t.Close() }()
-	return t.readFile(rel, limit)
+	return t.ReadFile(rel, limit)
 }
 
 // Open opens a regular file for reading.
@@ -78,7 +80,7 @@ func (d *DirStore) Open(_ context.Context, rel string) (io.ReadCloser, error) {
 		return nil, err
 	}
 	defer func() { _ = t.Close() }()
-	return t.openFile(rel, os.O_RDONLY, 0)
+	return t.OpenFile(rel, os.O_RDONLY, 0)
 }
 
 // Stat describes a regular file; anything else is an error.
@@ -88,7 +90,7 @@ func (d *DirStore) Stat(_ context.Context, rel string) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	defer func() { _ = t.Close() }()
-	info, err := t.statFile(rel)
+	info, err := t.StatFile(rel)
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -108,16 +110,16 @@ func (d *DirStore) Put(_ context.Context, rel string, c Content) error {
 	}
 	defer func() { _ = t.Close() }()
 	if c.Data != nil || c.File == "" {
-		return t.writeFile(rel, c.Data)
+		return t.WriteFile(rel, c.Data)
 	}
-	if err := t.prepareTarget(rel); err != nil {
-		return fmt.Errorf("publish %s: %w", t.path(rel), err)
+	if err := t.PrepareTarget(rel); err != nil {
+		return fmt.Errorf("publish %s: %w", t.Path(rel), err)
 	}
 	if sameFile(c.File, t, rel) {
 		return nil
 	}
 	if c.Move {
-		return t.place(c.File, rel, true)
+		return t.Place(c.File, rel, true)
 	}
 	return linkOrCopy(c.File, t, rel)
 }
@@ -136,12 +138,13 @@ func (d *DirStore) Delete(_ context.Context, rel string) error {
 		return fmt.Errorf("delete %s: %w", rel, err)
 	}
 	defer func() { _ = t.Close() }()
-	if err := t.remove(rel); err != nil {
+	if err := t.Remove(rel); err != nil {
 		return fmt.Errorf("delete %s: %w", rel, err)
 	}
-	// Drop the directories left empty, as an object store has none.
+	// Drop the directories left empty, as an object store has none,
+	// stopping at the first one missing or not empty.
 	for dir := path.Dir(rel); dir != "." && dir != PrivateDirName; dir = path.Dir(dir) {
-		if t.r.Remove(filepath.FromSlash(dir)) != nil {
+		if _, err := t.Lstat(dir); err != nil || t.Remove(dir) != nil {
 			break
 		}
 	}
@@ -164,7 +167,7 @@ func (d *DirStore) List(_ context.Context, dir string) ([]string, error) {
 	if start == "" {
 		start = "."
 	}
-	if err := t.checkDir(start); errors.Is(err, fs.ErrNotExist) {
+	if err := t.CheckDir(start); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("list %s: %w", path.Join(d.root, dir), err)
@@ -179,9 +182,9 @@ func (d *DirStore) List(_ context.Context, dir string) ([]string, error) {
 
 // walkFiles lists the regular files below start, leaving out the private
 // directory and never descending into a link.
-func walkFiles(t *treeRoot, start string) ([]string, error) {
+func walkFiles(t *atomicfile.Root, start string) ([]string, error) {
 	var out []string
-	err := fs.WalkDir(t.r.FS(), start, func(rel string, e fs.DirEntry, err error) error {
+	err := fs.WalkDir(t.FS(), start, func(rel string, e fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
 			return err
@@ -200,29 +203,29 @@ func walkFiles(t *treeRoot, start string) ([]string, error) {
 // behind. A directory is not Conditional, so its lock is exclusive in
 // either mode.
 func (d *DirStore) Lock(ctx context.Context, wait time.Duration, _ LockMode) (func() error, error) {
-	lock, err := d.lockRoot(ctx, wait)
+	unlock, err := d.lockRoot(ctx, wait)
 	if err != nil {
 		return nil, err
 	}
 	d.mu.Lock()
-	d.lock = lock
+	d.unlock = unlock
 	d.mu.Unlock()
 	return func() error {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		if d.lock == nil {
+		if d.unlock == nil {
 			return nil
 		}
-		err := d.lock.Close()
-		d.lock = nil
+		err := d.unlock()
+		d.unlock = nil
 		return err
 	}, nil
 }
 
 // lockRoot creates the root and its private directory, takes the lock and
 // removes leftovers, all without following a link below the root.
-func (d *DirStore) lockRoot(ctx context.Context, wait time.Duration) (*os.File, error) {
-	if err := MkdirAll(d.root); err != nil {
+func (d *DirStore) lockRoot(ctx context.Context, wait time.Duration) (func() error, error) {
+	if err := atomicfile.MkdirAll(d.root); err != nil {
 		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
 	}
 	t, err := d.open()
@@ -230,24 +233,24 @@ func (d *DirStore) lockRoot(ctx context.Context, wait time.Duration) (*os.File, 
 		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
 	}
 	defer func() { _ = t.Close() }()
-	if err := t.mkdirAll(PrivateDirName); err != nil {
+	if err := t.MkdirAll(PrivateDirName); err != nil {
 		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
 	}
-	lock, err := lockTree(ctx, t, wait)
+	unlock, err := t.Lock(ctx, lockName, wait)
 	if err != nil {
 		return nil, err
 	}
 	if err := removeLeftovers(t); err != nil {
-		_ = lock.Close()
+		_ = unlock()
 		return nil, fmt.Errorf("open mirror tree %s: %w", d.root, err)
 	}
-	return lock, nil
+	return unlock, nil
 }
 
 func (d *DirStore) checkLocked() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.lock == nil {
+	if d.unlock == nil {
 		return fmt.Errorf("write to %s: %w", d.root, ErrReadOnly)
 	}
 	return nil
@@ -266,11 +269,11 @@ func same(a, b string) bool {
 
 // sameFile reports whether the local file src is rel beneath t, neither
 // followed if it is a link.
-func sameFile(src string, t *treeRoot, rel string) bool {
+func sameFile(src string, t *atomicfile.Root, rel string) bool {
 	is, err := os.Lstat(src)
 	if err != nil {
 		return false
 	}
-	ir, err := t.lstat(rel)
+	ir, err := t.Lstat(rel)
 	return err == nil && os.SameFile(is, ir)
 }

@@ -16,12 +16,16 @@
 //     lock modes, and Conditional for stores several publishers write at
 //     once), and the first Store, DirStore (atomic world-readable writes:
 //     temporary file, fsync, rename, fsync of the directory; an exclusive
-//     lock in either mode);
+//     lock in either mode), and which of a tree's directories are
+//     tfmirror's, searched for what interrupted writes left;
 //   - the local Workspace downloads are staged in, and the filesystem
 //     layouts (packed, unpacked) made from a local network tree, each
 //     package appearing complete or not at all.
 //
 // It does not decide what to mirror or whether bytes can be trusted:
 // callers hand it archives that were already verified, and the trust
-// decision is package mirror's.
+// decision is package mirror's. Nor is it the filesystem layer: atomic
+// writes, the directory that never follows a link, the file lock and the
+// removal of temporary files are package internal/atomicfile's, which
+// DirStore, Workspace and Materialize are built on.
 package layout

@@ -2,7 +2,9 @@ package layout
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // Kind is the shape of the tree clients read.
@@ -137,7 +140,7 @@ func materializeProvider(ctx context.Context, store *Tree, work *Workspace, root
 }
 
 func materializePackage(ctx context.Context, store *Tree, work *Workspace, root string, kind Kind, src string, p addrs.Provider, v addrs.Version, plat addrs.Platform, limits hashing.ZipLimits) error {
-	t, err := openTreeRoot(root)
+	t, err := atomicfile.OpenRoot(root)
 	if err != nil {
 		return err
 	}
@@ -150,7 +153,7 @@ func materializePackage(ctx context.Context, store *Tree, work *Workspace, root 
 	if err := preparePackageDir(t, pkg); err != nil {
 		return err
 	}
-	final := t.path(pkg)
+	final := t.Path(pkg)
 	rec, err := store.ReadRecord(ctx, p, v)
 	if err == nil {
 		if a, ok := rec.Provenance.Archives[plat.String()]; ok && dirHashIs(final, string(a.H1)) {
@@ -171,10 +174,72 @@ func dirHashIs(dir, want string) bool {
 // linkOrCopy makes rel, beneath t, the same file as src: a hard link, or
 // an atomic streamed copy where links are not possible. An existing rel
 // with the same content stays. Nothing on the way is followed if it is a
-// link (see treeRoot).
-func linkOrCopy(src string, t *treeRoot, rel string) error {
+// link (see atomicfile.Root).
+func linkOrCopy(src string, t *atomicfile.Root, rel string) error {
 	if sameContentIn(src, t, rel) {
 		return nil
 	}
-	return t.place(src, rel, false)
+	return t.Place(src, rel, false)
+}
+
+// prepareProviderDir creates a provider's directory dir of a filesystem
+// mirror at root without following a link, and removes the temporary
+// files an interrupted run left in it (the caller holds the lock of the
+// tree behind the mirror).
+func prepareProviderDir(root, dir string) error {
+	t, err := atomicfile.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = t.Close() }()
+	if err := t.MkdirAll(dir); err != nil {
+		return err
+	}
+	return t.RemoveTemps(dir)
+}
+
+// preparePackageDir creates the directories above the package directory
+// pkg without following a link, and refuses a link at pkg itself, which
+// would otherwise be read through before it is replaced.
+func preparePackageDir(t *atomicfile.Root, pkg string) error {
+	if err := t.MkdirAll(path.Dir(pkg)); err != nil {
+		return err
+	}
+	return t.RefuseLink(pkg)
+}
+
+// sameContentIn reports whether the local file src and rel beneath t are
+// the same regular file or hold the same bytes.
+func sameContentIn(src string, t *atomicfile.Root, rel string) bool {
+	is, err := os.Lstat(src)
+	if err != nil || !is.Mode().IsRegular() {
+		return false
+	}
+	ir, err := t.StatFile(rel)
+	if err != nil {
+		return false
+	}
+	if os.SameFile(is, ir) {
+		return true
+	}
+	if is.Size() != ir.Size() {
+		return false
+	}
+	sa, _, errA := hashing.HashFile(src) // refuses a link or a device
+	sb, errB := hashIn(t, rel)
+	return errA == nil && errB == nil && sa == sb
+}
+
+// hashIn is the SHA-256 of the regular file rel beneath t.
+func hashIn(t *atomicfile.Root, rel string) ([sha256.Size]byte, error) {
+	f, err := t.OpenFile(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	defer func() { _ = f.Close() }()
+	w := hashing.NewWriter()
+	if _, err := io.Copy(w, f); err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return w.Sum(), nil
 }

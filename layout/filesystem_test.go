@@ -14,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/addrs"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // storeWith publishes one release whose linux_amd64 archive holds entries.
@@ -112,37 +113,38 @@ func TestUnzipRefusesEscapingEntries(t *testing.T) {
 	}
 }
 
-func TestCopyFileIsAtomicAndReadable(t *testing.T) {
+// sameContentIn takes a copy with the same bytes (or a link of the same
+// file) for the file itself, and nothing else.
+func TestSameContentIn(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.zip")
 	content := bytes.Repeat([]byte("archive"), 100_000)
 	if err := os.WriteFile(src, content, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(dir, "out", "dst.zip")
-	if err := MkdirAll(filepath.Dir(dst)); err != nil {
+	out := filepath.Join(dir, "out")
+	if err := atomicfile.MkdirAll(out); err != nil {
 		t.Fatal(err)
 	}
-	root, err := openTreeRoot(filepath.Dir(dst))
+	root, err := atomicfile.OpenRoot(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = root.Close() }()
-	if err := root.copyIn(src, filepath.Base(dst)); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "copy.zip"), content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(dst)
-	if err != nil || !bytes.Equal(got, content) {
-		t.Fatalf("copy differs (%v)", err)
+	if err := os.Link(src, filepath.Join(out, "link.zip")); err != nil {
+		t.Fatal(err)
 	}
-	if info, _ := os.Stat(dst); info.Mode().Perm() != FileMode {
-		t.Errorf("copy has mode %04o, want %04o", info.Mode().Perm(), FileMode)
+	other := bytes.Clone(content)
+	other[len(other)-1] ^= 1
+	if err := os.WriteFile(filepath.Join(out, "other.zip"), other, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !sameContentIn(src, root, filepath.Base(dst)) {
-		t.Error("sameContent: a copy with the same bytes is not the same content")
-	}
-	entries, _ := os.ReadDir(filepath.Dir(dst))
-	if len(entries) != 1 {
-		t.Errorf("temporary files left next to the copy: %v", entries)
+	for rel, want := range map[string]bool{"copy.zip": true, "link.zip": true, "other.zip": false, "missing.zip": false} {
+		if got := sameContentIn(src, root, rel); got != want {
+			t.Errorf("sameContentIn(%s) = %v, want %v", rel, got, want)
+		}
 	}
 }

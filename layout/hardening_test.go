@@ -16,6 +16,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // The output directory is hostile input: these tests plant links, pipes
@@ -448,23 +449,22 @@ func TestHardeningLeftoversOnlyOwn(t *testing.T) {
 	}
 }
 
-// A real leftover of an interrupted write (its temporary file, never
-// renamed) is removed by the next Lock; the temporary names tfmirror
-// makes are the ones its cleanup recognizes.
+// A real leftover of an interrupted write (its temporary file, named as
+// atomicfile names it, never renamed) is removed by the next Lock.
 func TestHardeningInterruptedWriteRemoved(t *testing.T) {
 	tr := openTree(t)
-	root, err := openTreeRoot(tr.Root())
+	root, err := atomicfile.OpenRoot(tr.Root())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if err := root.mkdirAll(fooDir); err != nil {
+	if err := root.MkdirAll(fooDir); err != nil {
 		t.Fatal(err)
 	}
-	if err := root.writeFile(fooDir+"/index.json", []byte("{}")); err != nil {
+	if err := root.WriteFile(fooDir+"/index.json", []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	f, tmp, err := root.createTemp(fooDir, "1.0.0.json")
+	f, tmp, err := root.CreateNew(fooDir, atomicfile.TempPrefix+"1.0.0.json-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,25 +475,7 @@ func TestHardeningInterruptedWriteRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	again.Close()
-	if _, err := os.Lstat(root.path(tmp)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(root.Path(tmp)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("leftover %s was not removed: %v", tmp, err)
 	}
-	if !isTempName(tempName("index.json")) || isTempName(".tmp-notes") || isTempName("index.json") {
-		t.Error("isTempName does not match tempName")
-	}
-}
-
-// WriteFileIn (for --extras) refuses a link below its root.
-func TestHardeningWriteFileIn(t *testing.T) {
-	root := t.TempDir()
-	elsewhere := t.TempDir()
-	link := filepath.Join(root, "lock-files")
-	symlink(t, elsewhere, link)
-	err := WriteFileIn(root, "lock-files/app/.terraform.lock.hcl", []byte("lock"))
-	expectRefused(t, "WriteFileIn", err, link)
-	expectNames(t, elsewhere)
-	if err := WriteFileIn(root, "cli-config/a.tfrc", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	expectFile(t, filepath.Join(root, "cli-config", "a.tfrc"), "x")
 }

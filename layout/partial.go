@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // partialDirName, in a workspace, holds downloads interrupted by a failed
@@ -51,10 +53,10 @@ func (t *Workspace) OpenPartial(digest string) (f *os.File, size int64, ok bool,
 // openPartial opens (creating it if needed) the partial download named
 // digest, positioned at its end.
 func (t *Workspace) openPartial(digest string) (*os.File, int64, error) {
-	if err := t.root.mkdirAll(partialDirName); err != nil {
+	if err := t.root.MkdirAll(partialDirName); err != nil {
 		return nil, 0, err
 	}
-	f, err := t.root.openFile(partialDirName+"/"+digest, os.O_RDWR|os.O_CREATE, FileMode)
+	f, err := t.root.OpenFile(partialDirName+"/"+digest, os.O_RDWR|os.O_CREATE, atomicfile.FileMode)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -78,8 +80,8 @@ func (t *Workspace) ReleasePartial(digest string) {
 // A link in place of the partial directory is an error; links and other
 // entries in it are never followed (a link is removed like a file, by
 // its own age).
-func removeOldPartials(t *treeRoot) error {
-	entries, err := t.readDir(partialDirName)
+func removeOldPartials(t *atomicfile.Root) error {
+	entries, err := t.ReadDir(partialDirName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // none yet
 	}
@@ -89,7 +91,7 @@ func removeOldPartials(t *treeRoot) error {
 	for _, e := range entries {
 		info, err := e.Info()
 		if err == nil && time.Since(info.ModTime()) > partialMaxAge {
-			if err := t.remove(partialDirName + "/" + e.Name()); err != nil {
+			if err := t.Remove(partialDirName + "/" + e.Name()); err != nil {
 				return fmt.Errorf("remove old partial download: %w", err)
 			}
 		}

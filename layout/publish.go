@@ -19,6 +19,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/syncx"
 )
 
 // Policy decides what a publication does where the tree already holds
@@ -154,14 +155,7 @@ const maxAttempts = 10
 // writers that collided spread out.
 func backoff(ctx context.Context, attempt int) error {
 	bound := min(25*time.Millisecond<<attempt, 2*time.Second)
-	timer := time.NewTimer(rand.N(bound) + time.Millisecond)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+	return syncx.Sleep(ctx, rand.N(bound)+time.Millisecond)
 }
 
 // publishOnce plans the publication from what the tree holds now and
@@ -210,7 +204,7 @@ func (t *Tree) lockNames(names []string) func() {
 	names = slices.Compact(names)
 	unlocks := make([]func(), 0, len(names))
 	for _, n := range names {
-		unlocks = append(unlocks, t.lockName(n))
+		unlocks = append(unlocks, t.names.Lock(n))
 	}
 	return func() {
 		for _, u := range slices.Backward(unlocks) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // Reader is where a built mirror is read from: a directory, a published
@@ -146,8 +148,9 @@ type FileInfo struct {
 var ErrReadOnly = errors.New("the mirror was opened for reading only")
 
 // ErrNotRegular means a store holds something other than a regular file
-// at a path (a link, a directory, a device).
-var ErrNotRegular = errors.New("not a regular file")
+// at a path (a link, a directory, a device). It is
+// atomicfile.ErrNotRegular, which a DirStore's refusals wrap.
+var ErrNotRegular = atomicfile.ErrNotRegular
 
 // localPather is implemented by stores whose files are on the local
 // filesystem, so callers can hash or link them in place.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/syncx"
 )
 
 // Size limits of the documents a tree holds: anything larger is not a
@@ -33,8 +34,11 @@ type Tree struct {
 	r Reader
 	s Store // nil when read-only
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	// names serializes the publications of each provider and module
+	// (lockNames).
+	names syncx.KeyedMutex
+
+	mu sync.Mutex
 	// ahead holds the archives PutArchiveAhead wrote, by path, with
 	// their SHA-256, until the publication that lists them takes them
 	// without asking the store again.
@@ -50,7 +54,7 @@ type Tree struct {
 // NewTree returns the tree kept in r. It writes only if r is a Store whose
 // lock the caller holds.
 func NewTree(r Reader) *Tree {
-	t := &Tree{r: r, locks: make(map[string]*sync.Mutex), ahead: make(map[string][sha256.Size]byte), writing: make(chan struct{}, maxWrites)}
+	t := &Tree{r: r, ahead: make(map[string][sha256.Size]byte), writing: make(chan struct{}, maxWrites)}
 	if s, ok := r.(Store); ok {
 		t.s = s
 	}
@@ -175,18 +179,6 @@ func (t *Tree) Publish(r Release) error {
 	}
 	_, err := t.PublishAll(context.Background(), Repair, []Release{r})
 	return err
-}
-
-func (t *Tree) lockName(name string) func() {
-	t.mu.Lock()
-	l, ok := t.locks[name]
-	if !ok {
-		l = new(sync.Mutex)
-		t.locks[name] = l
-	}
-	t.mu.Unlock()
-	l.Lock()
-	return l.Unlock
 }
 
 // readDoc reads a document of the tree; missing is (nil, nil).

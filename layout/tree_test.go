@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 func openTree(t *testing.T) *Dir {
@@ -30,7 +31,7 @@ func openTree(t *testing.T) *Dir {
 }
 
 // stage writes content to a new staging file the way the mirror does:
-// CreateStaged, write, SyncClose.
+// CreateStaged, write, atomicfile.SyncClose.
 func stage(t testing.TB, tr *Dir, name, content string) string {
 	t.Helper()
 	f, err := tr.CreateStaged(name)
@@ -40,7 +41,7 @@ func stage(t testing.TB, tr *Dir, name, content string) string {
 	if _, err := f.WriteString(content); err != nil {
 		t.Fatal(err)
 	}
-	if err := SyncClose(f); err != nil {
+	if err := atomicfile.SyncClose(f); err != nil {
 		t.Fatal(err)
 	}
 	return f.Name()
@@ -218,7 +219,7 @@ func TestTreeOpenRelative(t *testing.T) {
 	if tr.Root() != want {
 		t.Errorf("Root() = %q, want %q", tr.Root(), want)
 	}
-	checkMode(t, want, DirMode)
+	checkMode(t, want, atomicfile.DirMode)
 }
 
 func TestTreeOpenErrors(t *testing.T) {
@@ -299,10 +300,10 @@ func TestTreePublish(t *testing.T) {
 	for rel := range want {
 		if strings.HasSuffix(rel, "/") {
 			if rel != "./" {
-				checkMode(t, tr.Path(rel), DirMode)
+				checkMode(t, tr.Path(rel), atomicfile.DirMode)
 			}
 		} else {
-			checkMode(t, tr.Path(rel), FileMode)
+			checkMode(t, tr.Path(rel), atomicfile.FileMode)
 		}
 	}
 
@@ -433,7 +434,7 @@ func TestTreePublishAlreadyInPlace(t *testing.T) {
 	v := addrs.MustParseVersion("1.0.0")
 	linux := addrs.MustParsePlatform("linux_amd64")
 	darwin := addrs.MustParsePlatform("darwin_arm64")
-	if err := WriteFile(tr.Path(ArchivePath(p, v, linux)), []byte("in place")); err != nil {
+	if err := atomicfile.WriteFile(tr.Path(ArchivePath(p, v, linux)), []byte("in place")); err != nil {
 		t.Fatal(err)
 	}
 	err := tr.Publish(Release{Provider: p, Version: v, Archives: []Archive{

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"syscall"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // ErrUnsafeArchive marks a package archive InstallPackageDir refuses to
@@ -21,10 +21,11 @@ import (
 var ErrUnsafeArchive = errors.New("refused as unsafe")
 
 // exchangeFunc atomically swaps the directory entries from and to, both of
-// which exist. It fails with an error matching syscall.EINVAL,
-// syscall.ENOSYS or errors.ErrUnsupported where the system cannot do it;
-// InstallPackageDir then falls back to two renames. Tests replace it.
-var exchangeFunc = renameExchange
+// which exist. It fails with an error atomicfile.IsExchangeUnsupported
+// recognizes (syscall.EINVAL, syscall.ENOSYS or errors.ErrUnsupported)
+// where the system cannot do it; InstallPackageDir then falls back to two
+// renames. Tests replace it.
+var exchangeFunc = atomicfile.RenameExchange
 
 // Names inside the per-install job directory under workDir.
 const (
@@ -93,7 +94,7 @@ func InstallPackageDir(workDir, zipPath, final string, limits hashing.ZipLimits)
 // under workDir, and makes it durable. It returns the job directory; on
 // error it has removed it. Nothing outside workDir changes.
 func stagePackageDir(workDir, zipPath string, limits hashing.ZipLimits) (job string, err error) {
-	if err := MkdirAll(workDir); err != nil {
+	if err := atomicfile.MkdirAll(workDir); err != nil {
 		return "", fmt.Errorf("unpack %s: %w", zipPath, err)
 	}
 	job, err = os.MkdirTemp(workDir, "install-*")
@@ -104,7 +105,7 @@ func stagePackageDir(workDir, zipPath string, limits hashing.ZipLimits) (job str
 		_ = os.RemoveAll(job)
 		return "", err
 	}
-	if err := SyncDir(job); err != nil {
+	if err := atomicfile.SyncDir(job); err != nil {
 		_ = os.RemoveAll(job)
 		return "", fmt.Errorf("unpack %s: %w", zipPath, err)
 	}
@@ -130,7 +131,7 @@ func publishPackageDir(job, final string) error {
 		return fmt.Errorf("install %s: %w", final, err)
 	default:
 		err := exchangeFunc(staged, final)
-		if err != nil && !isExchangeUnsupported(err) {
+		if err != nil && !atomicfile.IsExchangeUnsupported(err) {
 			return fmt.Errorf("install %s: exchange with the old package: %w", final, err)
 		}
 		if err != nil {
@@ -146,7 +147,7 @@ func publishPackageDir(job, final string) error {
 			}
 		}
 	}
-	if err := SyncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return fmt.Errorf("install %s: %w", final, err)
 	}
 	return nil
@@ -159,12 +160,6 @@ func moveAside(final, job string) error {
 		return fmt.Errorf("install %s: move the old package aside: %w", final, err)
 	}
 	return nil
-}
-
-// isExchangeUnsupported reports whether err says the system or filesystem
-// cannot do renameat2(RENAME_EXCHANGE).
-func isExchangeUnsupported(err error) bool {
-	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, errors.ErrUnsupported)
 }
 
 // mkdirAllSynced is MkdirAll that also fsyncs the parent of every directory
@@ -190,13 +185,13 @@ func mkdirAllSynced(dir string) error {
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		d := missing[i]
-		if err := os.Mkdir(d, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.Mkdir(d, atomicfile.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("create directory %s: %w", d, err)
 		}
-		if err := os.Chmod(d, DirMode); err != nil {
+		if err := os.Chmod(d, atomicfile.DirMode); err != nil {
 			return fmt.Errorf("create directory %s: %w", d, err)
 		}
-		if err := SyncDir(filepath.Dir(d)); err != nil {
+		if err := atomicfile.SyncDir(filepath.Dir(d)); err != nil {
 			return err
 		}
 	}
@@ -267,20 +262,20 @@ func extractPackage(zipPath, dest string, limits hashing.ZipLimits) error {
 		left -= n
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := SyncDir(dirs[i]); err != nil {
+		if err := atomicfile.SyncDir(dirs[i]); err != nil {
 			return fmt.Errorf("unpack %s: %w", zipPath, err)
 		}
 	}
 	return nil
 }
 
-// mkdirFresh creates dir, which must not exist, with mode DirMode whatever
-// the umask.
+// mkdirFresh creates dir, which must not exist, with mode
+// atomicfile.DirMode whatever the umask.
 func mkdirFresh(dir string) error {
-	if err := os.Mkdir(dir, DirMode); err != nil {
+	if err := os.Mkdir(dir, atomicfile.DirMode); err != nil {
 		return err
 	}
-	return os.Chmod(dir, DirMode)
+	return os.Chmod(dir, atomicfile.DirMode)
 }
 
 // writePackageFile writes entry e to the new file p, reading at most left+1
@@ -334,7 +329,7 @@ func checkPackageEntries(files []*zip.File, limits hashing.ZipLimits) ([]package
 			}
 			declared += f.UncompressedSize64
 		}
-		fileMode := FileMode
+		fileMode := atomicfile.FileMode
 		if f.Mode()&0o111 != 0 {
 			fileMode = 0o755
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // testZipEntry is one entry of a zip built by writeTestPackageZip.
@@ -220,7 +221,7 @@ func writeOldPackage(t *testing.T, final string) {
 		"olddir/inner":                      "old inner",
 	} {
 		p := filepath.Join(final, filepath.FromSlash(name))
-		if err := MkdirAll(filepath.Dir(p)); err != nil {
+		if err := atomicfile.MkdirAll(filepath.Dir(p)); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -243,7 +244,7 @@ func TestInstallPackageDirFresh(t *testing.T) {
 	zipPath, want := newPackage(t)
 	swapExchange(t, func(from, to string) error {
 		t.Errorf("exchange called for a fresh install: %s, %s", from, to)
-		return renameExchange(from, to)
+		return atomicfile.RenameExchange(from, to)
 	})
 	if err := InstallPackageDir(workDir, zipPath, final, hashing.DefaultZipLimits); err != nil {
 		t.Fatal(err)
@@ -264,7 +265,7 @@ func TestInstallPackageDirReplaces(t *testing.T) {
 				root, workDir, final := installLayout(t)
 				zipPath, want := newPackage(t)
 				if damaged { // a plain file where the package directory belongs
-					if err := MkdirAll(filepath.Dir(final)); err != nil {
+					if err := atomicfile.MkdirAll(filepath.Dir(final)); err != nil {
 						t.Fatal(err)
 					}
 					if err := os.WriteFile(final, []byte("damaged"), 0o644); err != nil {
@@ -277,8 +278,8 @@ func TestInstallPackageDirReplaces(t *testing.T) {
 				swapExchange(t, func(from, to string) error {
 					calls++
 					if name == "exchange" {
-						err := renameExchange(from, to)
-						if isExchangeUnsupported(err) {
+						err := atomicfile.RenameExchange(from, to)
+						if atomicfile.IsExchangeUnsupported(err) {
 							t.Skipf("RENAME_EXCHANGE not supported here: %v", err)
 						}
 						return err
@@ -505,48 +506,4 @@ func TestInstallPackageDirCrash(t *testing.T) {
 		}
 		diffViews(t, "after the next run's cleanup", clientView(t, root), want)
 	})
-}
-
-func TestExchangeRenameat2(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	for _, p := range []string{a, b} {
-		if err := os.Mkdir(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(p, "id"), []byte(filepath.Base(p)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err := renameExchange(a, b)
-	if isExchangeUnsupported(err) {
-		t.Skipf("RENAME_EXCHANGE not supported here: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, want := range map[string]string{a: "b", b: "a"} {
-		if got, err := os.ReadFile(filepath.Join(p, "id")); err != nil || string(got) != want {
-			t.Errorf("%s holds %q (%v), want %q", p, got, err, want)
-		}
-	}
-	// Exchanging with a missing name is an error, not "unsupported".
-	err = renameExchange(a, filepath.Join(dir, "missing"))
-	if err == nil || isExchangeUnsupported(err) {
-		t.Errorf("exchange with a missing name: %v", err)
-	}
-}
-
-func TestExchangeUnsupportedErrors(t *testing.T) {
-	wrap := func(err error) error { return &os.LinkError{Op: "renameat2", Old: "a", New: "b", Err: err} }
-	for _, err := range []error{wrap(syscall.EINVAL), wrap(syscall.ENOSYS), wrap(errors.ErrUnsupported)} {
-		if !isExchangeUnsupported(err) {
-			t.Errorf("%v is not taken as unsupported", err)
-		}
-	}
-	for _, err := range []error{wrap(syscall.EXDEV), wrap(syscall.EACCES), wrap(syscall.ENOENT)} {
-		if isExchangeUnsupported(err) {
-			t.Errorf("%v is taken as unsupported", err)
-		}
-	}
 }

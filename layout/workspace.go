@@ -1,16 +1,14 @@
 package layout
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // StagingDirName is the directory under a local mirror's root where
@@ -32,9 +30,9 @@ const unpackDirName = "unpack"
 // directory itself, the staging area, the partial downloads and what is
 // in them must be real directories and regular files.
 type Workspace struct {
-	dir     string    // the private directory holding staging and partial
-	staging string    // its staging area, "" once closed
-	root    *treeRoot // dir
+	dir     string           // the private directory holding staging and partial
+	staging string           // its staging area, "" once closed
+	root    *atomicfile.Root // dir
 
 	mu       sync.Mutex
 	partials map[string]bool // partial downloads in use
@@ -64,25 +62,21 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 
 // openPrivateDir creates the directory dir if needed and opens it, refusing
 // a link at dir.
-func openPrivateDir(dir string) (*treeRoot, error) {
+func openPrivateDir(dir string) (*atomicfile.Root, error) {
 	dir = filepath.Clean(dir)
 	parent, base := filepath.Dir(dir), filepath.Base(dir)
-	if err := MkdirAll(parent); err != nil {
+	if err := atomicfile.MkdirAll(parent); err != nil {
 		return nil, err
 	}
-	p, err := openTreeRoot(parent)
+	p, err := atomicfile.OpenRoot(parent)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = p.Close() }()
-	if err := p.mkdirAll(base); err != nil {
+	if err := p.MkdirAll(base); err != nil {
 		return nil, err
 	}
-	r, err := p.r.OpenRoot(base)
-	if err != nil {
-		return nil, p.pathErr("open", base, err)
-	}
-	return &treeRoot{r: r, dir: dir}, nil
+	return p.OpenRoot(base)
 }
 
 // prepare removes old partial downloads and what interrupted runs left,
@@ -92,11 +86,11 @@ func (w *Workspace) prepare() error {
 		return err
 	}
 	for _, old := range []string{stagingName, unpackDirName} {
-		if err := w.root.r.RemoveAll(old); err != nil {
-			return fmt.Errorf("remove what an interrupted run left: %w", w.root.pathErr("remove", old, err))
+		if err := w.root.RemoveAll(old); err != nil {
+			return fmt.Errorf("remove what an interrupted run left: %w", err)
 		}
 	}
-	return w.root.mkdirAll(stagingName)
+	return w.root.MkdirAll(stagingName)
 }
 
 // StagingDir is the directory staged files are created in.
@@ -107,7 +101,7 @@ func (w *Workspace) Close() error {
 	if w == nil || w.staging == "" {
 		return nil
 	}
-	err := w.root.r.RemoveAll(stagingName)
+	err := w.root.RemoveAll(stagingName)
 	w.staging = ""
 	if cerr := w.root.Close(); err == nil {
 		err = cerr
@@ -134,22 +128,11 @@ func (w *Workspace) CreateStaged(name string) (*os.File, error) {
 // createStaged creates a new file for name in the staging area, never
 // through a link, and returns it with its path relative to the workspace.
 func (w *Workspace) createStaged(name string) (*os.File, string, error) {
-	d, err := w.root.openDir(stagingName)
+	f, rel, err := w.root.CreateNew(stagingName, name+"-")
 	if err != nil {
 		return nil, "", fmt.Errorf("create staging file for %s: %w", name, err)
 	}
-	defer func() { _ = d.Close() }()
-	for {
-		rel := stagingName + "/" + name + "-" + randomSuffix()
-		f, err := openAt(w.root, d, rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("create staging file for %s: %w", name, err)
-		}
-		return f, rel, nil
-	}
+	return f, rel, nil
 }
 
 // Stage moves a complete partial download into the staging area under a
@@ -160,7 +143,7 @@ func (w *Workspace) Stage(partial, name string) (string, error) {
 	if !ok || path.Dir(from) != partialDirName {
 		return "", fmt.Errorf("stage download %s: not a partial download of this workspace", partial)
 	}
-	if _, err := w.root.statFile(from); err != nil {
+	if _, err := w.root.StatFile(from); err != nil {
 		return "", fmt.Errorf("stage download %s: %w", filepath.Base(partial), err)
 	}
 	f, to, err := w.createStaged(name)
@@ -168,11 +151,11 @@ func (w *Workspace) Stage(partial, name string) (string, error) {
 		return "", err
 	}
 	_ = f.Close()
-	if err := w.root.r.Rename(filepath.FromSlash(from), filepath.FromSlash(to)); err != nil {
-		_ = w.root.r.Remove(filepath.FromSlash(to))
-		return "", fmt.Errorf("stage download %s: %w", filepath.Base(partial), w.root.pathErr("rename", from, err))
+	if err := w.root.Rename(from, to); err != nil {
+		_ = w.root.Remove(to)
+		return "", fmt.Errorf("stage download %s: %w", filepath.Base(partial), err)
 	}
-	return w.root.path(to), nil
+	return w.root.Path(to), nil
 }
 
 // rel returns the slash-separated path of a file of the workspace
@@ -197,13 +180,6 @@ func (w *Workspace) Owns(path string) bool {
 // a link on the way to it.
 func (w *Workspace) Discard(path string) {
 	if rel, ok := w.rel(path); ok && w.Owns(path) {
-		_ = w.root.remove(rel)
+		_ = w.root.Remove(rel)
 	}
-}
-
-// randomSuffix is a random name part for a new file.
-func randomSuffix() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -146,7 +147,7 @@ func (b *Builder) download(ctx context.Context, a authenticated) (string, int64,
 		}
 	}
 	if err == nil {
-		err = layout.SyncClose(sink.file)
+		err = atomicfile.SyncClose(sink.file)
 	} else {
 		_ = sink.file.Close()
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/testutil/targz"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
@@ -65,7 +66,7 @@ func publishRelease(t *testing.T, dir string, s signer, typ, ver string, plats .
 		if _, err := f.Write(data); err != nil {
 			t.Fatal(err)
 		}
-		if err := layout.SyncClose(f); err != nil {
+		if err := atomicfile.SyncClose(f); err != nil {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(data)

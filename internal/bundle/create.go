@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -143,7 +144,7 @@ func createFromStore(ctx context.Context, opts CreateOptions) (*CreateReport, er
 	if err != nil {
 		return nil, err
 	}
-	if err := layout.MkdirAll(dir); err != nil {
+	if err := atomicfile.MkdirAll(dir); err != nil {
 		return nil, err
 	}
 	work, err := os.MkdirTemp(dir, ".tmp-"+filepath.Base(opts.Out)+"-snapshot-*")
@@ -399,7 +400,7 @@ func walkSite(root string) (map[string]bool, error) {
 // file that changed since the manifest was made is an error.
 func writeBundle(ctx context.Context, out string, manifest, sig []byte, entries []entry) (err error) {
 	dir := filepath.Dir(out)
-	if err := layout.MkdirAll(dir); err != nil {
+	if err := atomicfile.MkdirAll(dir); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(out)+"-*")
@@ -444,17 +445,17 @@ func writeBundle(ctx context.Context, out string, manifest, sig []byte, entries 
 	if err := buf.Flush(); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
-	if err := layout.SyncClose(f); err != nil {
+	if err := atomicfile.SyncClose(f); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
-	return layout.Rename(f.Name(), out)
+	return atomicfile.Rename(f.Name(), out)
 }
 
 // epoch is every entry's modification time, so bundles are reproducible.
 var epoch = time.Unix(0, 0)
 
 func fileHeader(name string, size int64) *tar.Header {
-	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: int64(layout.FileMode), ModTime: epoch}
+	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: int64(atomicfile.FileMode), ModTime: epoch}
 }
 
 func writeData(tw *tar.Writer, name string, data []byte) error {
@@ -476,7 +477,7 @@ func writeDirs(tw *tar.Writer, done map[string]bool, dir string) error {
 		return err
 	}
 	done[dir] = true
-	hdr := &tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: int64(layout.DirMode), ModTime: epoch}
+	hdr := &tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: int64(atomicfile.DirMode), ModTime: epoch}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return fmt.Errorf("pack %s: %w", dir, err)
 	}

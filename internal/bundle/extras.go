@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // extraFiles are the bundle's files outside the mirror: lock-files/ and
@@ -38,14 +38,14 @@ func checkExtras(s *staged, dir string) error {
 // writeExtras copies the bundle's lock-files/ and cli-config/ into dir,
 // each file atomically with mode 0644 (they hold nothing secret, and
 // import checked every lock file parses as one), never through a link
-// below dir (layout.WriteFileIn).
+// below dir (atomicfile.WriteFileIn).
 func writeExtras(s *staged, dir string, report *ImportReport) error {
 	for _, f := range extraFiles(s.manifest) {
 		data, err := readLimited(s.path(f.Path), maxExtraBytes)
 		if err != nil {
 			return fmt.Errorf("extra %s: %w", f.Path, err)
 		}
-		if err := layout.WriteFileIn(dir, f.Path, data); err != nil {
+		if err := atomicfile.WriteFileIn(dir, f.Path, data); err != nil {
 			return fmt.Errorf("extra %s: %w", f.Path, err)
 		}
 		report.Extras++
@@ -68,7 +68,7 @@ func checkExtra(dir, name string) error {
 		case err != nil:
 			return fmt.Errorf("extra %s: %w", name, err)
 		case !info.IsDir():
-			return fmt.Errorf("extra %s: %s is a %s, not a directory: not followed", name, p, layout.TypeName(info.Mode()))
+			return fmt.Errorf("extra %s: %s is a %s, not a directory: not followed", name, p, atomicfile.TypeName(info.Mode()))
 		}
 	}
 	target := filepath.Join(p, elems[len(elems)-1])
@@ -79,7 +79,7 @@ func checkExtra(dir, name string) error {
 	case err != nil:
 		return fmt.Errorf("extra %s: %w", name, err)
 	case !info.Mode().IsRegular():
-		return fmt.Errorf("extra %s: %s is a %s: not replaced", name, target, layout.TypeName(info.Mode()))
+		return fmt.Errorf("extra %s: %s is a %s: not replaced", name, target, atomicfile.TypeName(info.Mode()))
 	}
 	return nil
 }

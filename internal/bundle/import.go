@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/dest"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -275,7 +276,7 @@ func prepareStaging(dest string) (string, func() error, error) {
 			_ = os.Remove(dir)
 		}
 	}
-	if err := layout.MkdirAll(private); err != nil {
+	if err := atomicfile.MkdirAll(private); err != nil {
 		removeCreated()
 		return "", nil, err
 	}
@@ -571,7 +572,7 @@ func (u *unpacker) file(tr *tar.Reader, f File) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return refused(f.Path, "cannot be unpacked: %v", err)
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, layout.FileMode)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, atomicfile.FileMode)
 	if errors.Is(err, fs.ErrExist) {
 		return refused(f.Path, "clashes with another entry (names that differ only in case or normalization?)")
 	}
@@ -587,7 +588,7 @@ func (u *unpacker) file(tr *tar.Reader, f File) error {
 		}
 		return fmt.Errorf("unpack %s: %w", f.Path, err)
 	}
-	if err := layout.SyncClose(out); err != nil {
+	if err := atomicfile.SyncClose(out); err != nil {
 		return fmt.Errorf("unpack %s: %w", f.Path, err)
 	}
 	if sum := w.Sum(); hex.EncodeToString(sum[:]) != f.SHA256 {

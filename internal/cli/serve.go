@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/serve"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -111,13 +112,13 @@ func serverCertificate(opts serveOptions, root string) (tls.Certificate, string,
 	if caFile == "" {
 		caFile = filepath.Join(root, layout.PrivateDirName, "serve-ca.pem")
 	}
-	if err := layout.WriteFile(caFile, caPEM); err != nil {
+	if err := atomicfile.WriteFile(caFile, caPEM); err != nil {
 		return tls.Certificate{}, "", err
 	}
 	abs, err := filepath.Abs(caFile)
 	if err != nil {
 		abs = caFile
 	}
-	_ = os.Chmod(abs, layout.FileMode)
+	_ = os.Chmod(abs, atomicfile.FileMode)
 	return cert, abs, nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/internal/replica"
@@ -329,7 +330,7 @@ func (c *trustCell) tree(t *testing.T) string {
 	if _, err := f.Write(c.archive); err != nil {
 		t.Fatal(err)
 	}
-	if err := layout.SyncClose(f); err != nil {
+	if err := atomicfile.SyncClose(f); err != nil {
 		t.Fatal(err)
 	}
 	hashes, err := hashing.HashArchive(f.Name(), sha256.Sum256(c.archive), hashing.DefaultZipLimits)

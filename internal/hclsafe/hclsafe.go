@@ -21,7 +21,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 const (
@@ -130,7 +130,7 @@ func checkInfo(path string, info fs.FileInfo, limit int64) error {
 		return &Error{
 			Filename: path,
 			Summary:  "Not a regular file",
-			Detail:   fmt.Sprintf("It is %s; only regular files, or symbolic links to them, are read.", "a "+layout.TypeName(info.Mode())),
+			Detail:   fmt.Sprintf("It is %s; only regular files, or symbolic links to them, are read.", "a "+atomicfile.TypeName(info.Mode())),
 		}
 	}
 	if info.Size() > limit {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -55,7 +56,7 @@ func stage(t *testing.T, tr *layout.Dir, data []byte) string {
 	if _, err := f.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	if err := layout.SyncClose(f); err != nil {
+	if err := atomicfile.SyncClose(f); err != nil {
 		t.Fatal(err)
 	}
 	return f.Name()

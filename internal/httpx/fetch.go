@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/syncx"
 )
 
 // Sink receives a download. Reset discards everything written so far, so
@@ -302,7 +304,7 @@ func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func()
 		}
 		sleep := f.sleep
 		if sleep == nil {
-			sleep = sleepContext
+			sleep = syncx.Sleep
 		}
 		if err := sleep(ctx, wait); err != nil {
 			fail.Stopped = err
@@ -477,19 +479,4 @@ func transient(err error) bool {
 		return !dnsErr.IsNotFound
 	}
 	return true
-}
-
-// sleepContext waits d, or until ctx is done.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

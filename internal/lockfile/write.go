@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // newFileMode is the mode of a lock file that did not exist before, the
@@ -54,7 +54,7 @@ func writeFileAtomic(path string, data []byte) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("write lock file %s: %w", path, err)
 	}
-	if err := layout.SyncDir(dir); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("write lock file %s: %w", path, err)
 	}
 	return nil
@@ -76,7 +76,7 @@ func targetMode(path string) (fs.FileMode, error) {
 			"replace it with a regular file, or write the file it points to, and try again", path)
 	case !info.Mode().IsRegular():
 		return 0, fmt.Errorf("write lock file %s: it exists but is not a regular file (%s)",
-			path, "a "+layout.TypeName(info.Mode()))
+			path, "a "+atomicfile.TypeName(info.Mode()))
 	}
 	return info.Mode().Perm(), nil
 }

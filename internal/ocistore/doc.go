@@ -42,7 +42,9 @@
 //     and repository;
 //   - the OCI image layout: blobs through oras-go's content/oci storage,
 //     index.json written by this package atomically and in a stable
-//     order, under a file lock.
+//     order, under a file lock (atomicfile.Lock on oci-layout) that waits
+//     for another process's update only as long as the push's context
+//     and layoutLockWait allow.
 //
 // It does not decide what to publish, does not download or verify
 // packages (the caller hands it verified, staged archives and the

@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
 	"github.com/tfmirror/tfmirror/internal/testutil/serverproc"
@@ -275,6 +276,57 @@ func TestLayoutMissingPackage(t *testing.T) {
 	}
 	if _, err := s.OpenArchive(t.Context(), foo, rel.Version, addrs.MustParsePlatform("linux_amd64")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("OpenArchive of a package the layout lost: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// TestLayoutLockWaitsWithinTheContext: a push into a layout whose lock
+// another process holds waits for it, but no longer than its context
+// allows (the lock used to wait without a limit), and never writes the
+// oci-layout file it locks; once the lock is free the push goes through.
+func TestLayoutLockWaitsWithinTheContext(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, "oci-layout://"+dir, nil)
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64")
+	if _, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ociLayout := filepath.Join(dir, "registry.opentofu.org", "hashicorp", "foo", "oci-layout")
+	before, err := os.ReadFile(ociLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := atomicfile.Lock(t.Context(), ociLayout, 0) // another process's update
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel2 := newRelease(t, foo, "1.1.0", "", "linux_amd64")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Push(ctx, rel2.Release, ocistore.PushOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "lock "+ociLayout) {
+			t.Errorf("Push while the layout is locked: %v; want the lock's wait ended by the context", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Push still waiting for the lock 30s after its context ended")
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Push(t.Context(), rel2.Release, ocistore.PushOptions{}); err != nil {
+		t.Fatalf("Push once the lock is free: %v", err)
+	}
+	if got, err := s.Versions(t.Context(), foo); err != nil || len(got) != 2 {
+		t.Errorf("Versions = %v, %v; want both", got, err)
+	}
+	if after, err := os.ReadFile(ociLayout); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("oci-layout = %q, %v; want %q, unchanged by the lock", after, err, before)
 	}
 }
 

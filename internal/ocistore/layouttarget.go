@@ -13,13 +13,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // layoutTarget is one repository kept as an OCI image layout directory:
@@ -102,7 +103,7 @@ func (l *layoutTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.R
 	if err := syncFile(p); err != nil {
 		return err
 	}
-	return layout.SyncDir(filepath.Dir(p))
+	return atomicfile.SyncDir(filepath.Dir(p))
 }
 
 // layoutIndex is index.json as read.
@@ -251,20 +252,31 @@ func (l *layoutTarget) pushBytes(ctx context.Context, desc ocispec.Descriptor, d
 	return l.Push(ctx, desc, bytes.NewReader(data))
 }
 
+// layoutLockWait bounds the wait for another process updating the same
+// layout's index.json. That process holds the lock only while it reads
+// and rewrites index.json, so it is normally free again at once; one
+// that keeps it for minutes is stuck (stopped, or on a hung
+// filesystem), and the push then fails wrapping atomicfile.ErrLocked
+// instead of waiting for ever. Not --lock-timeout: its "0 fails at once"
+// would make concurrent pushes into one layout fail, which always waited.
+const layoutLockWait = 5 * time.Minute
+
 // updateIndex rewrites index.json with change applied to its entries,
-// under the layout's lock. Provenance artifacts whose subject is no longer
-// tagged are dropped from it (their blobs stay, unreferenced).
+// under the layout's lock (on its oci-layout file, which every writer of
+// the layout takes), waiting up to layoutLockWait or until ctx ends.
+// Provenance artifacts whose subject is no longer tagged are dropped from
+// it (their blobs stay, unreferenced).
 func (l *layoutTarget) updateIndex(ctx context.Context, change func([]ocispec.Descriptor) ([]ocispec.Descriptor, error)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.ensureLayout(); err != nil {
 		return err
 	}
-	unlock, err := lockFile(filepath.Join(l.root, ocispec.ImageLayoutFile))
+	unlock, err := atomicfile.Lock(ctx, filepath.Join(l.root, ocispec.ImageLayoutFile), layoutLockWait)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer func() { _ = unlock() }()
 
 	idx, err := l.readIndex()
 	if err != nil {
@@ -316,7 +328,7 @@ func (l *layoutTarget) updateIndex(ctx context.Context, change func([]ocispec.De
 	if err != nil {
 		return err
 	}
-	return layout.WriteFile(filepath.Join(l.root, ocispec.ImageIndexFile), data)
+	return atomicfile.WriteFile(filepath.Join(l.root, ocispec.ImageIndexFile), data)
 }
 
 // ensureLayout creates the layout's directory, its oci-layout file and an
@@ -343,7 +355,7 @@ func (l *layoutTarget) ensureLayout() error {
 		if err != nil {
 			return err
 		}
-		if err := layout.WriteFile(p, data); err != nil {
+		if err := atomicfile.WriteFile(p, data); err != nil {
 			return err
 		}
 	}

@@ -124,7 +124,7 @@ func (s *Store) PushModule(ctx context.Context, m addrs.Module, v addrs.Version,
 		return fail(err)
 	}
 	pkg.Digest, pkg.Layer, pkg.Size = manifest.Digest.String(), layer.Digest.String(), layer.Size
-	defer s.lockTag(name + ":" + pkg.Tag)()
+	defer s.tags.Lock(name + ":" + pkg.Tag)()
 	held, err := moduleTagHolds(ctx, t, pkg, overwrite)
 	if err != nil {
 		return fail(err)

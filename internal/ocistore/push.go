@@ -116,7 +116,7 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 	if err := checkTag(rep.Tag); err != nil {
 		return rep, s.fail("push", r.Provider, ver, name, err)
 	}
-	defer s.lockTag(name + ":" + rep.Tag)()
+	defer s.tags.Lock(name + ":" + rep.Tag)()
 	s.mu.Lock()
 	delete(s.untagged, name+":"+rep.Tag)
 	s.mu.Unlock()

@@ -24,6 +24,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/environ"
+	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -47,11 +48,14 @@ type Store struct {
 	http      *http.Client
 	userAgent string
 
+	// tags serializes the pushes of each "repository:tag" within the
+	// process.
+	tags syncx.KeyedMutex
+
 	mu      sync.Mutex
 	clients map[string]*registryClient // by registry host
 	targets map[string]target          // by repository
 	owners  map[string]fmt.Stringer    // repository -> the provider or module package it holds
-	tags    map[string]*sync.Mutex     // "repository:tag" -> held by its push
 	// ahead holds the blobs PushArchiveAhead put into a repository
 	// ("repository@digest"), until the push that names them takes them
 	// without asking the registry again.
@@ -95,7 +99,6 @@ func New(_ context.Context, ref string, cfg Config) (*Store, error) {
 		clients:   map[string]*registryClient{},
 		targets:   map[string]target{},
 		owners:    map[string]fmt.Stringer{},
-		tags:      map[string]*sync.Mutex{},
 		ahead:     map[string]bool{},
 		untagged:  map[string]bool{},
 		userAgent: cfg.UserAgent,
@@ -288,19 +291,6 @@ func (s *Store) target(who, name, host, path string) (target, error) {
 	}
 	s.targets[name] = t
 	return t, nil
-}
-
-// lockTag serializes the pushes of one tag within the process.
-func (s *Store) lockTag(ref string) func() {
-	s.mu.Lock()
-	l, ok := s.tags[ref]
-	if !ok {
-		l = new(sync.Mutex)
-		s.tags[ref] = l
-	}
-	s.mu.Unlock()
-	l.Lock()
-	return l.Unlock
 }
 
 // clientLocked returns the auth client of a registry host.

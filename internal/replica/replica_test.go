@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,7 +76,7 @@ func publish(t *testing.T, tr *layout.Dir, r release) {
 		if _, err := f.Write(data); err != nil {
 			t.Fatal(err)
 		}
-		if err := layout.SyncClose(f); err != nil {
+		if err := atomicfile.SyncClose(f); err != nil {
 			t.Fatal(err)
 		}
 		sum := sha(data)
@@ -295,8 +296,8 @@ func TestWriteSignedRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Mode().Perm() != layout.FileMode {
-			t.Errorf("%s has mode %v, want %v", rel, info.Mode().Perm(), layout.FileMode)
+		if info.Mode().Perm() != atomicfile.FileMode {
+			t.Errorf("%s has mode %v, want %v", rel, info.Mode().Perm(), atomicfile.FileMode)
 		}
 	}
 }
@@ -534,7 +535,7 @@ func TestWritePrunes(t *testing.T) {
 		"replica/registry.opentofu.org/v1/providers/hashicorp/foo/1.0.0/download/linux/.tmp-amd64-123",
 	}
 	for _, rel := range stray {
-		if err := layout.WriteFile(tr.Path(rel), []byte("{}")); err != nil {
+		if err := atomicfile.WriteFile(tr.Path(rel), []byte("{}")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -167,7 +168,7 @@ func (s *Store) takeLock(ctx context.Context, deadline time.Time, wait time.Dura
 		case errors.Is(err, errNoLock):
 			// Released meanwhile: try again, after a moment should the
 			// store keep answering both requests that way.
-			if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			if err := syncx.Sleep(ctx, 50*time.Millisecond); err != nil {
 				return nil, fmt.Errorf("lock %s: %w", s.Location(), err)
 			}
 			continue
@@ -188,7 +189,7 @@ func (s *Store) takeLock(ctx context.Context, deadline time.Time, wait time.Dura
 			return nil, fmt.Errorf("lock %s (waited %s; held by %s, refreshed %s ago): %w",
 				s.Location(), wait, holder, age.Round(time.Second), layout.ErrLocked)
 		}
-		if err := sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
+		if err := syncx.Sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
 			return nil, fmt.Errorf("lock %s (held by %s): %w", s.Location(), holder, err)
 		}
 	}
@@ -214,7 +215,7 @@ func (s *Store) awaitPublishers(ctx context.Context, deadline time.Time, wait ti
 			return fmt.Errorf("lock %s (waited %s for %d publishing writers to finish; one is %s): %w",
 				s.Location(), wait, len(live), live[0], layout.ErrLocked)
 		}
-		if err := sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
+		if err := syncx.Sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
 			return fmt.Errorf("lock %s (waiting for %s to finish publishing): %w", s.Location(), live[0], err)
 		}
 	}
@@ -299,7 +300,7 @@ func (s *Store) publishing(ctx context.Context, p *publisher) error {
 				s.Location(), p.wait, holder, layout.ErrLocked)
 			return p.err
 		}
-		if err := sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
+		if err := syncx.Sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
 			return fmt.Errorf("write to %s (the exclusive lock is held by %s): %w", s.Location(), holder, err)
 		}
 	}
@@ -330,7 +331,7 @@ func (s *Store) writeLease(ctx context.Context, key string, info lockInfo) (stri
 		if err == nil || statusCode(err) != http.StatusConflict || attempt == leaseAttempts {
 			return etag, err
 		}
-		if err := sleep(ctx, time.Duration(attempt)*50*time.Millisecond); err != nil {
+		if err := syncx.Sleep(ctx, time.Duration(attempt)*50*time.Millisecond); err != nil {
 			return "", err
 		}
 	}
@@ -372,18 +373,6 @@ func (s *Store) unpublish(p *publisher) error {
 		return nil
 	}
 	return s.release(h)
-}
-
-// sleep waits for d or the end of ctx.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }
 
 // errNoLock means there is no lock object.

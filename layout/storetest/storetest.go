@@ -31,6 +31,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -241,7 +242,7 @@ func publishRelease(t testing.TB, d *layout.Dir, fr fixtureRelease, files map[st
 			t.Fatalf("fixture: %v", err)
 		}
 		_, err = f.Write(data)
-		if cerr := layout.SyncClose(f); err == nil {
+		if cerr := atomicfile.SyncClose(f); err == nil {
 			err = cerr
 		}
 		if err != nil {

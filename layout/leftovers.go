@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // replicaDirName is the directory of a tree the registry replica writes
@@ -17,7 +19,7 @@ const replicaDirName = "replica"
 // every directory of the replica and the provider directories. Nothing
 // else is searched: an operator's own directories are not even listed
 // beyond the two levels that hostnames and namespaces take.
-func ownDirs(t *treeRoot) ([]string, error) {
+func ownDirs(t *atomicfile.Root) ([]string, error) {
 	dirs := []string{".", PrivateDirName}
 	replica, err := replicaDirs(t)
 	if err != nil {
@@ -31,8 +33,8 @@ func ownDirs(t *treeRoot) ([]string, error) {
 }
 
 // replicaDirs lists the replica's directories, without following a link.
-func replicaDirs(t *treeRoot) ([]string, error) {
-	info, err := t.lstat(replicaDirName)
+func replicaDirs(t *atomicfile.Root) ([]string, error) {
+	info, err := t.Lstat(replicaDirName)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && !info.IsDir() {
 		return nil, nil // none, or not tfmirror's
 	}
@@ -40,14 +42,14 @@ func replicaDirs(t *treeRoot) ([]string, error) {
 		return nil, err
 	}
 	var dirs []string
-	err = fs.WalkDir(t.r.FS(), replicaDirName, func(rel string, e fs.DirEntry, err error) error {
+	err = fs.WalkDir(t.FS(), replicaDirName, func(rel string, e fs.DirEntry, err error) error {
 		if err == nil && e.IsDir() {
 			dirs = append(dirs, rel)
 		}
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("find leftovers in %s: %w", t.path(replicaDirName), err)
+		return nil, fmt.Errorf("find leftovers in %s: %w", t.Path(replicaDirName), err)
 	}
 	return dirs, nil
 }
@@ -57,7 +59,7 @@ func replicaDirs(t *treeRoot) ([]string, error) {
 // or the temporary file of one (see isProviderDir). Their names are not
 // parsed as an address: the host is the punycode form, which addrs does
 // not parse back.
-func providerDirs(t *treeRoot) ([]string, error) {
+func providerDirs(t *atomicfile.Root) ([]string, error) {
 	dirs := []string{"."}
 	for range 3 { // host, namespace, type
 		var below []string
@@ -83,8 +85,8 @@ func providerDirs(t *treeRoot) ([]string, error) {
 
 // subdirs lists the real directories in dir (links left out) whose names
 // can be part of a provider address: no dot files, not the replica.
-func subdirs(t *treeRoot, dir string) ([]string, error) {
-	entries, err := t.readDir(dir)
+func subdirs(t *atomicfile.Root, dir string) ([]string, error) {
+	entries, err := t.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("find leftovers: %w", err)
 	}
@@ -104,8 +106,8 @@ func subdirs(t *treeRoot, dir string) ([]string, error) {
 // terraform-provider-TYPE_... (an archive or a kept origin file), or one
 // of tfmirror's temporary files for them, which a build killed while
 // publishing a new provider's first archive leaves alone in it.
-func isProviderDir(t *treeRoot, dir string) (bool, error) {
-	entries, err := t.readDir(dir)
+func isProviderDir(t *atomicfile.Root, dir string) (bool, error) {
+	entries, err := t.ReadDir(dir)
 	if err != nil {
 		return false, fmt.Errorf("find leftovers: %w", err)
 	}
@@ -121,29 +123,8 @@ func isProviderDir(t *treeRoot, dir string) (bool, error) {
 // isProviderFile reports whether name is index.json, a file starting with
 // archives (terraform-provider-TYPE_), or a temporary file of either.
 func isProviderFile(name, archives string) bool {
-	if tmp, ok := strings.CutPrefix(name, tempPrefix); ok {
+	if tmp, ok := strings.CutPrefix(name, atomicfile.TempPrefix); ok {
 		return strings.HasPrefix(tmp, "index.json-") || strings.HasPrefix(tmp, archives)
 	}
 	return name == "index.json" || strings.HasPrefix(name, archives)
-}
-
-// removeTemps removes the temporary files of interrupted atomic writes in
-// dir (regular files with a temporary name; see isTempName).
-func removeTemps(t *treeRoot, dir string) error {
-	entries, err := t.readDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("find leftovers: %w", err)
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !isTempName(e.Name()) {
-			continue
-		}
-		if err := t.remove(path.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("remove leftover: %w", err)
-		}
-	}
-	return nil
 }

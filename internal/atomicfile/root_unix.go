@@ -1,6 +1,6 @@
 //go:build unix
 
-package layout
+package atomicfile
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ const oOpenSafe = unix.O_NOFOLLOW | unix.O_NONBLOCK
 // O_NOFOLLOW: a link at rel is refused, never followed, even one swapped
 // in after the caller's checks. O_NONBLOCK keeps a named pipe from
 // blocking the open; what was opened must be a regular file.
-func openAt(t *treeRoot, d *os.File, rel string, flag int, perm fs.FileMode) (*os.File, error) {
+func openAt(t *Root, d *os.File, rel string, flag int, perm fs.FileMode) (*os.File, error) {
 	var fd int
 	var err error
 	for {
@@ -49,14 +49,14 @@ func openAt(t *treeRoot, d *os.File, rel string, flag int, perm fs.FileMode) (*o
 		_ = unix.Close(fd)
 		return nil, t.pathErr("open", rel, err)
 	}
-	return os.NewFile(uintptr(fd), t.path(rel)), nil
+	return os.NewFile(uintptr(fd), t.Path(rel)), nil
 }
 
 // walkDir opens the directory dir beneath t one name at a time, each with
 // O_NOFOLLOW and O_DIRECTORY: a link anywhere on the path is refused,
 // never followed, even one swapped in while it walks; a missing directory
 // is an error wrapping fs.ErrNotExist.
-func walkDir(t *treeRoot, dir string) (*os.File, error) {
+func walkDir(t *Root, dir string) (*os.File, error) {
 	cur, err := t.r.Open(".")
 	if err != nil || dir == "." {
 		return cur, err
@@ -77,14 +77,14 @@ func walkDir(t *treeRoot, dir string) (*os.File, error) {
 			return nil, err
 		}
 		_ = cur.Close()
-		cur = os.NewFile(uintptr(fd), t.path(sub))
+		cur = os.NewFile(uintptr(fd), t.Path(sub))
 	}
 	return cur, nil
 }
 
 // lstatAt describes rel, in its directory d opened through t, a link
 // included, with one fstatat.
-func lstatAt(t *treeRoot, d *os.File, rel string) (fs.FileInfo, error) {
+func lstatAt(t *Root, d *os.File, rel string) (fs.FileInfo, error) {
 	var st unix.Stat_t
 	var err error
 	for {
@@ -119,7 +119,7 @@ func (s statInfo) Sys() any    { return &s.st }
 
 // walkErr is the error for a name walkDir could not open as a directory
 // in parent: what is there instead, if anything.
-func (t *treeRoot) walkErr(parent *os.File, name, sub string, err error) error {
+func (t *Root) walkErr(parent *os.File, name, sub string, err error) error {
 	if !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR) {
 		return t.pathErr("open", sub, err)
 	}
@@ -153,11 +153,11 @@ func unixType(mode uint32) fs.FileMode {
 
 // linkAt hard-links the local file src as rel in d. A link at src is
 // linked as itself, never followed (the caller checks the result).
-func linkAt(_ *treeRoot, d *os.File, src, rel string) error {
+func linkAt(_ *Root, d *os.File, src, rel string) error {
 	return unix.Linkat(unix.AT_FDCWD, src, int(d.Fd()), path.Base(rel), 0)
 }
 
 // renameAt moves the local file src to rel in d.
-func renameAt(_ *treeRoot, d *os.File, src, rel string) error {
+func renameAt(_ *Root, d *os.File, src, rel string) error {
 	return unix.Renameat(unix.AT_FDCWD, src, int(d.Fd()), path.Base(rel))
 }

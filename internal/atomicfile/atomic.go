@@ -1,10 +1,13 @@
-package layout
+package atomicfile
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -18,18 +21,19 @@ const (
 	DirMode  fs.FileMode = 0o755
 )
 
-// tempPrefix starts the name of every temporary file of an atomic write:
-// a name no operator gives a file by chance, so the cleanup of an
-// interrupted write removes only what tfmirror wrote.
-const tempPrefix = ".tfmirror-tmp-"
+// TempPrefix starts the name of every temporary file of an atomic write
+// (then the target's name, "-" and a random suffix): a name no operator
+// gives a file by chance, so the cleanup of an interrupted write removes
+// only what tfmirror wrote.
+const TempPrefix = ".tfmirror-tmp-"
 
 // isTempName reports whether name is a temporary file of tfmirror's atomic
 // writes: its own prefix, or the one earlier releases used (".tmp-", then
 // the target's name and a random number or "-link"), so that leftovers of
-// an older tfmirror are still removed. Only the directories tfmirror
-// writes are searched for them (see removeLeftovers).
+// an older tfmirror are still removed. Only the directories the caller
+// names are searched for them (see RemoveTemps).
 func isTempName(name string) bool {
-	return strings.HasPrefix(name, tempPrefix) || isLegacyTempName(name)
+	return strings.HasPrefix(name, TempPrefix) || isLegacyTempName(name)
 }
 
 // isLegacyTempName matches the temporary names of earlier releases
@@ -62,12 +66,12 @@ func WriteFile(path string, data []byte) error {
 	if err := MkdirAll(dir); err != nil {
 		return err
 	}
-	t, err := openTreeRoot(dir)
+	t, err := OpenRoot(dir)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer func() { _ = t.Close() }()
-	return t.writeFile(filepath.Base(path), data)
+	return t.WriteFile(filepath.Base(path), data)
 }
 
 func writeAndSync(f *os.File, data []byte) error {
@@ -154,4 +158,35 @@ func MkdirAll(dir string) error {
 		return fmt.Errorf("create directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// RemoveTemps removes the temporary files of interrupted atomic writes in
+// dir (regular files with a temporary name; see isTempName). The caller
+// holds whatever lock keeps a live writer out of dir, and names only
+// directories it writes: an operator's files elsewhere are never
+// searched. A missing dir is not an error.
+func (t *Root) RemoveTemps(dir string) error {
+	entries, err := t.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("find leftovers: %w", err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isTempName(e.Name()) {
+			continue
+		}
+		if err := t.Remove(path.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("remove leftover: %w", err)
+		}
+	}
+	return nil
+}
+
+// randomSuffix is a random name part for a new file.
+func randomSuffix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

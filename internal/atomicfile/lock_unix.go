@@ -1,6 +1,6 @@
 //go:build !windows
 
-package layout
+package atomicfile
 
 import (
 	"errors"
