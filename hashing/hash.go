@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // Hash is a package hash in OpenTofu's "scheme:value" form.
@@ -194,26 +195,6 @@ func HashFile(path string) ([sha256.Size]byte, int64, error) {
 	return w.Sum(), w.Len(), nil
 }
 
-// TypeName names a kind of file in messages: "symbolic link", "named
-// pipe", "directory".
-func TypeName(mode fs.FileMode) string {
-	switch {
-	case mode&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case mode.IsDir():
-		return "directory"
-	case mode&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case mode&fs.ModeSocket != 0:
-		return "socket"
-	case mode&fs.ModeDevice != 0:
-		return "device"
-	case mode.IsRegular():
-		return "file"
-	}
-	return "special file"
-}
-
 // OpenRegular opens path only if it is a regular file, not a link, device
 // or pipe, even one swapped in while it is opened: a mirror's files are
 // outside input, and a link to /dev/zero must not make a reader read
@@ -224,7 +205,7 @@ func OpenRegular(path string) (*os.File, error) {
 		return nil, err
 	}
 	if !before.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file: not followed", path, TypeName(before.Mode()))
+		return nil, fmt.Errorf("%s is a %s, not a regular file: not followed", path, atomicfile.TypeName(before.Mode()))
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {

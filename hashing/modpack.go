@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // ModuleLimits bound the work of packing (and, for its callers, of
@@ -158,7 +160,7 @@ func moduleEntryOf(root *os.Root, name string, d fs.DirEntry) (moduleEntry, erro
 		}
 		return moduleEntry{name: name, info: info}, nil
 	default:
-		return moduleEntry{}, fmt.Errorf("%s is a %s: only files, directories and links to files can be packed", name, TypeName(typ))
+		return moduleEntry{}, fmt.Errorf("%s is a %s: only files, directories and links to files can be packed", name, atomicfile.TypeName(typ))
 	}
 }
 
@@ -174,7 +176,7 @@ func linkTarget(root *os.Root, name string) (fs.FileInfo, error) {
 	case err != nil:
 		return nil, fmt.Errorf("symbolic link %s points outside the module package: %w", name, err)
 	case !info.Mode().IsRegular():
-		return nil, fmt.Errorf("symbolic link %s points at a %s, not a regular file", name, TypeName(info.Mode()))
+		return nil, fmt.Errorf("symbolic link %s points at a %s, not a regular file", name, atomicfile.TypeName(info.Mode()))
 	}
 	return info, nil
 }

@@ -91,8 +91,6 @@ func (t *Root) pathErr(op, rel string, err error) error {
 
 // TypeName names a file's type in messages ("named pipe", "symbolic
 // link"): the one description every refusal of a non-regular file uses.
-// It says what hashing.TypeName says (a test holds them to it), which
-// this package cannot import.
 func TypeName(mode fs.FileMode) string {
 	switch {
 	case mode&fs.ModeSymlink != 0:

@@ -28,6 +28,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
+
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
@@ -189,7 +191,7 @@ func (r *Reader) openRegular(rel string) (*os.File, error) {
 		return nil, fmt.Errorf("filesystem mirror %s: %w", r.dir, err)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("filesystem mirror %s: %s is a %s, not a regular file", r.dir, rel, hashing.TypeName(info.Mode()))
+		return nil, fmt.Errorf("filesystem mirror %s: %s is a %s, not a regular file", r.dir, rel, atomicfile.TypeName(info.Mode()))
 	}
 	f, err := r.root.Open(rel)
 	if err != nil {
@@ -234,7 +236,7 @@ func (r *Reader) list(dir string) ([]fs.DirEntry, error) {
 			return nil, err
 		}
 		if !info.IsDir() {
-			return nil, fmt.Errorf("filesystem mirror %s: %s is a %s, not a directory", r.dir, sub, hashing.TypeName(info.Mode()))
+			return nil, fmt.Errorf("filesystem mirror %s: %s is a %s, not a directory", r.dir, sub, atomicfile.TypeName(info.Mode()))
 		}
 	}
 	f, err := r.root.Open(dir)

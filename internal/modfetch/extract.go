@@ -13,6 +13,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
+
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -65,7 +67,7 @@ func (x *extractor) zip(file string) error {
 func (x *extractor) zipEntry(f *zip.File) error {
 	mode := f.Mode()
 	if mode.Type()&^(fs.ModeDir|fs.ModeSymlink) != 0 {
-		return refuse(f.Name, "is a %s", hashing.TypeName(mode))
+		return refuse(f.Name, "is a %s", atomicfile.TypeName(mode))
 	}
 	r, err := f.Open()
 	if err != nil {
@@ -218,7 +220,7 @@ func (x *extractor) mkdir(raw, p string) error {
 	case info.Mode()&fs.ModeSymlink != 0:
 		return refuse(raw, "goes through the symbolic link %q", p)
 	case !info.IsDir():
-		return refuse(raw, "goes through %q, which is a %s", p, hashing.TypeName(info.Mode()))
+		return refuse(raw, "goes through %q, which is a %s", p, atomicfile.TypeName(info.Mode()))
 	}
 	return nil
 }

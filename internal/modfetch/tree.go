@@ -8,6 +8,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
+
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -43,7 +45,7 @@ func checkTree(dst string, limits hashing.ModuleLimits) error {
 				return fmt.Errorf("package exceeds the limit of %d unpacked bytes", limits.MaxBytes)
 			}
 		case !typ.IsDir():
-			return fmt.Errorf("%s is a %s", name, hashing.TypeName(typ))
+			return fmt.Errorf("%s is a %s", name, atomicfile.TypeName(typ))
 		}
 		return nil
 	})
@@ -84,7 +86,7 @@ func resolveSubdir(dst, pattern string) (string, error) {
 			return "", fmt.Errorf("subdirectory %q is not in the package: %w", pattern, err)
 		}
 		if !info.IsDir() {
-			return "", fmt.Errorf("subdirectory %q: %s is a %s, not a directory", pattern, next, hashing.TypeName(info.Mode()))
+			return "", fmt.Errorf("subdirectory %q: %s is a %s, not a directory", pattern, next, atomicfile.TypeName(info.Mode()))
 		}
 		found = next
 	}
