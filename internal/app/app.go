@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
@@ -97,4 +98,21 @@ func flatten(err error) []error {
 		}
 	}
 	return []error{err}
+}
+
+// ParsePlatforms parses --platform values, dropping duplicates.
+func ParsePlatforms(raw []string) ([]addrs.Platform, error) {
+	var out []addrs.Platform
+	seen := map[addrs.Platform]bool{}
+	for _, s := range raw {
+		p, err := addrs.ParsePlatform(s)
+		if err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("--platform: %w", err))
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

@@ -48,7 +48,7 @@ func hSite(t *testing.T) string {
 func hBundle(t *testing.T, lockFiles ...LockFile) []tarEntry {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "b.tgz")
-	if _, err := Create(context.Background(), CreateOptions{Site: hSite(t), Out: file, LockFiles: lockFiles}); err != nil {
+	if _, err := Create(context.Background(), CreateOptions{Mirror: siteTree(t, hSite(t)), Out: file, LockFiles: lockFiles}); err != nil {
 		t.Fatal(err)
 	}
 	return targz.Read(t, file)
@@ -103,6 +103,9 @@ func hRefused(t *testing.T, file string, opts ImportOptions, want string) *Refus
 	if opts.Out == "" {
 		opts.Out = filepath.Join(t.TempDir(), "dest")
 	}
+	if opts.Into.Tree == nil {
+		opts.Into = dirTarget(t, opts.Out)
+	}
 	before := files(t, opts.Out)
 	_, err := Import(context.Background(), opts)
 	var refusedErr *RefusedError
@@ -140,7 +143,7 @@ func TestHardeningCreateRefusesLinkedLockFile(t *testing.T) {
 		t.Skipf("symlinks: %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "b.tgz")
-	_, err := Create(context.Background(), CreateOptions{Site: site, Out: out, LockFiles: []LockFile{{Name: "app", Path: lock}}})
+	_, err := Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: out, LockFiles: []LockFile{{Name: "app", Path: lock}}})
 	if err == nil || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Fatalf("err = %v, want a refusal naming %s as a symbolic link", err, lock)
 	}
@@ -156,7 +159,7 @@ func TestHardeningCreateRefusesWhatIsNoLockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "b.tgz")
-	_, err := Create(context.Background(), CreateOptions{Site: site, Out: out, LockFiles: []LockFile{{Path: lock}}})
+	_, err := Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: out, LockFiles: []LockFile{{Path: lock}}})
 	if err == nil || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "not a lock file") {
 		t.Fatalf("err = %v, want a refusal naming %s as no lock file", err, lock)
 	}
@@ -167,7 +170,7 @@ func TestHardeningCreateRefusesWhatIsNoLockFile(t *testing.T) {
 	if err := os.WriteFile(lock, []byte(hLock), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Create(context.Background(), CreateOptions{Site: site, Out: out, LockFiles: []LockFile{{Path: lock}}}); err != nil {
+	if _, err := Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: out, LockFiles: []LockFile{{Path: lock}}}); err != nil {
 		t.Fatal(err)
 	}
 	es := targz.Read(t, out)
@@ -187,7 +190,7 @@ func TestHardeningCreateFollowsNoLinkedMirrorDirectory(t *testing.T) {
 		t.Skipf("symlinks: %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "b.tgz")
-	_, err := Create(context.Background(), CreateOptions{Site: site, Out: out})
+	_, err := Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: out})
 	if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), strings.TrimSuffix(hFooDir, "/")) {
 		t.Fatalf("err = %v, want a refusal naming the linked directory", err)
 	}
@@ -220,7 +223,7 @@ func TestHardeningImportExtrasFollowNoLinks(t *testing.T) {
 			t.Skipf("symlinks: %v", err)
 		}
 		dest := filepath.Join(t.TempDir(), "dest")
-		_, err := Import(context.Background(), ImportOptions{Bundle: file, Out: dest, Extras: extras})
+		_, err := Import(context.Background(), ImportOptions{Bundle: file, Out: dest, Into: dirTarget(t, dest), Extras: extras})
 		if err == nil || !strings.Contains(err.Error(), "not followed") {
 			t.Fatalf("err = %v, want a refusal to follow the link", err)
 		}
@@ -244,7 +247,7 @@ func TestHardeningImportExtrasFollowNoLinks(t *testing.T) {
 		if err := os.Symlink(victim, target); err != nil {
 			t.Skipf("symlinks: %v", err)
 		}
-		_, err := Import(context.Background(), ImportOptions{Bundle: file, Out: filepath.Join(t.TempDir(), "dest"), Extras: extras})
+		_, err := Import(context.Background(), ImportOptions{Bundle: file, Out: "dest", Into: dirTarget(t, filepath.Join(t.TempDir(), "dest")), Extras: extras})
 		if err == nil || !strings.Contains(err.Error(), "not replaced") {
 			t.Fatalf("err = %v, want a refusal to replace the link", err)
 		}
@@ -254,7 +257,7 @@ func TestHardeningImportExtrasFollowNoLinks(t *testing.T) {
 	})
 	t.Run("modes", func(t *testing.T) {
 		extras := filepath.Join(t.TempDir(), "extras")
-		if _, err := Import(context.Background(), ImportOptions{Bundle: file, Out: filepath.Join(t.TempDir(), "dest"), Extras: extras}); err != nil {
+		if _, err := Import(context.Background(), ImportOptions{Bundle: file, Out: "dest", Into: dirTarget(t, filepath.Join(t.TempDir(), "dest")), Extras: extras}); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{LockFilesDir + "/app/" + LockFileName, CLIConfigDir + "/tofu-network-mirror.tfrc"} {
@@ -357,7 +360,7 @@ func TestHardeningPaddedDocument(t *testing.T) {
 		if err := os.WriteFile(index, append(data, "\n\n\n"...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err = Create(context.Background(), CreateOptions{Site: site, Out: filepath.Join(t.TempDir(), "b.tgz")})
+		_, err = Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: filepath.Join(t.TempDir(), "b.tgz")})
 		var refusedErr *RefusedError
 		if !errors.As(err, &refusedErr) || refusedErr.What != "mirror" || !strings.Contains(err.Error(), hFooDir+"index.json: not in the canonical form") {
 			t.Fatalf("err = %v, want the mirror refused for its index.json", err)
@@ -531,7 +534,7 @@ func TestHardeningVerifyRefusesForeignArchiveURL(t *testing.T) {
 			if len(r.Problems) != 1 || r.Problems[0].Path != hFooDoc || !strings.Contains(r.Problems[0].Message, "not this release's own archive") {
 				t.Errorf("problems %v, warnings %v", r.Problems, r.Warnings)
 			}
-			_, err := Create(context.Background(), CreateOptions{Site: site, Out: filepath.Join(t.TempDir(), "b.tgz")})
+			_, err := Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: filepath.Join(t.TempDir(), "b.tgz")})
 			var refusedErr *RefusedError
 			if !errors.As(err, &refusedErr) || refusedErr.What != "mirror" {
 				t.Errorf("create: %v", err)

@@ -152,7 +152,28 @@ func sameFiles(t *testing.T, want, got map[string]string) {
 
 func create(t *testing.T, site, out string) *CreateReport {
 	t.Helper()
-	return createWith(t, CreateOptions{Site: site, Out: out})
+	return createWith(t, CreateOptions{Mirror: siteTree(t, site), Out: out})
+}
+
+// siteTree opens a mirror directory (the network tree behind a
+// filesystem mirror) as Create reads it.
+func siteTree(t *testing.T, site string) *layout.Tree {
+	t.Helper()
+	tree, err := layout.OpenExisting(layout.NetworkTreeOf(site))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+// dirTarget is a directory holding a network mirror, as Import writes it.
+func dirTarget(t *testing.T, dir string) Target {
+	t.Helper()
+	store, err := layout.NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Target{Tree: layout.NewTree(store), Store: store, Dir: dir}
 }
 
 func createWith(t *testing.T, opts CreateOptions) *CreateReport {
@@ -201,7 +222,15 @@ func TestCreateIsDeterministicAndImportRestoresTheTree(t *testing.T) {
 	}
 
 	dest := filepath.Join(t.TempDir(), "dest")
-	ir, err := Import(context.Background(), ImportOptions{Bundle: filepath.Join(work, "a.tgz"), Out: dest})
+	refreshed := 0
+	ir, err := Import(context.Background(), ImportOptions{Bundle: filepath.Join(work, "a.tgz"), Out: dest, Into: dirTarget(t, dest),
+		Refresh: func(ctx context.Context, tree *layout.Tree) error {
+			refreshed++
+			if _, err := tree.ReadIndex(ctx, addrs.MustParseProvider("hashicorp/foo")); err != nil {
+				t.Errorf("the views were refreshed before the mirror was published: %v", err)
+			}
+			return nil
+		}})
 	if err != nil {
 		t.Fatalf("Import: %v", err)
 	}
@@ -211,10 +240,9 @@ func TestCreateIsDeterministicAndImportRestoresTheTree(t *testing.T) {
 	want := published(t, site)
 	delete(want, "robots.txt")
 	got := published(t, dest)
-	if _, ok := got["index.html"]; !ok {
-		t.Error("the import wrote no catalog page")
+	if refreshed != 1 {
+		t.Errorf("the destination's views were refreshed %d times; want once, after the publication", refreshed)
 	}
-	delete(got, "index.html") // the page of the imported tree, which the test's site has none of
 	sameFiles(t, want, got)
 	if left, _ := filepath.Glob(filepath.Join(dest, ".tfmirror", "import-*")); len(left) > 0 {
 		t.Errorf("staging left: %v", left)
@@ -230,25 +258,9 @@ func TestCreateFromFilesystemMirrorUsesItsStore(t *testing.T) {
 	}
 }
 
-func TestImportRefusesFilesystemMirror(t *testing.T) {
-	site := t.TempDir()
-	publishRelease(t, site, newSigner(t), "foo", "1.0.0", "linux_amd64")
-	bundleFile := filepath.Join(t.TempDir(), "b.tgz")
-	create(t, site, bundleFile)
-	dest := t.TempDir()
-	if err := os.MkdirAll(layout.StorePath(dest), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	before := files(t, dest)
-	if _, err := Import(context.Background(), ImportOptions{Bundle: bundleFile, Out: dest}); !errors.Is(err, ErrLayoutMismatch) {
-		t.Fatalf("err = %v, want ErrLayoutMismatch", err)
-	}
-	sameFiles(t, before, files(t, dest))
-}
-
 func TestCreateRefusesEmptyDirectory(t *testing.T) {
 	site := t.TempDir()
-	_, err := Create(context.Background(), CreateOptions{Site: site, Out: filepath.Join(t.TempDir(), "b.tgz")})
+	_, err := Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: filepath.Join(t.TempDir(), "b.tgz")})
 	if !errors.Is(err, ErrEmptyMirror) {
 		t.Fatalf("err = %v", err)
 	}
@@ -269,7 +281,7 @@ func TestImportMergesAndRefusesConflicts(t *testing.T) {
 	dest := t.TempDir()
 	publishRelease(t, dest, newSigner(t), "foo", "1.0.0", "linux_amd64", "darwin_arm64")
 	before := files(t, dest)
-	_, err := Import(context.Background(), ImportOptions{Bundle: bundleFile, Out: dest})
+	_, err := Import(context.Background(), ImportOptions{Bundle: bundleFile, Out: dest, Into: dirTarget(t, dest)})
 	var refusedErr *RefusedError
 	if !errors.As(err, &refusedErr) {
 		t.Fatalf("err = %v, want a RefusedError", err)
@@ -305,7 +317,7 @@ func TestImportRemovesStaleStaging(t *testing.T) {
 	if err := os.Chtimes(old, past, past); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Import(context.Background(), ImportOptions{Bundle: bundleFile, Out: dest}); err != nil {
+	if _, err := Import(context.Background(), ImportOptions{Bundle: bundleFile, Out: dest, Into: dirTarget(t, dest)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
@@ -403,7 +415,7 @@ func TestImportRefusesMalformedBundles(t *testing.T) {
 				t.Fatal(err)
 			}
 			dest := filepath.Join(t.TempDir(), "dest")
-			_, err := Import(context.Background(), ImportOptions{Bundle: file, Out: dest, Limits: tc.limits})
+			_, err := Import(context.Background(), ImportOptions{Bundle: file, Out: dest, Into: dirTarget(t, dest), Limits: tc.limits})
 			var refusedErr *RefusedError
 			if !errors.As(err, &refusedErr) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want a refusal mentioning %q", err, tc.want)

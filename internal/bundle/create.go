@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -27,11 +26,8 @@ import (
 
 // CreateOptions say what to pack and where.
 type CreateOptions struct {
-	Site string // the mirror directory
-	// Mirror, if set, is the mirror to pack instead of Site: a tree
-	// opened for reading over a store that can list its files (a
-	// bucket). It is copied into a local snapshot next to Out first,
-	// without taking its lock (see createFromStore).
+	// Mirror is the mirror to pack, opened for reading over a store that
+	// can list its files: a directory's, or a bucket's.
 	Mirror    *layout.Tree
 	Out       string              // the bundle file, replaced atomically
 	LockFiles []LockFile          // .terraform.lock.hcl files to include
@@ -39,7 +35,7 @@ type CreateOptions struct {
 	// LockTimeout is how long to wait for a build writing the mirror
 	// directory.
 	LockTimeout time.Duration
-	ZipLimits   hashing.ZipLimits // zero: hashing.DefaultZipLimits
+	ZipLimits   hashing.ZipLimits // zero fields: hashing.DefaultZipLimits'
 	// Trust decides which releases may be packed: the build's policy.
 	Trust mirror.TrustPolicy
 }
@@ -89,38 +85,40 @@ type entry struct {
 	file File
 }
 
-// Create checks the mirror in opts.Site (or, for a filesystem mirror, the
-// network tree behind it), or opts.Mirror, as "tfmirror verify" does, then
-// packs it, with the lock files and CLI configuration snippets, into
-// opts.Out. A mirror with any problem is refused with a *RefusedError and
-// no bundle is written.
+// Create checks opts.Mirror as "tfmirror verify" does, then packs it,
+// with the lock files and CLI configuration snippets, into opts.Out. A
+// mirror with any problem is refused with a *RefusedError and no bundle
+// is written.
 //
 // A directory's lock is held throughout, so a concurrent build cannot
 // change it half-way: the files are verified, hashed and packed where they
 // are, and a build could replace one between those reads (a damaged
-// archive repaired, a document merged). opts.Mirror is read without a
+// archive repaired, a document merged). Any other store is read without a
 // lock, through a snapshot (see createFromStore).
 func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
-	if opts.Mirror != nil {
-		return createFromStore(ctx, opts)
+	store, ok := opts.Mirror.Reader().(layout.Store)
+	if !ok {
+		return nil, fmt.Errorf("%s: cannot list the mirror's files: bundle a directory or a bucket", opts.Mirror.Location())
 	}
-	root := layout.NetworkTreeOf(opts.Site)
-	existing, err := layout.OpenExisting(root)
-	if err != nil {
-		return nil, err
+	if _, local := opts.Mirror.LocalPath(""); !local {
+		return createFromStore(ctx, opts, store)
 	}
 	// Refuse a directory that is no mirror before locking it, which
 	// would create the private directory in it.
-	if isEmpty(ctx, existing) {
+	if isEmpty(ctx, opts.Mirror) {
 		return nil, ErrEmptyMirror
 	}
-	tree, err := layout.OpenWait(ctx, root, opts.LockTimeout)
+	unlock, err := store.Lock(ctx, opts.LockTimeout, layout.Publish)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = tree.Close() }()
-	skipped := func(files []string) ([]string, error) { return siteFiles(tree.Root(), files) }
-	return pack(ctx, opts, tree.Tree, tree.StagingDir(), skipped)
+	defer func() { _ = unlock() }()
+	listing, err := store.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	skipped := func(files []string) ([]string, error) { return others(listing, files, opts.Mirror.Location(), true) }
+	return pack(ctx, opts, opts.Mirror, "", skipped)
 }
 
 // createFromStore packs opts.Mirror, a mirror kept in a store that is not
@@ -135,11 +133,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 // documents of one release copied on either side of a build's merge
 // disagree: verification of the snapshot then refuses the mirror (a second
 // run packs it). What is packed is always a tree that verifies.
-func createFromStore(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
-	store, ok := opts.Mirror.Reader().(layout.Store)
-	if !ok {
-		return nil, fmt.Errorf("%s: cannot list the mirror's files: bundle a directory or a bucket", opts.Mirror.Location())
-	}
+func createFromStore(ctx context.Context, opts CreateOptions, store layout.Store) (*CreateReport, error) {
 	dir, err := filepath.Abs(filepath.Dir(opts.Out))
 	if err != nil {
 		return nil, err
@@ -171,19 +165,9 @@ func createFromStore(ctx context.Context, opts CreateOptions) (*CreateReport, er
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return nil, err
 	}
-	skipped := func(files []string) ([]string, error) {
-		in := make(map[string]bool, len(files))
-		for _, f := range files {
-			in[f] = true
-		}
-		var out []string
-		for _, f := range snap.listing {
-			if !in[f] {
-				out = append(out, f)
-			}
-		}
-		return out, nil
-	}
+	// The snapshot lists the store before it reads documents, which may
+	// name files published since.
+	skipped := func(files []string) ([]string, error) { return others(snap.listing, files, store.Location(), false) }
 	report, err := pack(ctx, opts, local, tmp, skipped)
 	var refused *RefusedError
 	if errors.As(err, &refused) {
@@ -340,59 +324,29 @@ func hashEntry(e entry) (File, error) {
 	return File{Path: e.name, SHA256: hex.EncodeToString(sum[:]), Size: w.Len()}, nil
 }
 
-// siteFiles returns the files under root that are not in files (nor in
-// the private directory), and makes sure every one of files is a regular
-// file found without following a link: a link (or a file under a linked
-// directory) is not packed. root itself may be a link.
-func siteFiles(root string, files []string) ([]string, error) {
-	found, err := walkSite(root)
-	if err != nil {
-		return nil, err
-	}
+// others returns the files of listing (every regular file of a store,
+// none under a link) that are not in files. With all, it makes sure every
+// one of files is in listing: in a directory, a link, or a file under a
+// linked directory, is not packed.
+func others(listing, files []string, location string, all bool) ([]string, error) {
 	in := make(map[string]bool, len(files))
 	for _, f := range files {
-		if regular, ok := found[f]; !ok || !regular {
-			return nil, fmt.Errorf("mirror file %s: not a regular file of %s (a symbolic link, or under one): not followed", f, root)
-		}
 		in[f] = true
 	}
+	listed := make(map[string]bool, len(listing))
 	var out []string
-	for f := range found {
+	for _, f := range listing {
+		listed[f] = true
 		if !in[f] {
 			out = append(out, f)
 		}
 	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// walkSite lists what is under root, outside the private directory,
-// without following links: every path that is not a directory, and
-// whether it is a regular file.
-func walkSite(root string) (map[string]bool, error) {
-	root, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, err
+	for _, f := range files {
+		if all && !listed[f] {
+			return nil, fmt.Errorf("mirror file %s: not a regular file of %s (a symbolic link, or under one): not followed", f, location)
+		}
 	}
-	found := map[string]bool{}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		switch {
-		case d.IsDir() && rel == layout.PrivateDirName:
-			return filepath.SkipDir
-		case !d.IsDir():
-			found[rel] = d.Type().IsRegular()
-		}
-		return nil
-	})
-	return found, err
+	return out, nil
 }
 
 // writeBundle writes the bundle to a temporary file next to out and

@@ -20,7 +20,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
-	"github.com/tfmirror/tfmirror/internal/dest"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -41,16 +40,14 @@ var Layouts = []Layout{layout.Network, layout.Packed, layout.Unpacked}
 // ImportOptions say what to import and where.
 type ImportOptions struct {
 	Bundle string // the bundle file
-	// Out is the destination: a directory, created if missing, merged
-	// into if present; or s3://BUCKET/PREFIX/, a bucket (which must
-	// exist) opened with Destinations, merged into the same way.
-	Out    string
-	Layout Layout // "" means LayoutNetwork; a bucket holds only that one
-	// Destinations says how to open an Out that is not a directory.
-	Destinations dest.Config
-	// TempDir is where a bundle imported into a bucket is unpacked and
-	// checked first; "" means os.TempDir(). (For a directory, the bundle
-	// is unpacked in its private directory.)
+	// Out names the destination in the report, as the user named it.
+	Out string
+	// Into is the destination, opened (a directory or a bucket): merged
+	// into under its store's publish lock.
+	Into Target
+	// TempDir is where a bundle imported into a store that is not a
+	// directory is unpacked and checked first; "" means os.TempDir().
+	// (For a directory, the bundle is unpacked in its private directory.)
 	TempDir string
 	// TrustKeys, if set, are the keys the bundle's manifest must be
 	// signed by (one of them).
@@ -62,10 +59,28 @@ type ImportOptions struct {
 	// LockTimeout is how long to wait for another process writing Out.
 	LockTimeout time.Duration
 	Limits      Limits            // zero: DefaultLimits
-	ZipLimits   hashing.ZipLimits // zero: hashing.DefaultZipLimits
+	ZipLimits   hashing.ZipLimits // zero fields: hashing.DefaultZipLimits'
 	// Trust decides which releases the bundle may bring: the same policy
 	// as a build, applied to what the bundle keeps of each origin.
 	Trust mirror.TrustPolicy
+	// Refresh, if set, runs under the destination's lock once the mirror
+	// is published: the views derived from the tree (the catalog page, the
+	// registry replicas) are brought in step with it.
+	Refresh func(ctx context.Context, tree *layout.Tree) error
+}
+
+// Target is where a bundle is imported: a network tree and its store,
+// and for a directory the directory itself.
+type Target struct {
+	Tree  *layout.Tree
+	Store layout.Store
+	// Dir is the directory the user named, "" for a store that is not a
+	// directory: the bundle is unpacked in its private directory, and a
+	// filesystem layout's view is made there.
+	Dir string
+	// Layout is what Dir holds: the network tree, or a filesystem mirror
+	// whose network tree (Tree) is kept in its private directory.
+	Layout Layout
 }
 
 // ImportReport describes an import that succeeded.
@@ -84,10 +99,6 @@ type ImportReport struct {
 	Warnings       []string
 }
 
-// ErrLayoutMismatch means the destination holds a mirror of another
-// layout than the one to import.
-var ErrLayoutMismatch = errors.New("the destination has another layout")
-
 // importStaleAge is how old another import's staging directory must be
 // before an import holding the lock removes it as left by a killed run.
 // Imports stage without the lock, so a younger one may be live.
@@ -98,44 +109,29 @@ const importStaleAge = 24 * time.Hour
 const importPrefix = "import-"
 
 // Import checks a bundle and, only if every check passes, publishes its
-// mirror into opts.Out. A bundle that fails any check is refused with a
-// *RefusedError and nothing in opts.Out changes; so is a bundle that would
-// replace a file of opts.Out with different bytes (archives, SHA256SUMS and
-// signatures are immutable: a mismatch means one side was tampered with or
-// re-released, and a person must decide).
+// mirror into opts.Into. A bundle that fails any check is refused with a
+// *RefusedError and nothing in the destination changes; so is a bundle
+// that would replace a file there with different bytes (archives,
+// SHA256SUMS and signatures are immutable: a mismatch means one side was
+// tampered with or re-released, and a person must decide).
 //
-// An opts.Out that names a bucket is opened with internal/dest (a bucket
-// holds only the network layout: another is a *dest.InputError), and
-// written through its store under its Publish lock: the same checks, the
-// same Refuse policy, the same publish order.
+// The bundle is unpacked and checked in a staging directory (in a
+// directory's private directory, so that publishing is a rename; else in
+// opts.TempDir) without any lock, then published through the destination's
+// store under its Publish lock, with the same Refuse policy and publish
+// order whatever the store. An import that changes nothing makes no write
+// request into a store that takes its lock at the first write.
 func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err error) {
-	if opts.Layout == "" {
-		opts.Layout = LayoutNetwork
-	}
-	if !slices.Contains(Layouts, opts.Layout) {
-		return nil, fmt.Errorf("unknown layout %q: use network, packed or unpacked", opts.Layout)
+	if opts.Into.Layout == "" {
+		opts.Into.Layout = LayoutNetwork
 	}
 	opts.Limits = opts.Limits.orDefault()
-	if dest.IsBucket(opts.Out) {
-		return importIntoStore(ctx, opts)
-	}
 	in, err := os.Open(opts.Bundle)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = in.Close() }()
-	destDir, err := filepath.Abs(opts.Out)
-	if err != nil {
-		return nil, err
-	}
-	switch existing := layout.ExistingKind(destDir); {
-	case existing == layout.Filesystem && opts.Layout == LayoutNetwork:
-		return nil, fmt.Errorf("%w: %s is a filesystem mirror (built with --layout packed or unpacked), not a network mirror", ErrLayoutMismatch, opts.Out)
-	case existing == layout.Network && opts.Layout != LayoutNetwork:
-		return nil, fmt.Errorf("%w: %s is a network mirror, not a %s filesystem mirror", ErrLayoutMismatch, opts.Out, opts.Layout)
-	}
-	storeDir := layout.NetworkRoot(destDir, opts.Layout)
-	staging, cleanup, err := prepareStaging(destDir)
+	staging, cleanup, err := openStaging(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -150,62 +146,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	if err != nil {
 		return nil, err
 	}
-
-	tree, err := layout.OpenWait(ctx, storeDir, opts.LockTimeout)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := tree.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	removeStaleImports(filepath.Dir(staging), staging)
-	if err := publish(ctx, tree.Tree, stagedTree, report); err != nil {
-		return nil, err
-	}
-	if opts.Layout != LayoutNetwork {
-		if err := layout.Materialize(ctx, tree.Tree, tree.Workspace, destDir, opts.Layout, opts.ZipLimits); err != nil {
-			return nil, fmt.Errorf("write the %s filesystem mirror: %w", opts.Layout, err)
-		}
-	}
-	if err := finishExtras(s, opts, report); err != nil {
-		return nil, err
-	}
-	return report, nil
-}
-
-// importIntoStore is Import into a destination that is not a directory (a
-// bucket). The bundle is unpacked and checked in a temporary directory of
-// opts.TempDir, then published through the destination's store with its
-// Publish lock held. An import that changes nothing makes no write
-// request: the store takes its writer lease at the first write.
-func importIntoStore(ctx context.Context, opts ImportOptions) (report *ImportReport, err error) {
-	d, err := dest.Open(ctx, opts.Out, opts.Layout, opts.Destinations)
-	if err != nil {
-		return nil, err
-	}
-	in, err := os.Open(opts.Bundle)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = in.Close() }()
-	staging, err := os.MkdirTemp(opts.TempDir, "tfmirror-"+importPrefix+"*")
-	if err != nil {
-		return nil, fmt.Errorf("create staging directory: %w", err)
-	}
-	defer func() {
-		if rerr := os.RemoveAll(staging); rerr != nil && err == nil {
-			err = fmt.Errorf("remove staging directory: %w", rerr)
-		}
-	}()
-
-	report = &ImportReport{Out: opts.Out}
-	s, stagedTree, err := check(ctx, in, staging, opts, report)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := d.Store.Lock(ctx, opts.LockTimeout, layout.Publish)
+	unlock, err := opts.Into.Store.Lock(ctx, opts.LockTimeout, layout.Publish)
 	if err != nil {
 		return nil, err
 	}
@@ -214,13 +155,62 @@ func importIntoStore(ctx context.Context, opts ImportOptions) (report *ImportRep
 			err = uerr
 		}
 	}()
-	if err := publish(ctx, d.Tree, stagedTree, report); err != nil {
+	if opts.Into.Dir != "" {
+		removeStaleImports(filepath.Dir(staging), staging)
+	}
+	if err := publish(ctx, opts.Into.Tree, stagedTree, report); err != nil {
+		return nil, err
+	}
+	if opts.Refresh != nil {
+		if err := opts.Refresh(ctx, opts.Into.Tree); err != nil {
+			return nil, err
+		}
+	}
+	if err := materialize(ctx, opts); err != nil {
 		return nil, err
 	}
 	if err := finishExtras(s, opts, report); err != nil {
 		return nil, err
 	}
 	return report, nil
+}
+
+// openStaging creates the staging directory: in a directory's private
+// directory, else in opts.TempDir.
+func openStaging(opts ImportOptions) (string, func() error, error) {
+	if opts.Into.Dir != "" {
+		return prepareStaging(opts.Into.Dir)
+	}
+	staging, err := os.MkdirTemp(opts.TempDir, "tfmirror-"+importPrefix+"*")
+	if err != nil {
+		return "", nil, fmt.Errorf("create staging directory: %w", err)
+	}
+	return staging, func() error {
+		if err := os.RemoveAll(staging); err != nil {
+			return fmt.Errorf("remove staging directory: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// materialize makes a directory's filesystem view, for a filesystem
+// layout.
+func materialize(ctx context.Context, opts ImportOptions) error {
+	if opts.Into.Layout == LayoutNetwork {
+		return nil
+	}
+	work, err := layout.OpenWorkspace(filepath.Join(layout.StorePath(opts.Into.Dir), layout.PrivateDirName))
+	if err != nil {
+		return err
+	}
+	err = layout.Materialize(ctx, opts.Into.Tree, work, opts.Into.Dir, opts.Into.Layout, opts.ZipLimits)
+	if cerr := work.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write the %s filesystem mirror: %w", opts.Into.Layout, err)
+	}
+	return nil
 }
 
 // check unpacks the bundle into staging and runs every check on it, so

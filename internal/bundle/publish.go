@@ -3,10 +3,7 @@ package bundle
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
-	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -37,16 +34,6 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 	report.Written, report.Unchanged = pr.Written, pr.Unchanged
 	if err != nil {
 		return err
-	}
-	// Clients find modules through the module registry documents, which
-	// the tree's records decide.
-	if len(ms) > 0 {
-		if _, err := replica.WriteModules(ctx, tree); err != nil {
-			return fmt.Errorf("write the module registry: %w", err)
-		}
-	}
-	if err := htmlcatalog.Write(ctx, tree, htmlcatalog.Options{}); err != nil {
-		return fmt.Errorf("write the catalog page: %w", err)
 	}
 	return nil
 }

@@ -171,7 +171,7 @@ func TestBundleOfStoreWhilePublishing(t *testing.T) {
 			}
 			// What was packed imports, so it verifies.
 			dest := filepath.Join(t.TempDir(), "dest")
-			if _, err := Import(context.Background(), ImportOptions{Bundle: out, Out: dest}); err != nil {
+			if _, err := Import(context.Background(), ImportOptions{Bundle: out, Out: dest, Into: dirTarget(t, dest)}); err != nil {
 				t.Fatalf("Import: %v", err)
 			}
 		})

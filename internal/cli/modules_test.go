@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/gitserver"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
@@ -107,9 +108,9 @@ module "acme/zip/aws" { versions = ">= 1.0" }
 			t.Errorf("%s %s: download document %q (%v), want location %q", tc.module, tc.version, data, err, want)
 		}
 	}
-	var summary jsonEvent
+	var summary output.JSONEvent
 	for line := range strings.Lines(stdout) {
-		var ev jsonEvent
+		var ev output.JSONEvent
 		if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "summary" {
 			summary = ev
 		}

@@ -1,30 +1,16 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/tfmirror/tfmirror/internal/build"
-	"github.com/tfmirror/tfmirror/internal/dest"
-	"github.com/tfmirror/tfmirror/internal/s3store"
-	"github.com/tfmirror/tfmirror/internal/signing"
-	"github.com/tfmirror/tfmirror/layout"
-	"github.com/tfmirror/tfmirror/mirror"
+	appreplica "github.com/tfmirror/tfmirror/internal/app/replica"
+	"github.com/tfmirror/tfmirror/internal/output"
+	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
-// replicaOptions are the flags of "tfmirror replica".
-type replicaOptions struct {
-	JSON        bool
-	LockTimeout time.Duration
-	Trust       trustFlags
-}
-
 func newReplicaCmd(env Env) *cobra.Command {
-	var opts replicaOptions
+	opts := appreplica.Options{Flags: settings.DefaultFlags()}
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "replica SITE|s3://BUCKET/PREFIX/",
 		Short: "Write a static copy of the provider registry protocol into a built mirror",
@@ -54,68 +40,15 @@ write request.`,
   tfmirror replica s3://my-bucket/mirror/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReplica(cmd.Context(), env, opts, args[0])
+			given(cmd, &opts.Flags)
+			opts.Site, opts.Process = args[0], env.process()
+			report, err := env.run.replica(cmd.Context(), opts)
+			output.New(env.Stdout, asJSON).Views(report)
+			return err
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per message, for CI")
-	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 5*time.Minute, "how long to wait for a tfmirror build writing the same directory, or a prune of the bucket (0 fails at once)")
-	addTrustFlags(cmd, &opts.Trust)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per message, for CI")
+	addLockTimeout(cmd, &opts.Flags, "how long to wait for a tfmirror build writing the same directory, or a prune of the bucket (0 fails at once)")
+	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	return cmd
-}
-
-func runReplica(ctx context.Context, env Env, opts replicaOptions, site string) (err error) {
-	trust, err := opts.Trust.policy()
-	if err != nil {
-		return err
-	}
-	line := newPrinter(env.Stdout, opts.JSON).line
-	if dest.IsBucket(site) {
-		return replicaIntoStore(ctx, env, site, opts.LockTimeout, trust, line)
-	}
-	if _, err := layout.OpenExisting(site); err != nil {
-		return usageError{err}
-	}
-	if layout.ExistingKind(site) == layout.Filesystem {
-		return usageError{fmt.Errorf("%s is a filesystem mirror (built with --layout packed or unpacked); a registry replica needs a network mirror's files", site)}
-	}
-	tree, err := layout.OpenWait(ctx, site, opts.LockTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := tree.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	if err := build.WriteReplica(ctx, tree.Tree, signing.Checker{}, trust, nil, line); err != nil {
-		return err
-	}
-	return build.WriteCatalog(ctx, tree.Tree)
-}
-
-// replicaIntoStore writes the replica of a mirror kept in a bucket through
-// its store, holding its Publish lock (taken at the first write, so an
-// unchanged replica makes no write request).
-func replicaIntoStore(ctx context.Context, env Env, ref string, wait time.Duration, trust mirror.TrustPolicy, line func(string)) (err error) {
-	d, err := dest.Open(ctx, ref, layout.Network, dest.Config{S3: s3store.Config{Environ: env.Environ}})
-	var input *dest.InputError
-	if errors.As(err, &input) {
-		return usageError{err}
-	}
-	if err != nil {
-		return err
-	}
-	unlock, err := d.Store.Lock(ctx, wait, layout.Publish)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if uerr := unlock(); uerr != nil && err == nil {
-			err = uerr
-		}
-	}()
-	if err := build.WriteReplica(ctx, d.Tree, signing.Checker{}, trust, nil, line); err != nil {
-		return err
-	}
-	return build.WriteCatalog(ctx, d.Tree)
 }

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/internal/app"
+	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
 // Env is everything the CLI takes from the process.
@@ -20,11 +23,11 @@ type Env struct {
 	Version string
 	Commit  string
 
-	// clientCerts are the manifest's client certificates, once a command
-	// has read it: every HTTP client the command makes presents them.
-	clientCerts map[string]tls.Certificate
 	// now is the clock of the cool-down; nil means time.Now (tests set it).
 	now func() time.Time
+	// run are the commands; zero means the real ones (tests replace them
+	// to check how flags become options, without running anything).
+	run commands
 }
 
 // Main runs tfmirror and returns its exit code.
@@ -38,7 +41,7 @@ func Main(ctx context.Context, env Env) int {
 		return ExitOK
 	}
 	if !started {
-		err = usageError{err}
+		err = inputerr.Wrap(err)
 	}
 	if ctx.Err() != nil {
 		err = fmt.Errorf("%w: %w", ctx.Err(), err)
@@ -47,7 +50,20 @@ func Main(ctx context.Context, env Env) int {
 	return ExitCode(err)
 }
 
+// Exit codes (app's), for the entry point and the tests.
+const (
+	ExitOK           = app.ExitOK
+	ExitFailure      = app.ExitFailure
+	ExitUsage        = app.ExitUsage
+	ExitVerification = app.ExitVerification
+	ExitInterrupted  = app.ExitInterrupted
+)
+
+// ExitCode maps an error to its exit code (app.ExitCode).
+func ExitCode(err error) int { return app.ExitCode(err) }
+
 func newRootCmd(env Env) *cobra.Command {
+	env.run = env.run.orDefault()
 	root := &cobra.Command{
 		Use:   "tfmirror",
 		Short: "Build static provider mirrors for OpenTofu and Terraform",
@@ -59,7 +75,7 @@ static tree that any web server can serve as a network mirror.`,
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return inputerr.Wrap(err) })
 	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newPruneCmd(env), newVersionCmd(env))
 	return root
 }
@@ -98,4 +114,46 @@ func versionInfo(env Env) (string, string) {
 		c = "unknown"
 	}
 	return v, c
+}
+
+// process is what a command takes from the process.
+func (env Env) process() settings.Process {
+	v, _ := versionInfo(env)
+	return settings.Process{Environ: env.Environ, UserAgent: "tfmirror/" + v, Now: env.now}
+}
+
+// addConfigFlags adds --config and --require-signatures: the manifest
+// whose trust blocks and settings apply, and the override that refuses
+// unsigned releases. Every command that reads a manifest has them.
+func addConfigFlags(cmd *cobra.Command, f *settings.Flags, what string) {
+	cmd.Flags().StringVarP(&f.Config, "config", "c", f.Config, "manifest `file` "+what)
+	cmd.Flags().BoolVar(&f.RequireSignatures, "require-signatures", false, "refuse releases without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
+}
+
+// addNetworkFlags adds the flags that fill f.Net, with its values as
+// defaults: retries, timeouts, and the transfer limits.
+func addNetworkFlags(cmd *cobra.Command, f *settings.Flags) {
+	fs, p := cmd.Flags(), &f.Net
+	fs.IntVar(&p.Retries, settings.FlagRetries, p.Retries, "how many times to retry a request that failed in a way that may go away (connection error, timeout, stalled or short download, 429 or 5xx), with exponential backoff")
+	fs.DurationVar(&p.ConnectTimeout, settings.FlagConnectTimeout, p.ConnectTimeout, "time allowed to connect, and to complete the TLS handshake (0: no limit)")
+	fs.DurationVar(&p.HeaderTimeout, settings.FlagHeaderTimeout, p.HeaderTimeout, "time allowed for a response's headers to arrive after the request is sent (0: no limit)")
+	fs.DurationVar(&p.StallTimeout, settings.FlagStallTimeout, p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
+	fs.Int64Var(&p.SpeedLimit, settings.FlagSpeedLimit, p.SpeedLimit, "a download that brings fewer than this many `bytes` a second, on average over --speed-time, is abandoned and retried (0: no limit)")
+	fs.DurationVar(&p.SpeedTime, settings.FlagSpeedTime, p.SpeedTime, "the window over which --speed-limit is measured (0: no limit)")
+	fs.Int64Var(&p.MaxBodyBytes, settings.FlagMaxArchiveBytes, p.MaxBodyBytes, "refuse a download longer than this many `bytes`, and stop reading it there (0: no limit)")
+}
+
+// addLockTimeout adds --lock-timeout.
+func addLockTimeout(cmd *cobra.Command, f *settings.Flags, what string) {
+	cmd.Flags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout, what)
+}
+
+// given records which of the settings' flags were given on the command
+// line: only those override the manifest.
+func given(cmd *cobra.Command, f *settings.Flags) {
+	f.ConfigSet = cmd.Flags().Changed("config")
+	f.NetSet = make(map[string]bool, len(settings.NetworkFlags))
+	for _, n := range settings.NetworkFlags {
+		f.NetSet[n] = cmd.Flags().Changed(n)
+	}
 }

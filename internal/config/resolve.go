@@ -20,6 +20,10 @@ import (
 // empty one (the defaults). Client certificates are loaded here, so a
 // file that cannot be read fails every command alike, before any request.
 func Resolve(f settings.Flags, p settings.Process, optional bool) (*Manifest, settings.Settings, error) {
+	// Flags that cannot work fail before the manifest is read.
+	if err := (Settings{}).NetworkPolicy(f.Net, f.NetSet).Validate(); err != nil {
+		return nil, settings.Settings{}, inputerr.Wrap(fmt.Errorf("network flags: %w", err))
+	}
 	m, err := Load(f.Config)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && optional && !f.ConfigSet:

@@ -2,7 +2,9 @@ package endpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/inputerr"
@@ -51,10 +53,17 @@ func OpenDestination(ctx context.Context, ref Ref, opts DestinationOptions, s Se
 		opts.Layout = layout.Network
 	}
 	if ref.Kind != Dir && opts.Layout != layout.Network {
-		return nil, inputerr.Wrap(fmt.Errorf("%s: %s holds a network mirror; --layout %s needs a directory", ref, ref.Kind, opts.Layout))
+		what := "a bucket holds a network mirror"
+		if ref.Kind == OCI || ref.Kind == OCILayout {
+			what = "an OCI registry holds provider packages as OpenTofu's oci_mirror reads them"
+		}
+		return nil, inputerr.Wrap(fmt.Errorf("%s: %s; --layout %s needs a directory", ref, what, opts.Layout))
 	}
 	switch ref.Kind {
 	case Dir:
+		if err := checkLayout(ref, opts.Layout); err != nil {
+			return nil, err
+		}
 		store, err := layout.NewDirStore(layout.NetworkRoot(ref.Path, opts.Layout))
 		if err != nil {
 			return nil, inputerr.Wrap(fmt.Errorf("%s: %w", ref, err))
@@ -90,10 +99,8 @@ func OpenTree(ctx context.Context, ref Ref, create bool, s Settings) (*Destinati
 		case layout.Filesystem:
 			return nil, inputerr.Wrap(fmt.Errorf("%s is a filesystem mirror (built with --layout packed or unpacked); this needs a network mirror's files", ref))
 		case "":
-			if !create {
-				if _, err := layout.OpenExisting(ref.Path); err != nil {
-					return nil, inputerr.Wrap(err)
-				}
+			if info, err := os.Stat(ref.Path); !create && (err != nil || !info.IsDir()) {
+				return nil, inputerr.Wrap(fmt.Errorf("%s: no mirror there (not a directory)", ref))
 			}
 		}
 	}
@@ -108,4 +115,19 @@ func (d *Destination) Lock(ctx context.Context, wait time.Duration, mode layout.
 		return func() error { return nil }, nil
 	}
 	return d.Store.Lock(ctx, wait, mode)
+}
+
+// ErrLayoutMismatch means a directory holds a mirror of another layout
+// than the one asked for.
+var ErrLayoutMismatch = errors.New("the destination has another layout")
+
+// checkLayout refuses a directory that holds a mirror of another layout.
+func checkLayout(ref Ref, kind layout.Kind) error {
+	switch existing := layout.ExistingKind(ref.Path); {
+	case existing == layout.Filesystem && kind == layout.Network:
+		return inputerr.Wrap(fmt.Errorf("%w: %s is a filesystem mirror (built with --layout packed or unpacked), not a network mirror", ErrLayoutMismatch, ref))
+	case existing == layout.Network && kind != layout.Network:
+		return inputerr.Wrap(fmt.Errorf("%w: %s is a network mirror, not a %s filesystem mirror", ErrLayoutMismatch, ref, kind))
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // Defaults for the zero values of Config.
@@ -201,4 +202,14 @@ func checkEmptyDir(dst string) error {
 		return fmt.Errorf("read destination %s: %w", dst, err)
 	}
 	return fmt.Errorf("destination %s is not empty (it holds %s)", dst, names[0])
+}
+
+// FetchModule is Fetch as the build's module fetcher
+// (mirror.ModuleFetcher).
+func (f *Fetcher) FetchModule(ctx context.Context, location, dir string) (mirror.ModuleFetch, error) {
+	res, err := f.Fetch(ctx, location, dir)
+	if err != nil {
+		return mirror.ModuleFetch{}, err
+	}
+	return mirror.ModuleFetch{Subdir: res.Subdir, Commit: res.Commit, ArchiveSHA256: res.SHA256, Source: res.Source}, nil
 }

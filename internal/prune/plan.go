@@ -39,8 +39,7 @@ func (pl *planner) plan(ctx context.Context, now time.Time) (*plan, error) {
 	byDir := map[string][]string{}
 	for _, f := range files {
 		if strings.HasPrefix(f, replica.Dir+"/") {
-			p.replica = true
-			continue
+			continue // the replica is views': refreshed after the prune
 		}
 		if parts := strings.SplitN(f, "/", 4); len(parts) == 4 {
 			dir := parts[0] + "/" + parts[1] + "/" + parts[2]
@@ -60,9 +59,6 @@ func (pl *planner) plan(ctx context.Context, now time.Time) (*plan, error) {
 		return nil, err
 	}
 	p.warnings = pl.unmatched(listed)
-	if _, unlist, del := p.removed(); p.replica && unlist+del > 0 {
-		p.warnings = append(p.warnings, replicaWarning())
-	}
 	return p, nil
 }
 

@@ -16,23 +16,20 @@
 // It does not know the tree's file formats or where files go beyond
 // layout's path helpers (package layout does), select versions itself
 // (mirror.Requirement.Select does, with the build's rule), read manifests
-// or configurations (build.Requirements gathers the requirements), know
-// any particular store (it writes through layout.Store; Open only refuses
-// what is not a network tree and has internal/dest open the rest) or
-// print: it returns a Report.
+// or configurations (the prune command gathers the requirements), know
+// any particular store (it writes through layout.Store, which the command
+// opens), refresh the views derived from the tree (the command's Refresh
+// does, under the same lock) or print: it returns a Report.
 package prune
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
-	"github.com/tfmirror/tfmirror/internal/dest"
-	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -66,6 +63,11 @@ type Options struct {
 	DryRun bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Refresh, if set, runs under the exclusive lock once a prune wrote
+	// anything: the views derived from the tree (the catalog page, the
+	// registry replica) are brought in step before another writer can
+	// change it.
+	Refresh func(ctx context.Context, tree *layout.Tree) error
 }
 
 // Version names one version of one provider.
@@ -146,30 +148,6 @@ func (e *LimitError) Error() string {
 	return b.String()
 }
 
-// Open opens the destination ref, a mirror directory or
-// s3://BUCKET/PREFIX/, for pruning. A directory that does not exist, and
-// one holding a filesystem mirror (built with --layout packed or
-// unpacked), are refused with an error wrapping *dest.InputError.
-func Open(ctx context.Context, ref string, cfg dest.Config) (layout.Store, error) {
-	if !dest.IsBucket(ref) {
-		info, err := os.Stat(ref)
-		switch {
-		case err != nil:
-			return nil, &dest.InputError{Err: fmt.Errorf("%s: no mirror to prune: %w", ref, err)}
-		case !info.IsDir():
-			return nil, &dest.InputError{Err: fmt.Errorf("%s: not a mirror directory", ref)}
-		case layout.ExistingKind(ref) == layout.Filesystem:
-			return nil, &dest.InputError{Err: fmt.Errorf("%s is a filesystem mirror (built with --layout packed or unpacked): prune removes versions from network mirrors only; "+
-				"rebuild a filesystem mirror into an empty directory to drop versions from it", ref)}
-		}
-	}
-	d, err := dest.Open(ctx, ref, layout.Network, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return d.Store, nil
-}
-
 // Run plans the prune of the tree kept in store and, unless opts.DryRun,
 // carries it out: it takes the store's exclusive lock (waiting up to
 // opts.LockTimeout for the writers publishing into it), plans again from
@@ -212,6 +190,9 @@ func Run(ctx context.Context, store layout.Store, opts Options) (*Report, error)
 		return p.refused(), fmt.Errorf("prune %s: nothing was written: %w", tree.Location(), err)
 	}
 	report, err := pl.applyLocked(ctx, opts.MaxDeletions, now)
+	if err == nil && opts.Refresh != nil {
+		err = opts.Refresh(ctx, tree)
+	}
 	if uerr := unlock(); uerr != nil {
 		err = errors.Join(err, fmt.Errorf("prune %s: release the lock: %w", tree.Location(), uerr))
 	}
@@ -239,7 +220,6 @@ type plan struct {
 	dropped   []addrs.Provider
 	providers []*providerPlan
 	warnings  []string
-	replica   bool // the tree holds a registry replica
 }
 
 // providerPlan is what a prune does to one provider.
@@ -411,10 +391,4 @@ func versionNames(vs addrs.VersionList) string {
 		names[i] = v.String()
 	}
 	return strings.Join(names, ", ")
-}
-
-// replicaWarning is the warning of a prune that changed what a tree with a
-// registry replica lists.
-func replicaWarning() string {
-	return fmt.Sprintf("the mirror holds a registry replica (%s/), which still offers the versions pruned: run \"tfmirror replica\" to write it again", replica.Dir)
 }

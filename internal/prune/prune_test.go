@@ -22,7 +22,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
-	"github.com/tfmirror/tfmirror/internal/dest"
 	"github.com/tfmirror/tfmirror/internal/prune"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
@@ -611,11 +610,25 @@ func TestPruneLeavesOtherFilesAlone(t *testing.T) {
 		if err := unlock(); err != nil {
 			t.Fatal(err)
 		}
+		refreshed := 0
 		report, err := prune.Run(t.Context(), b.open(t), prune.Options{
 			Requirements: []mirror.Requirement{require(t, foo, ">= 2.0.0", 0)}, MaxDeletions: 10,
+			Refresh: func(ctx context.Context, tree *layout.Tree) error {
+				// The views are refreshed from the pruned tree, while no
+				// other writer can change it.
+				refreshed++
+				equal(t, "index.json when the views are refreshed", indexVersions(t, store, foo), []string{"2.0.0"})
+				if err := tryPublish(ctx, b.open(t)); !errors.Is(err, layout.ErrLocked) {
+					t.Errorf("a publisher could write the tree while its views were refreshed: %v", err)
+				}
+				return nil
+			},
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if refreshed != 1 {
+			t.Errorf("the views were refreshed %d times; want once, after the prune", refreshed)
 		}
 		equal(t, "deleted", names(report.Deleted), []string{"registry.opentofu.org/hashicorp/foo 1.0.0"})
 		equal(t, "kept", names(report.Kept), []string{"registry.opentofu.org/hashicorp/foo 3.0.0"})
@@ -626,9 +639,6 @@ func TestPruneLeavesOtherFilesAlone(t *testing.T) {
 		wantLeft := slices.Clone(others[:5])
 		slices.Sort(wantLeft)
 		equal(t, "left alone", left, wantLeft)
-		if !slices.ContainsFunc(report.Warnings, func(w string) bool { return strings.Contains(w, `"tfmirror replica"`) }) {
-			t.Errorf("no warning that the registry replica still offers the pruned version: %q", report.Warnings)
-		}
 		files := published(b.snapshot(t))
 		for _, rel := range append(others, layout.ArchivePath(foo, v3, linux)) {
 			if !slices.Contains(files, rel) {
@@ -679,29 +689,6 @@ func TestPruneLeftoversWaitForGrace(t *testing.T) {
 	}
 	equal(t, "deleted", names(report.Deleted), []string{"registry.opentofu.org/hashicorp/foo 0.9.0"})
 	equal(t, "files deleted", report.Files, []string{layout.ArchivePath(foo, v, linux)})
-}
-
-// A directory holding a filesystem mirror is refused, and so is one that
-// does not exist.
-func TestPruneOpenRefusesFilesystemLayout(t *testing.T) {
-	root := t.TempDir()
-	store, err := layout.NewDirStore(layout.StorePath(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	publish(t, store, foo, []string{"1.0.0"}, "linux_amd64")
-	_, err = prune.Open(t.Context(), root, dest.Config{})
-	var input *dest.InputError
-	if !errors.As(err, &input) || !strings.Contains(err.Error(), "filesystem mirror") {
-		t.Errorf("Open of a filesystem mirror: %v, want an input error saying it is one", err)
-	}
-	_, err = prune.Open(t.Context(), filepath.Join(root, "missing"), dest.Config{})
-	if !errors.As(err, &input) || !strings.Contains(err.Error(), "no mirror") {
-		t.Errorf("Open of a missing directory: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "missing")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Open created the missing directory: %v", err)
-	}
 }
 
 // A prune never races a publication: while a publisher holds the store's
@@ -859,4 +846,15 @@ func diffSnapshots(before, after map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// tryPublish takes a store's publish lock without waiting and writes a
+// file, as a build would; a store may defer the lock to the first write.
+func tryPublish(ctx context.Context, store layout.Store) error {
+	unlock, err := store.Lock(ctx, 0, layout.Publish)
+	if err != nil {
+		return err
+	}
+	err = store.Put(ctx, "probe.txt", layout.Content{Data: []byte("a build")})
+	return errors.Join(err, unlock())
 }

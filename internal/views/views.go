@@ -26,9 +26,6 @@ type Options struct {
 	// --registry-replica, the replica command); it is rewritten anyway
 	// when the tree holds one.
 	Providers bool
-	// Modules writes the module registry replica; it is rewritten anyway
-	// when the tree holds one.
-	Modules bool
 	// Trust decides which kept releases the provider replica offers.
 	Trust replica.Trust
 	// Locate gives the module documents' locations; nil: the packages in
@@ -38,27 +35,35 @@ type Options struct {
 
 // Report says what Refresh wrote.
 type Report struct {
+	// Location is where the replica is, for messages.
+	Location string
 	// Replica is what the replica holds, nil when none was written;
 	// ProviderReplica says whether it holds the providers too.
 	Replica         *replica.Report
 	ProviderReplica bool
 }
 
-// Refresh rewrites the tree's derived views: the registry replicas asked
-// for or already there, then the catalog page. Each file is rewritten only
+// Refresh rewrites the tree's derived views: the provider registry
+// replica when asked for or already there, the module registry replica
+// when the tree holds modules (clients find them only through it) or a
+// module replica, then the catalog page. Each file is rewritten only
 // when its content changes. A release the replica's trust decision
 // refuses is left out of it, and reported in the error, after the page
 // is written.
 func Refresh(ctx context.Context, tree *layout.Tree, opts Options) (*Report, error) {
-	providers, modules := opts.Providers, opts.Modules
-	if !providers || !modules {
-		hasProviders, hasModules, err := replica.Holds(ctx, tree)
-		if err != nil {
-			return nil, err
-		}
-		providers, modules = providers || hasProviders, modules || hasModules
+	providers, modules, err := replica.Holds(ctx, tree)
+	if err != nil {
+		return nil, err
 	}
-	report := &Report{ProviderReplica: providers}
+	providers = providers || opts.Providers
+	if !modules && !providers {
+		held, err := tree.Modules(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list the modules of %s: %w", tree.Location(), err)
+		}
+		modules = len(held) > 0
+	}
+	report := &Report{Location: location(tree), ProviderReplica: providers}
 	var replicaErr error
 	switch {
 	case providers:
@@ -89,7 +94,7 @@ func location(tree *layout.Tree) string {
 
 // Lines say what a refresh wrote and how clients use it, for people: the
 // replica's counts, its warnings and the CLI configuration blocks.
-func (r *Report) Lines(tree *layout.Tree) []string {
+func (r *Report) Lines() []string {
 	if r == nil || r.Replica == nil {
 		return nil
 	}
@@ -103,9 +108,9 @@ func (r *Report) Lines(tree *layout.Tree) []string {
 		out = append(out, "warning  "+what+": "+w)
 	}
 	if r.ProviderReplica {
-		out = append(out, fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages", location(tree), rep.Providers, rep.Versions, rep.Packages))
+		out = append(out, fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages", r.Location, rep.Providers, rep.Versions, rep.Packages))
 	} else {
-		out = append(out, fmt.Sprintf("module registry in %s: %d modules", location(tree), rep.Modules))
+		out = append(out, fmt.Sprintf("module registry in %s: %d modules", r.Location, rep.Modules))
 	}
 	for _, h := range rep.Hosts {
 		block := replica.ServicesBlock(h, "https://MIRROR/", rep.Services[h])

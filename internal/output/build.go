@@ -1,4 +1,4 @@
-package cli
+package output
 
 import (
 	"encoding/json"
@@ -10,18 +10,36 @@ import (
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// printer renders build events for people (one line per package) or for
-// CI (one JSON object per line).
-type printer struct {
+// Printer renders a command's events and reports for people (one line per
+// package, a summary) or for CI (one JSON object per line).
+type Printer struct {
 	w        io.Writer
 	json     bool
 	progress *progressLine // nil unless a terminal shows a status line
 }
 
-func newPrinter(w io.Writer, asJSON bool) *printer { return &printer{w: w, json: asJSON} }
+// New returns a printer writing to w, JSON lines when asJSON.
+func New(w io.Writer, asJSON bool) *Printer { return &Printer{w: w, json: asJSON} }
 
-// jsonEvent is the shape of every --json line.
-type jsonEvent struct {
+// JSON reports whether the printer writes JSON lines.
+func (p *Printer) JSON() bool { return p.json }
+
+// StartProgress keeps a status line of the build's progress at the bottom
+// of term, when term is a terminal and the printer writes for people.
+func (p *Printer) StartProgress(term io.Writer, packages int, read func() mirror.Progress) {
+	if !p.json && IsTerminal(term) {
+		p.progress = startProgress(term, packages, read)
+	}
+}
+
+// StopProgress removes the status line.
+func (p *Printer) StopProgress() {
+	p.progress.finish()
+	p.progress = nil
+}
+
+// JSONEvent is the shape of every --json line of a build.
+type JSONEvent struct {
 	Event    string `json:"event"`
 	Status   string `json:"status,omitempty"`
 	Provider string `json:"provider,omitempty"`
@@ -70,29 +88,30 @@ type counts struct {
 	Failed   int `json:"failed"`
 }
 
-func (p *printer) event(e mirror.Event) {
+// Event reports a package that finished, or a warning.
+func (p *Printer) Event(e mirror.Event) {
 	switch {
 	case e.Started != nil && p.json:
-		p.emit(jsonEvent{Event: "started", Provider: e.Started.Provider.String(), Version: e.Started.Version.String(), Platform: e.Started.Platform.String()})
+		p.Emit(JSONEvent{Event: "started", Provider: e.Started.Provider.String(), Version: e.Started.Version.String(), Platform: e.Started.Platform.String()})
 	case e.Result != nil:
 		p.progress.hold(func() { p.result(*e.Result) })
 	case e.Warning != "" && p.json:
-		p.emit(jsonEvent{Event: "warning", Message: withHints(e.Warning)})
+		p.Emit(JSONEvent{Event: "warning", Message: WithHints(e.Warning)})
 	}
 }
 
-// line prints a message for people; in --json mode, a "message" event.
-func (p *printer) line(msg string) {
+// Line prints a message for people; in --json mode, a "message" event.
+func (p *Printer) Line(msg string) {
 	if p.json {
-		p.emit(jsonEvent{Event: "message", Message: msg})
+		p.Emit(JSONEvent{Event: "message", Message: msg})
 		return
 	}
 	fmt.Fprintln(p.w, msg)
 }
 
-func (p *printer) result(r mirror.Result) {
+func (p *Printer) result(r mirror.Result) {
 	if p.json {
-		ev := jsonEvent{
+		ev := JSONEvent{
 			Event: "package", Status: string(r.Status), Provider: r.Provider.String(),
 			Version: r.Version.String(), Platform: r.Platform.String(), Bytes: r.Bytes,
 			KeyID: r.KeyID, HashesOnly: r.HashesOnly, Reason: r.Reason,
@@ -100,18 +119,18 @@ func (p *printer) result(r mirror.Result) {
 		if r.Err != nil {
 			ev.Message = r.Err.Error()
 		}
-		p.emit(ev)
+		p.Emit(ev)
 		return
 	}
 	line := fmt.Sprintf("%-9s %s", r.Status, r.Package)
 	switch r.Status {
 	case mirror.StatusPlanned:
-		line += " (" + humanBytes(r.Bytes) + ")"
+		line += " (" + HumanBytes(r.Bytes) + ")"
 		if r.Reason != "" {
 			line = fmt.Sprintf("%-9s %s (%s)", r.Status, r.Package, r.Reason)
 		}
 	case mirror.StatusMirrored, mirror.StatusPresent:
-		line += " (" + humanBytes(r.Bytes) + signedBy(r) + ")"
+		line += " (" + HumanBytes(r.Bytes) + signedBy(r) + ")"
 	case mirror.StatusSkipped:
 		line += ": " + r.Reason
 	case mirror.StatusFailed:
@@ -120,15 +139,15 @@ func (p *printer) result(r mirror.Result) {
 	fmt.Fprintln(p.w, line)
 }
 
-// moduleResult reports one module version.
-func (p *printer) moduleResult(r mirror.ModuleResult) {
+// Module reports one module version.
+func (p *Printer) Module(r mirror.ModuleResult) {
 	p.progress.hold(func() {
 		if p.json {
-			ev := jsonEvent{Event: "module", Status: string(r.Status), Module: r.Module.String(), Version: r.Version.String(), Bytes: r.Bytes, Commit: r.Commit}
+			ev := JSONEvent{Event: "module", Status: string(r.Status), Module: r.Module.String(), Version: r.Version.String(), Bytes: r.Bytes, Commit: r.Commit}
 			if r.Err != nil {
 				ev.Message = r.Err.Error()
 			}
-			p.emit(ev)
+			p.Emit(ev)
 			return
 		}
 		line := fmt.Sprintf("%-9s module %s %s", r.Status, r.Module.ForDisplay(), r.Version)
@@ -141,7 +160,7 @@ func (p *printer) moduleResult(r mirror.ModuleResult) {
 				line += ": " + r.Err.Error()
 			}
 		case r.Status != mirror.StatusPlanned:
-			line += " (" + humanBytes(r.Bytes) + commitNote(r.Commit) + ")"
+			line += " (" + HumanBytes(r.Bytes) + commitNote(r.Commit) + ")"
 		}
 		fmt.Fprintln(p.w, line)
 	})
@@ -178,13 +197,15 @@ func signedBy(r mirror.Result) string {
 	return ", signed by " + r.KeyID
 }
 
-func (p *printer) summary(r *mirror.Report, code int) {
+// Summary closes a build: counts, warnings and, in JSON, every outcome
+// with the exit code.
+func (p *Printer) Summary(r *mirror.Report, code int) {
 	c := counts{
 		Mirrored: r.Count(mirror.StatusMirrored), Present: r.Count(mirror.StatusPresent),
 		Skipped: r.Count(mirror.StatusSkipped), Failed: r.Count(mirror.StatusFailed) + len(r.Errors),
 	}
 	if p.json {
-		ev := jsonEvent{Event: "summary", Counts: &c, Warnings: hinted(r.Warnings), ExitCode: &code}
+		ev := JSONEvent{Event: "summary", Counts: &c, Warnings: hinted(r.Warnings), ExitCode: &code}
 		for _, res := range r.Results {
 			ev.Packages = append(ev.Packages, jsonPackage{
 				Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
@@ -205,7 +226,7 @@ func (p *printer) summary(r *mirror.Report, code int) {
 				ev.Errors = append(ev.Errors, res.Err.Error())
 			}
 		}
-		p.emit(ev)
+		p.Emit(ev)
 		return
 	}
 	if len(r.Results) > 0 || len(r.Modules) == 0 {
@@ -224,11 +245,12 @@ func (p *printer) summary(r *mirror.Report, code int) {
 		}
 	}
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(p.w, "warnings:\n  - %s\n", withHints(strings.Join(r.Warnings, "\n  - ")))
+		fmt.Fprintf(p.w, "warnings:\n  - %s\n", WithHints(strings.Join(r.Warnings, "\n  - ")))
 	}
 }
 
-func (p *printer) emit(ev jsonEvent) {
+// Emit writes one JSON line.
+func (p *Printer) Emit(ev any) {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return
@@ -236,7 +258,7 @@ func (p *printer) emit(ev jsonEvent) {
 	fmt.Fprintf(p.w, "%s\n", data)
 }
 
-func humanBytes(n int64) string {
+func HumanBytes(n int64) string {
 	const unit = 1000
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -249,8 +271,8 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
 }
 
-// dryRunSummary closes a dry run: what would be downloaded, kept, skipped.
-func (p *printer) dryRunSummary(r *mirror.Report) {
+// DryRunSummary closes a dry run: what would be downloaded, kept, skipped.
+func (p *Printer) DryRunSummary(r *mirror.Report) {
 	var down, keep int64
 	for _, res := range r.Results {
 		switch res.Status {
@@ -263,14 +285,14 @@ func (p *printer) dryRunSummary(r *mirror.Report) {
 	n := r.Count(mirror.StatusPlanned)
 	kept, skipped, failed := r.Count(mirror.StatusPresent), r.Count(mirror.StatusSkipped), r.Count(mirror.StatusFailed)
 	if p.json {
-		p.emit(jsonEvent{Event: "plan", Message: fmt.Sprintf("download %d (%d bytes), keep %d (%d bytes), skip %d, fail %d", n, down, kept, keep, skipped, failed),
+		p.Emit(JSONEvent{Event: "plan", Message: fmt.Sprintf("download %d (%d bytes), keep %d (%d bytes), skip %d, fail %d", n, down, kept, keep, skipped, failed),
 			Counts: &counts{Present: kept, Skipped: skipped, Failed: failed, Mirrored: n}})
 		return
 	}
 	fmt.Fprintf(p.w, "\ndry run: would download %d packages (%s), keep %d (%s), skip %d; %d failed; nothing was written\n",
-		n, humanBytes(down), kept, humanBytes(keep), skipped, failed)
+		n, HumanBytes(down), kept, HumanBytes(keep), skipped, failed)
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(p.w, "warnings:\n  - %s\n", withHints(strings.Join(r.Warnings, "\n  - ")))
+		fmt.Fprintf(p.w, "warnings:\n  - %s\n", WithHints(strings.Join(r.Warnings, "\n  - ")))
 	}
 	if len(r.Modules) > 0 {
 		fmt.Fprintf(p.w, "dry run: would fetch %d module versions, keep %d; %d failed\n",

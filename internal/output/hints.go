@@ -1,4 +1,4 @@
-package cli
+package output
 
 import (
 	"strings"
@@ -15,7 +15,7 @@ var settingHints = strings.NewReplacer(
 )
 
 // withHints adds the settings that change what a message describes.
-func withHints(msg string) string { return settingHints.Replace(msg) }
+func WithHints(msg string) string { return settingHints.Replace(msg) }
 
 func hinted(msgs []string) []string {
 	if msgs == nil {
@@ -23,7 +23,7 @@ func hinted(msgs []string) []string {
 	}
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
-		out[i] = withHints(m)
+		out[i] = WithHints(m)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package cli
+package output
 
 import (
 	"strings"
@@ -16,8 +16,8 @@ func TestHintsNameTheSetting(t *testing.T) {
 		if strings.Contains(advice, "--") || strings.Contains(advice, "=") {
 			t.Errorf("core advice %q names a flag or a setting", advice)
 		}
-		if got := withHints("x 1.0.0: accepted (" + advice + ")"); !strings.Contains(got, want) {
-			t.Errorf("withHints(%q) = %q, want it to name %s", advice, got, want)
+		if got := WithHints("x 1.0.0: accepted (" + advice + ")"); !strings.Contains(got, want) {
+			t.Errorf("WithHints(%q) = %q, want it to name %s", advice, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package output
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ type progressLine struct {
 }
 
 // isTerminal reports whether w is a character device, such as a terminal.
-func isTerminal(w io.Writer) bool {
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -64,7 +64,7 @@ func (p *progressLine) draw() {
 
 func (p *progressLine) status(now mirror.Progress, elapsed time.Duration) string {
 	rate := float64(now.Bytes) / max(elapsed.Seconds(), 0.001)
-	line := fmt.Sprintf("[%d/%d packages] %s at %s/s", now.Done, p.total, humanBytes(now.Bytes), humanBytes(int64(rate)))
+	line := fmt.Sprintf("[%d/%d packages] %s at %s/s", now.Done, p.total, HumanBytes(now.Bytes), HumanBytes(int64(rate)))
 	if now.Done > 0 && now.Done < p.total {
 		left := time.Duration(float64(elapsed) / float64(now.Done) * float64(p.total-now.Done))
 		line += fmt.Sprintf(", about %s left", left.Round(time.Second))

@@ -1,0 +1,199 @@
+// Package bundle is the bundle command: create packs a built mirror (a
+// directory or a bucket) into one verified file, import checks one and
+// merges its mirror into a directory or a bucket. The format and its
+// checks are package bundle's; this package opens the locations, reads
+// the keys and refreshes the destination's views after an import.
+package bundle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/bundle"
+	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/endpoint"
+	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/replica"
+	"github.com/tfmirror/tfmirror/internal/settings"
+	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/internal/views"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// CreateOptions say what to pack.
+type CreateOptions struct {
+	// Site is the mirror: a directory or s3://BUCKET/PREFIX/.
+	Site string
+	// Out is the bundle file.
+	Out string
+	// LockFiles are directories whose .terraform.lock.hcl to include.
+	LockFiles []string
+	// SignKey is a file holding the ASCII-armored OpenPGP private key to
+	// sign the manifest with; "" signs nothing.
+	SignKey string
+	Flags   settings.Flags
+	Process settings.Process
+}
+
+// Create packs the mirror.
+func Create(ctx context.Context, opts CreateOptions) (*bundle.CreateReport, error) {
+	if opts.Out == "" {
+		return nil, inputerr.Wrap(errors.New("--out is required: the bundle file to write"))
+	}
+	ref, err := endpoint.Parse(opts.Site)
+	if err != nil {
+		return nil, err
+	}
+	if err := ref.Accept("the mirror to bundle", endpoint.Dir, endpoint.S3); err != nil {
+		return nil, err
+	}
+	if ref.Kind == endpoint.Dir {
+		if info, err := os.Stat(ref.Path); err != nil || !info.IsDir() {
+			return nil, inputerr.Wrap(fmt.Errorf("%s is not a mirror directory (nor an s3://BUCKET/PREFIX/)", ref))
+		}
+	}
+	_, s, err := config.Resolve(opts.Flags, opts.Process, true)
+	if err != nil {
+		return nil, err
+	}
+	lockFiles, err := lockFiles(opts.LockFiles)
+	if err != nil {
+		return nil, err
+	}
+	var key *signing.SigningKey
+	if opts.SignKey != "" {
+		data, err := os.ReadFile(opts.SignKey)
+		if err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("--sign-key: %w", err))
+		}
+		if key, err = signing.ReadSigningKey(data); err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("--sign-key %s: %w", opts.SignKey, err))
+		}
+	}
+	m, err := endpoint.OpenMirror(ctx, ref, s)
+	if err != nil {
+		return nil, err
+	}
+	tree, ok := m.(*layout.Tree)
+	if !ok {
+		return nil, inputerr.Wrap(fmt.Errorf("%s holds no mirror tree to bundle", ref))
+	}
+	report, err := bundle.Create(ctx, bundle.CreateOptions{
+		Mirror: tree, Out: opts.Out, LockFiles: lockFiles, SignKey: key, LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits,
+	})
+	if errors.Is(err, bundle.ErrEmptyMirror) {
+		err = inputerr.Wrap(fmt.Errorf("%s: %w", ref, err))
+	}
+	return report, err
+}
+
+// lockFiles names each directory's lock file in the bundle by the
+// directory's path relative to the current directory, or its base name
+// when it is elsewhere.
+func lockFiles(dirs []string) ([]bundle.LockFile, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	var out []bundle.LockFile
+	seen := map[string]string{}
+	for _, dir := range dirs {
+		file := filepath.Join(dir, bundle.LockFileName)
+		if info, err := os.Stat(file); err != nil || !info.Mode().IsRegular() {
+			return nil, inputerr.Wrap(fmt.Errorf("--lock-files %s: no %s there", dir, bundle.LockFileName))
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("--lock-files %s: %w", dir, err))
+		}
+		name, err := filepath.Rel(cwd, abs)
+		if err != nil || !filepath.IsLocal(name) {
+			name = filepath.Base(abs)
+		}
+		name = filepath.ToSlash(name)
+		if name == "." {
+			name = ""
+		}
+		if other, ok := seen[name]; ok {
+			return nil, inputerr.Wrap(fmt.Errorf("--lock-files %s and %s would both be bundled as lock-files/%s", other, dir, strings.TrimPrefix(name+"/"+bundle.LockFileName, "/")))
+		}
+		seen[name] = dir
+		out = append(out, bundle.LockFile{Name: name, Path: file})
+	}
+	return out, nil
+}
+
+// ImportOptions say what to import where.
+type ImportOptions struct {
+	// Bundle is the bundle file.
+	Bundle string
+	// Out is the destination: a directory or s3://BUCKET/PREFIX/.
+	Out string
+	// Layout is what a directory holds: network, packed or unpacked.
+	Layout string
+	// TrustKey is a file of ASCII-armored OpenPGP public keys, one of
+	// which must have signed the manifest; "" requires no signature.
+	TrustKey string
+	// Extras receives the bundle's lock-files/ and cli-config/.
+	Extras  string
+	Flags   settings.Flags
+	Process settings.Process
+}
+
+// Import checks the bundle and merges it into the destination, then
+// refreshes the destination's views under its lock.
+func Import(ctx context.Context, opts ImportOptions) (*bundle.ImportReport, error) {
+	if opts.Out == "" {
+		return nil, inputerr.Wrap(errors.New("--out is required: the mirror directory (or s3://BUCKET/PREFIX/) to import into"))
+	}
+	kind, err := layout.ParseKind(opts.Layout)
+	if err != nil {
+		return nil, inputerr.Wrap(fmt.Errorf("--layout: %w", err))
+	}
+	if info, err := os.Stat(opts.Bundle); err != nil || !info.Mode().IsRegular() {
+		return nil, inputerr.Wrap(fmt.Errorf("%s is not a bundle file", opts.Bundle))
+	}
+	ref, err := endpoint.Parse(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	if err := ref.Accept("--out", endpoint.Dir, endpoint.S3); err != nil {
+		return nil, err
+	}
+	_, s, err := config.Resolve(opts.Flags, opts.Process, true)
+	if err != nil {
+		return nil, err
+	}
+	var trusted *signing.TrustedKeys
+	if opts.TrustKey != "" {
+		data, err := os.ReadFile(opts.TrustKey)
+		if err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("--trust-key: %w", err))
+		}
+		if trusted, err = signing.ReadTrustedKeys(data); err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("--trust-key %s: %w", opts.TrustKey, err))
+		}
+	}
+	d, err := endpoint.OpenDestination(ctx, ref, endpoint.DestinationOptions{Layout: kind}, s)
+	if err != nil {
+		return nil, err
+	}
+	into := bundle.Target{Tree: d.Tree, Store: d.Store, Layout: kind}
+	if ref.Kind == endpoint.Dir {
+		if into.Dir, err = filepath.Abs(ref.Path); err != nil {
+			return nil, err
+		}
+	}
+	return bundle.Import(ctx, bundle.ImportOptions{
+		Bundle: opts.Bundle, Out: opts.Out, Into: into, TrustKeys: trusted, Extras: opts.Extras,
+		LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits,
+		Refresh: func(ctx context.Context, tree *layout.Tree) error {
+			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}})
+			return err
+		},
+	})
+}

@@ -1,0 +1,72 @@
+package app
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/tfconfig"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Inputs are what a mirror is asked to hold: the manifest's provider and
+// module blocks and what every configuration root needs. Build mirrors
+// them; prune keeps what they select.
+type Inputs struct {
+	Configurations []tfconfig.Configuration
+	Requirements   []mirror.Requirement
+	Modules        []mirror.ModuleRequirement
+	// Platforms are the configurations' providers' platforms.
+	Platforms []addrs.Platform
+	// Warnings are what reading the configurations warned about (a
+	// remote module that is not installed, whose providers are then
+	// missing).
+	Warnings []string
+}
+
+// ReadInputs gathers the requirements of the manifest and of every
+// configuration root: those of its configuration blocks and dirs, for
+// platforms (none: the manifest's). noModules leaves modules out. It
+// contacts no registry.
+func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, noModules bool) (Inputs, error) {
+	dirs = append(slices.Clone(m.Configurations), dirs...)
+	if len(dirs) == 0 && len(m.Requirements) == 0 && (len(m.Modules) == 0 || noModules) {
+		return Inputs{}, inputerr.Wrap(errors.New("nothing to mirror: add provider, module or configuration blocks to the manifest, or name configuration directories"))
+	}
+	in := Inputs{Requirements: slices.Clone(m.Requirements)}
+	if !noModules {
+		in.Modules = slices.Clone(m.Modules)
+	}
+	if len(dirs) == 0 {
+		return in, nil
+	}
+	in.Platforms = platforms
+	if len(in.Platforms) == 0 {
+		in.Platforms = m.Platforms
+	}
+	if len(in.Platforms) == 0 {
+		return Inputs{}, inputerr.Wrap(errors.New("no platforms for the configurations: pass --platform os_arch or set platforms in the manifest"))
+	}
+	cfgs, err := tfconfig.LoadConfigurations(dirs)
+	if err != nil {
+		return Inputs{}, err
+	}
+	more, err := tfconfig.Requirements(cfgs, in.Platforms)
+	if err != nil {
+		return Inputs{}, err
+	}
+	for i := range more {
+		more[i].MinAge = m.MinAge
+	}
+	in.Configurations, in.Requirements = cfgs, append(in.Requirements, more...)
+	in.Warnings = tfconfig.Warnings(cfgs)
+	if !noModules {
+		for _, r := range tfconfig.ModuleRequirements(cfgs) {
+			r.MinAge = m.MinAge
+			in.Modules = append(in.Modules, r)
+		}
+	}
+	return in, nil
+}

@@ -1,0 +1,82 @@
+// Package prune is the prune command: it removes from a mirror (a
+// directory or a bucket) the versions the manifest and configurations no
+// longer select (package prune's plan and safety rules), then refreshes
+// the views derived from the tree under the same lock.
+package prune
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tfmirror/tfmirror/internal/app"
+	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/endpoint"
+	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/prune"
+	"github.com/tfmirror/tfmirror/internal/replica"
+	"github.com/tfmirror/tfmirror/internal/settings"
+	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/internal/views"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// Options say what to prune.
+type Options struct {
+	// Out is the mirror.
+	Out string
+	// Dirs are configuration roots, besides the manifest's.
+	Dirs []string
+	// Platforms of the configurations' providers; none: the manifest's.
+	Platforms    []string
+	DryRun       bool
+	Grace        time.Duration
+	MaxDeletions int
+	Flags        settings.Flags
+	Process      settings.Process
+}
+
+// Report is what the prune did (or would do).
+type Report = prune.Report
+
+// Run prunes. The report is set whenever part of the work was done.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	switch {
+	case opts.Grace < 0:
+		return nil, inputerr.Wrap(errors.New("--grace must not be negative"))
+	case opts.MaxDeletions < 0:
+		return nil, inputerr.Wrap(errors.New("--max-deletions must not be negative"))
+	}
+	ref, err := endpoint.Parse(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	platforms, err := app.ParsePlatforms(opts.Platforms)
+	if err != nil {
+		return nil, err
+	}
+	m, s, err := config.Resolve(opts.Flags, opts.Process, len(opts.Dirs) > 0)
+	if err != nil {
+		return nil, err
+	}
+	in, err := app.ReadInputs(m, opts.Dirs, platforms, false)
+	if err != nil {
+		return nil, err
+	}
+	d, err := endpoint.OpenTree(ctx, ref, false, s)
+	if err != nil {
+		return nil, err
+	}
+	report, err := prune.Run(ctx, d.Store, prune.Options{
+		Requirements: in.Requirements, Grace: opts.Grace, MaxDeletions: opts.MaxDeletions,
+		LockTimeout: s.LockTimeout, DryRun: opts.DryRun, Now: s.Now,
+		Refresh: func(ctx context.Context, tree *layout.Tree) error {
+			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}})
+			return err
+		},
+	})
+	if report != nil {
+		report.Warnings = append(in.Warnings, report.Warnings...)
+	}
+	return report, err
+}

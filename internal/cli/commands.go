@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+
+	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
+	appbundle "github.com/tfmirror/tfmirror/internal/app/bundle"
+	applock "github.com/tfmirror/tfmirror/internal/app/lock"
+	appprune "github.com/tfmirror/tfmirror/internal/app/prune"
+	appreplica "github.com/tfmirror/tfmirror/internal/app/replica"
+	appserve "github.com/tfmirror/tfmirror/internal/app/serve"
+	appverify "github.com/tfmirror/tfmirror/internal/app/verify"
+	"github.com/tfmirror/tfmirror/internal/bundle"
+	"github.com/tfmirror/tfmirror/internal/views"
+)
+
+// commands are the command layer's Run functions the CLI calls: the seam
+// tests replace to check how flags become options without running a
+// command.
+type commands struct {
+	build        func(context.Context, appbuild.Options) (*appbuild.Report, error)
+	lock         func(context.Context, applock.Options) (*applock.Report, error)
+	verify       func(context.Context, appverify.Options) (*appverify.Report, error)
+	replica      func(context.Context, appreplica.Options) (*views.Report, error)
+	prune        func(context.Context, appprune.Options) (*appprune.Report, error)
+	bundleCreate func(context.Context, appbundle.CreateOptions) (*bundle.CreateReport, error)
+	bundleImport func(context.Context, appbundle.ImportOptions) (*bundle.ImportReport, error)
+	serve        func(context.Context, appserve.Options) error
+}
+
+// orDefault fills in the real commands.
+func (c commands) orDefault() commands {
+	if c.build == nil {
+		c.build = appbuild.Run
+	}
+	if c.lock == nil {
+		c.lock = applock.Run
+	}
+	if c.verify == nil {
+		c.verify = appverify.Run
+	}
+	if c.replica == nil {
+		c.replica = appreplica.Run
+	}
+	if c.prune == nil {
+		c.prune = appprune.Run
+	}
+	if c.bundleCreate == nil {
+		c.bundleCreate = appbundle.Create
+	}
+	if c.bundleImport == nil {
+		c.bundleImport = appbundle.Import
+	}
+	if c.serve == nil {
+		c.serve = appserve.Run
+	}
+	return c
+}

@@ -1,0 +1,139 @@
+package output
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tfmirror/tfmirror/internal/app"
+	"github.com/tfmirror/tfmirror/internal/bundle"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// BundleCreate reports a bundle's creation, for people or as one JSON
+// object.
+func (p *Printer) BundleCreate(report *bundle.CreateReport, err error) {
+	if p.json {
+		p.bundleJSON(createJSON(report), err)
+		return
+	}
+	p.problems(err)
+	if err != nil {
+		return
+	}
+	for _, s := range report.Skipped {
+		fmt.Fprintf(p.w, "skipped  %s: not part of the mirror (no document refers to it)\n", s)
+	}
+	for _, w := range report.Warnings {
+		fmt.Fprintf(p.w, "warning  %s\n", WithHints(w))
+	}
+	fmt.Fprintf(p.w, "bundled %d providers, %d versions, %d archives (%d files, %s) into %s%s\n",
+		report.Providers, report.Versions, report.Archives, report.Files, HumanBytes(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
+}
+
+// BundleImport reports a bundle's import, for people or as one JSON
+// object.
+func (p *Printer) BundleImport(report *bundle.ImportReport, extras string, err error) {
+	if p.json {
+		p.bundleJSON(importJSON(report), err)
+		return
+	}
+	p.problems(err)
+	if err != nil {
+		return
+	}
+	for _, w := range report.Warnings {
+		fmt.Fprintf(p.w, "warning  %s\n", WithHints(w))
+	}
+	if report.Extras > 0 {
+		fmt.Fprintf(p.w, "wrote %d lock files and CLI configuration snippets into %s\n", report.Extras, extras)
+	}
+	fmt.Fprintf(p.w, "imported %d providers, %d versions, %d archives%s into %s: %d files written, %d unchanged%s\n",
+		report.Providers, report.Versions, report.Archives, moduleNote(report.Modules, report.ModuleVersions), report.Out, report.Written, report.Unchanged, signedNote(report.KeyID, "manifest signed by"))
+}
+
+func moduleNote(modules, versions int) string {
+	if modules == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d modules (%d versions)", modules, versions)
+}
+
+func signedNote(keyID, what string) string {
+	if keyID == "" {
+		return ""
+	}
+	return "; " + what + " " + keyID
+}
+
+// printProblems prints each problem of a refused bundle or mirror.
+func (p *Printer) problems(err error) {
+	var refused *bundle.RefusedError
+	if errors.As(err, &refused) {
+		for _, pr := range refused.Problems {
+			fmt.Fprintf(p.w, "problem  %s: %s\n", pr.Path, pr.Message)
+		}
+	}
+}
+
+// bundleResult is the --json output of both subcommands; fields that do
+// not apply are left out.
+type bundleResult struct {
+	Bundle         string           `json:"bundle,omitempty"`
+	Out            string           `json:"out,omitempty"`
+	Providers      int              `json:"providers"`
+	Versions       int              `json:"versions"`
+	Archives       int              `json:"archives"`
+	Modules        int              `json:"modules"`
+	ModuleVersions int              `json:"module_versions"`
+	Files          *int             `json:"files,omitempty"`
+	Bytes          *int64           `json:"bytes,omitempty"`
+	LockFiles      *int             `json:"lock_files,omitempty"`
+	Written        *int             `json:"written,omitempty"`
+	Unchanged      *int             `json:"unchanged,omitempty"`
+	Extras         *int             `json:"extras,omitempty"`
+	KeyID          string           `json:"key_id,omitempty"`
+	Skipped        []string         `json:"skipped,omitempty"`
+	Warnings       []string         `json:"warnings"`
+	Problems       []mirror.Problem `json:"problems"`
+	Error          string           `json:"error,omitempty"`
+	ExitCode       int              `json:"exit_code"`
+}
+
+func createJSON(r *bundle.CreateReport) bundleResult {
+	if r == nil {
+		return bundleResult{}
+	}
+	return bundleResult{
+		Bundle: r.Out, Providers: r.Providers, Versions: r.Versions, Archives: r.Archives,
+		Files: &r.Files, Bytes: &r.Bytes, LockFiles: &r.LockFiles, KeyID: r.KeyID, Skipped: r.Skipped, Warnings: r.Warnings,
+	}
+}
+
+func importJSON(r *bundle.ImportReport) bundleResult {
+	if r == nil {
+		return bundleResult{}
+	}
+	return bundleResult{
+		Out: r.Out, Providers: r.Providers, Versions: r.Versions, Archives: r.Archives,
+		Modules: r.Modules, ModuleVersions: r.ModuleVersions,
+		Written: &r.Written, Unchanged: &r.Unchanged, Extras: &r.Extras, KeyID: r.KeyID, Warnings: r.Warnings,
+	}
+}
+
+func (p *Printer) bundleJSON(out bundleResult, err error) {
+	var refused *bundle.RefusedError
+	if errors.As(err, &refused) {
+		out.Problems = refused.Problems
+	}
+	if out.Problems == nil {
+		out.Problems = []mirror.Problem{}
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	out.ExitCode = app.ExitCode(err)
+	p.Emit(out)
+}
