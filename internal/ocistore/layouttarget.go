@@ -37,6 +37,16 @@ import (
 type layoutTarget struct {
 	root string
 	mu   sync.Mutex // serializes index.json updates within the process
+	// fault is Store.layoutFault: nil but in tests.
+	fault func(what string) error
+}
+
+// crash fails a write as a test asked (Store.layoutFault).
+func (l *layoutTarget) crash(what string) error {
+	if l.fault == nil {
+		return nil
+	}
+	return l.fault(what)
 }
 
 func (l *layoutTarget) blobPath(desc ocispec.Descriptor) (string, error) {
@@ -82,6 +92,9 @@ func (l *layoutTarget) Fetch(_ context.Context, desc ocispec.Descriptor) (io.Rea
 }
 
 func (l *layoutTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
+	if err := l.crash("blob " + desc.Digest.String()); err != nil {
+		return err
+	}
 	if err := l.ensureLayout(); err != nil {
 		return err
 	}
@@ -255,6 +268,9 @@ func (l *layoutTarget) pushBytes(ctx context.Context, desc ocispec.Descriptor, d
 // under the layout's lock. Provenance artifacts whose subject is no longer
 // tagged are dropped from it (their blobs stay, unreferenced).
 func (l *layoutTarget) updateIndex(ctx context.Context, change func([]ocispec.Descriptor) ([]ocispec.Descriptor, error)) error {
+	if err := l.crash(ocispec.ImageIndexFile); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.ensureLayout(); err != nil {
