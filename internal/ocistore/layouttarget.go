@@ -359,11 +359,40 @@ func (l *layoutTarget) ensureLayout() error {
 		if err != nil {
 			return err
 		}
-		if err := layout.WriteFile(p, data); err != nil {
+		if err := createFile(p, data); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// createFile makes path hold data unless it exists: the data is written
+// and synced under a temporary name, then linked to path, which fails
+// rather than replace a file another process created meanwhile (its
+// index.json may list a tag already, and its oci-layout file may be
+// locked: a replaced one would let two processes hold the lock at once).
+func createFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tfmirror-tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() { _ = os.Remove(tmp) }()
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := layout.SyncClose(f); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // another process made it first
+		}
+		return err
+	}
+	return layout.SyncDir(dir)
 }
 
 func withoutRefName(a map[string]string) map[string]string {

@@ -3,6 +3,8 @@ package ocistore
 import (
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,5 +125,39 @@ func TestLongVersionTag(t *testing.T) {
 	_, err = s.Push(t.Context(), layout.Release{Provider: p, Version: v}, PushOptions{})
 	if err == nil || !strings.Contains(err.Error(), "not a valid OCI tag") {
 		t.Errorf("Push of a version whose tag is too long: %v", err)
+	}
+}
+
+// createFile never replaces a file another process made meanwhile, and
+// leaves no temporary file.
+func TestCreateFileKeepsAnExistingFile(t *testing.T) {
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "index.json")
+	if err := os.WriteFile(theirs, []byte("theirs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := createFile(theirs, []byte("ours")); err != nil {
+		t.Fatalf("createFile over an existing file: %v", err)
+	}
+	if data, err := os.ReadFile(theirs); err != nil || string(data) != "theirs" {
+		t.Errorf("the existing file holds %q, %v; want it untouched", data, err)
+	}
+	ours := filepath.Join(dir, "oci-layout")
+	if err := createFile(ours, []byte("ours")); err != nil {
+		t.Fatalf("createFile: %v", err)
+	}
+	if data, err := os.ReadFile(ours); err != nil || string(data) != "ours" {
+		t.Errorf("the new file holds %q, %v; want %q", data, err, "ours")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the directory holds %q; want only the two files", names)
 	}
 }
