@@ -74,6 +74,28 @@ func WriteFile(path string, data []byte) error {
 	return t.WriteFile(filepath.Base(path), data)
 }
 
+// CreateFile creates path holding data, complete or not at all, and never
+// replaces a file that is there: it writes a temporary file next to it,
+// syncs it, and links it into place. A file already at path (another
+// process made it first) is an error wrapping fs.ErrExist, and is left as
+// it was.
+func CreateFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, TempPrefix+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() { _ = os.Remove(tmp) }()
+	if err := writeAndSync(f, data); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
 func writeAndSync(f *os.File, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		_ = f.Close()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -383,5 +384,53 @@ func TestUnreferredRecordIsPushedAgain(t *testing.T) {
 	}
 	if _, err := s.ReadRecord(t.Context(), foo, rel.Version); err != nil {
 		t.Errorf("ReadRecord after the second push: %v", err)
+	}
+}
+
+// TestLayoutPushMergesWithAnotherProcess: another process (another
+// Store) tags the version between a push's reading of the tag and its
+// writing of it; the push merges again with what that one tagged instead
+// of dropping its platform.
+func TestLayoutPushMergesWithAnotherProcess(t *testing.T) {
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "layout")
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	linux := newRelease(t, foo, "1.0.0", "", "linux_amd64")
+	darwin := newRelease(t, foo, "1.0.0", "", "darwin_arm64")
+	other, s := openStore(t, "oci-layout://"+dir, nil), openStore(t, "oci-layout://"+dir, nil)
+	interleaved := false
+	ocistore.SetLayoutFault(s, func(what string) error {
+		if what == "index.json" && !interleaved {
+			interleaved = true
+			if _, err := other.Push(ctx, linux.Release, ocistore.PushOptions{Policy: layout.Repair}); err != nil {
+				t.Errorf("the other process's push: %v", err)
+			}
+		}
+		return nil
+	})
+	if _, err := s.Push(ctx, darwin.Release, ocistore.PushOptions{Policy: layout.Repair}); err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	if !interleaved {
+		t.Fatal("the push wrote no index.json: the test proves nothing")
+	}
+	reader := openStore(t, "oci-layout://"+dir, nil)
+	rel, found, err := reader.Release(ctx, foo, linux.Version)
+	if err != nil || !found {
+		t.Fatalf("Release = %v, %v", found, err)
+	}
+	var got []string
+	for _, a := range rel.Archives {
+		got = append(got, a.Platform.String())
+	}
+	if want := []string{"darwin_arm64", "linux_amd64"}; !slices.Equal(got, want) {
+		t.Errorf("the tag lists %q; want both processes' platforms %q", got, want)
+	}
+	rec, err := reader.ReadRecord(ctx, foo, linux.Version)
+	if err != nil {
+		t.Fatalf("ReadRecord: %v", err)
+	}
+	if len(rec.Provenance.Archives) != 2 {
+		t.Errorf("the provenance records %d platforms; want both", len(rec.Provenance.Archives))
 	}
 }

@@ -38,6 +38,16 @@ import (
 type layoutTarget struct {
 	root string
 	mu   sync.Mutex // serializes index.json updates within the process
+	// fault is Store.layoutFault: nil but in tests.
+	fault func(what string) error
+}
+
+// crash fails a write as a test asked (Store.layoutFault).
+func (l *layoutTarget) crash(what string) error {
+	if l.fault == nil {
+		return nil
+	}
+	return l.fault(what)
 }
 
 func (l *layoutTarget) blobPath(desc ocispec.Descriptor) (string, error) {
@@ -83,6 +93,9 @@ func (l *layoutTarget) Fetch(_ context.Context, desc ocispec.Descriptor) (io.Rea
 }
 
 func (l *layoutTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
+	if err := l.crash("blob " + desc.Digest.String()); err != nil {
+		return err
+	}
 	if err := l.ensureLayout(); err != nil {
 		return err
 	}
@@ -267,6 +280,9 @@ const layoutLockWait = 5 * time.Minute
 // Provenance artifacts whose subject is no longer tagged are dropped from
 // it (their blobs stay, unreferenced).
 func (l *layoutTarget) updateIndex(ctx context.Context, change func([]ocispec.Descriptor) ([]ocispec.Descriptor, error)) error {
+	if err := l.crash(ocispec.ImageIndexFile); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.ensureLayout(); err != nil {
@@ -355,7 +371,7 @@ func (l *layoutTarget) ensureLayout() error {
 		if err != nil {
 			return err
 		}
-		if err := atomicfile.WriteFile(p, data); err != nil {
+		if err := atomicfile.CreateFile(p, data); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 	}

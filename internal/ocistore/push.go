@@ -80,7 +80,9 @@ const maxPushAttempts = 5
 // leaves no tag naming an index without its provenance: the tag is
 // missing, or left as it was, and the next push completes it from what
 // is there. In an OCI image layout the tag and the provenance enter
-// index.json in one atomic write.
+// index.json in one atomic write, made only if the tag still names what
+// the push read; when another process moved it meanwhile, the push
+// merges again with what that one tagged.
 //
 // A tag that holds the release's packages but has no provenance artifact
 // (left so by a version of tfmirror that tagged first, or by another
@@ -132,12 +134,16 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 		if len(pl.conflicts) > 0 {
 			return rep, s.fail("push", r.Provider, ver, name, &layout.ConflictError{Conflicts: pl.conflicts})
 		}
-		if err := s.execute(ctx, t, pl, opts, &rep); err != nil {
+		err = s.execute(ctx, t, pl, opts, &rep)
+		if errors.Is(err, errTagMoved) && attempt+1 < maxPushAttempts {
+			continue // merge again with what the other writer tagged
+		}
+		if err != nil {
 			return rep, s.fail("push", r.Provider, ver, name, err)
 		}
 		rep.Index = pl.indexDesc.Digest.String()
 		if !pl.indexChanged || s.tmpl == nil {
-			return rep, nil
+			return rep, nil // a layout wrote the tag only if unchanged (swapTag)
 		}
 		// A registry has no conditional tag update: another writer may
 		// have written the tag between our read and our write. Check, and
@@ -321,8 +327,14 @@ func archiveDigest(ctx context.Context, t target, a layout.Archive) (digest.Dige
 	return digest.NewDigestFromBytes(digest.SHA256, sum[:]), n, nil
 }
 
+// errTagMoved: another writer changed the tag since the push read it.
+var errTagMoved = errors.New("another writer changed the tag since it was read")
+
 // pushPlan is what a push writes.
 type pushPlan struct {
+	// base is the digest the tag named when the plan read it, "" when
+	// there was no tag: a layout writes the tag only if it still does.
+	base         digest.Digest
 	pkgs         []pkg // packages whose blobs and manifests to push
 	indexData    []byte
 	indexDesc    ocispec.Descriptor
@@ -360,6 +372,7 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 	}
 	fresh := !found
 	if found {
+		pl.base = existing.Digest
 		idx, problem := indexOf(existing, data)
 		switch {
 		case problem != "" && opts.Overwrite:
@@ -653,7 +666,13 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	case pl.indexChanged:
 		// No provenance to keep (the release has no record, nor had the
 		// tag): the index goes under the tag in one step.
-		if err := t.PushTagged(ctx, pl.indexDesc, pl.indexData, rep.Tag); err != nil {
+		var err error
+		if st, ok := t.(tagSwapper); ok {
+			err = st.swapTag(ctx, pl.indexDesc, pl.indexData, rep.Tag, pl.base, ocispec.Descriptor{}, nil)
+		} else {
+			err = t.PushTagged(ctx, pl.indexDesc, pl.indexData, rep.Tag)
+		}
+		if err != nil {
 			return fmt.Errorf("push the index %s as %s: %w", pl.indexDesc.Digest, rep.Tag, err)
 		}
 		rep.IndexPushed = true
@@ -661,10 +680,14 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	return nil
 }
 
-// referrerTagger is a target that writes a tag together with the
-// referrer of the manifest it names, in one atomic step.
-type referrerTagger interface {
-	pushTaggedWithReferrer(ctx context.Context, index ocispec.Descriptor, indexData []byte, tag string, referrer ocispec.Descriptor, referrerData []byte) error
+// tagSwapper is a target that writes a tag together with the referrer of
+// the manifest it names (if any), in one atomic step, and only if the tag
+// still names base, the digest the push planned from ("" for no tag):
+// otherwise it writes nothing and returns an error wrapping errTagMoved,
+// and the push merges again with what the other writer tagged. An image
+// layout is one, under its lock; a registry can do neither.
+type tagSwapper interface {
+	swapTag(ctx context.Context, index ocispec.Descriptor, indexData []byte, tag string, base digest.Digest, referrer ocispec.Descriptor, referrerData []byte) error
 }
 
 // publishIndex writes a new index and the provenance artifact referring
@@ -674,8 +697,8 @@ type referrerTagger interface {
 // with at most an untagged index and its referrer in the repository,
 // which the next push finds and completes.
 func publishIndex(ctx context.Context, t target, pl *pushPlan, tag string) error {
-	if rt, ok := t.(referrerTagger); ok {
-		if err := rt.pushTaggedWithReferrer(ctx, pl.indexDesc, pl.indexData, tag, pl.recordDesc, pl.recordData); err != nil {
+	if st, ok := t.(tagSwapper); ok {
+		if err := st.swapTag(ctx, pl.indexDesc, pl.indexData, tag, pl.base, pl.recordDesc, pl.recordData); err != nil {
 			return fmt.Errorf("push the index %s as %s with its provenance manifest %s: %w", pl.indexDesc.Digest, tag, pl.recordDesc.Digest, err)
 		}
 		return nil
@@ -693,26 +716,45 @@ func publishIndex(ctx context.Context, t target, pl *pushPlan, tag string) error
 	return nil
 }
 
-// pushTaggedWithReferrer stores the index and the referrer, then lists
-// both in one rewrite of index.json: the tag (moved from the index it
-// named, if any) and the referrer (replacing the subject's other
-// referrers of its artifactType), as PushTagged and PushReferrer would
-// one after the other. They cannot be one after the other in the
-// provenance-first order: updateIndex drops a provenance artifact whose
-// subject is not tagged, so a referrer listed before its tag would be
-// dropped at once, and the layout would end with a tag and no
-// provenance. Written together, index.json is never in between.
-func (l *layoutTarget) pushTaggedWithReferrer(ctx context.Context, index ocispec.Descriptor, indexData []byte, tag string, referrer ocispec.Descriptor, referrerData []byte) error {
+// swapTag stores the index and the referrer (none when its digest is
+// empty), then, if the tag still names base (or the index already), lists
+// both in one rewrite of index.json under the layout's lock: the tag
+// (moved from the index it named, if any) and the referrer (replacing the
+// subject's other referrers of its artifactType), as PushTagged and
+// PushReferrer would one after the other. They cannot be one after the
+// other in the provenance-first order: updateIndex drops a provenance
+// artifact whose subject is not tagged, so a referrer listed before its
+// tag would be dropped at once, and the layout would end with a tag and
+// no provenance. Written together, index.json is never in between.
+//
+// The check against base is what keeps another process's publication:
+// an index merged from what the tag named before that process moved it
+// would drop the platforms it added.
+func (l *layoutTarget) swapTag(ctx context.Context, index ocispec.Descriptor, indexData []byte, tag string, base digest.Digest, referrer ocispec.Descriptor, referrerData []byte) error {
 	if err := l.pushBytes(ctx, index, indexData); err != nil {
 		return err
 	}
-	if err := l.pushBytes(ctx, referrer, referrerData); err != nil {
-		return err
+	if referrer.Digest != "" {
+		if err := l.pushBytes(ctx, referrer, referrerData); err != nil {
+			return err
+		}
 	}
 	return l.updateIndex(ctx, func(entries []ocispec.Descriptor) ([]ocispec.Descriptor, error) {
-		old, err := l.referrersIn(ctx, entries, index.Digest.String(), referrer.ArtifactType)
-		if err != nil {
-			return nil, err
+		var now digest.Digest
+		for _, d := range entries {
+			if d.Annotations[ocispec.AnnotationRefName] == tag {
+				now = d.Digest
+			}
+		}
+		if now != base && now != index.Digest {
+			return nil, fmt.Errorf("the tag %s names %s, not %s as when it was read: %w", tag, orNone(now), orNone(base), errTagMoved)
+		}
+		var old []ocispec.Descriptor
+		if referrer.Digest != "" {
+			var err error
+			if old, err = l.referrersIn(ctx, entries, index.Digest.String(), referrer.ArtifactType); err != nil {
+				return nil, err
+			}
 		}
 		entries = slices.DeleteFunc(entries, func(d ocispec.Descriptor) bool {
 			name := d.Annotations[ocispec.AnnotationRefName]
@@ -721,11 +763,23 @@ func (l *layoutTarget) pushTaggedWithReferrer(ctx context.Context, index ocispec
 		tagged := index
 		tagged.Platform = nil
 		tagged.Annotations = map[string]string{ocispec.AnnotationRefName: tag}
-		ref := referrer
-		ref.Platform = nil
-		ref.Annotations = nil
-		return append(entries, tagged, ref), nil
+		entries = append(entries, tagged)
+		if referrer.Digest != "" {
+			ref := referrer
+			ref.Platform = nil
+			ref.Annotations = nil
+			entries = append(entries, ref)
+		}
+		return entries, nil
 	})
+}
+
+// orNone names a digest in a message, "no index" for none.
+func orNone(d digest.Digest) string {
+	if d == "" {
+		return "no index"
+	}
+	return string(d)
 }
 
 // parallelism is how many uploads run at once: n, else Config.Parallel,

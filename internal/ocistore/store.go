@@ -67,6 +67,10 @@ type Store struct {
 	// misfit is the first error of the template for a provider (an
 	// ErrTemplate): every push after it fails.
 	misfit error
+	// layoutFault, set by tests alone (export_test.go), is asked before
+	// each write into an image layout and fails the write with the error
+	// it returns, as if the process had died there.
+	layoutFault func(what string) error
 }
 
 // registryClient is the auth client of one registry host, shared by its
@@ -271,7 +275,7 @@ func (s *Store) target(who, name, host, path string) (target, error) {
 	}
 	var t target
 	if s.tmpl == nil {
-		t = &layoutTarget{root: name}
+		t = &layoutTarget{root: name, fault: s.layoutFault}
 	} else {
 		client, err := s.clientLocked(host)
 		if err != nil {
