@@ -379,7 +379,11 @@ func freePort(t testing.TB) int {
 // Running the programs
 
 // baseEnv is the environment of the test process without anything that
-// could make a client use the user's configuration, credentials or caches.
+// could make a client use the user's configuration, credentials or caches:
+// AWS_* too (AWS_CA_BUNDLE, set on some machines to the system bundle, wins
+// over SSL_CERT_FILE for a bucket; AWS_PROFILE and keys would reach a real
+// account), and DOCKER_CONFIG and REGISTRY_AUTH_FILE, where registry
+// credentials are found.
 func baseEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -388,7 +392,8 @@ func baseEnv() []string {
 		case name == "TF_LOG" || name == "TF_LOG_PATH" || name == "TF_LOG_CORE" || name == "TF_LOG_PROVIDER":
 			// keep: useful when debugging a failing test
 		case strings.HasPrefix(name, "TF_"), strings.HasPrefix(name, "OPENTOFU_"),
-			strings.HasPrefix(name, "TFMIRROR_"),
+			strings.HasPrefix(name, "TFMIRROR_"), strings.HasPrefix(name, "AWS_"),
+			name == "DOCKER_CONFIG", name == "REGISTRY_AUTH_FILE",
 			name == "SSL_CERT_FILE", name == "SSL_CERT_DIR",
 			name == "HOME", name == "XDG_CONFIG_HOME", name == "XDG_CACHE_HOME", name == "XDG_DATA_HOME",
 			name == "HTTP_PROXY", name == "HTTPS_PROXY", name == "http_proxy", name == "https_proxy",
