@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -83,6 +84,10 @@ type credentialSource struct {
 	store    credentials.Store
 	// files names where credentials were looked for, for messages.
 	files []string
+	// given records that a credential was found and handed to the
+	// registry's auth: a token that does not cover a repository then means
+	// the credentials may not, rather than that there were none.
+	given atomic.Bool
 }
 
 // newCredentialSource finds the credentials of registry as described on
@@ -155,6 +160,7 @@ func (c *credentialSource) credential(ctx context.Context, hostport string) (aut
 		return auth.EmptyCredential, nil
 	}
 	if c.explicit != nil {
+		c.given.Store(true)
 		return *c.explicit, nil
 	}
 	if c.store == nil {
@@ -165,6 +171,9 @@ func (c *credentialSource) credential(ctx context.Context, hostport string) (aut
 		// The message of a helper's failure may quote what the helper
 		// printed, never a secret it returned.
 		return auth.EmptyCredential, fmt.Errorf("credentials for %s: %w", hostport, err)
+	}
+	if cred != auth.EmptyCredential {
+		c.given.Store(true)
 	}
 	return cred, nil
 }

@@ -340,8 +340,12 @@ func (s *Store) explain(e *Error, err error) error {
 			c := s.clients[host]
 			s.mu.Unlock()
 			switch {
-			case c != nil && errors.Is(kind, ErrUnauthorized) && outOfScope(err, host, c):
+			case c != nil && errors.Is(kind, ErrUnauthorized) && outOfScope(err, host, c) && c.creds.given.Load():
 				kind = ErrOutOfScope
+			case c != nil && errors.Is(kind, ErrUnauthorized) && outOfScope(err, host, c):
+				// An anonymous token: the registry wants credentials.
+				kind = ErrNoCredentials
+				err = fmt.Errorf("%w (credentials for %s were looked for in: %s)", err, host, c.creds.describe())
 			case c != nil:
 				err = fmt.Errorf("%w (credentials for %s were looked for in: %s)", err, host, c.creds.describe())
 			}
