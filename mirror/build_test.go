@@ -33,7 +33,7 @@ func (h *harness) build(t *testing.T, opts Options, reqs ...Requirement) *Report
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Options: opts}
+	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Options: opts}
 	return b.Build(context.Background(), reqs)
 }
 
@@ -430,7 +430,7 @@ func TestBuildStopsCleanlyWhenCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace}
+	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace}
 	r := b.Build(ctx, []Requirement{requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64")})
 	if err := tree.Close(); err != nil {
 		t.Fatal(err)

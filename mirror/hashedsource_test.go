@@ -118,7 +118,7 @@ func buildFrom(t *testing.T, root string, src Source, trust TrustPolicy, reqs ..
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Options: Options{Trust: trust}}
+	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Options: Options{Trust: trust}}
 	return b.Build(context.Background(), reqs)
 }
 

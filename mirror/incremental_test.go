@@ -18,7 +18,7 @@ func (h *harness) rebuild(t *testing.T, opts Options, reqs ...Requirement) *Repo
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Options: opts}
+	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Options: opts}
 	return b.Build(context.Background(), reqs)
 }
 

@@ -70,7 +70,7 @@ func TestDryRunAsksArchiveLocationsForSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace}
+	b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace}
 	plan, err := b.Plan(context.Background(), []Requirement{requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64", "windows_amd64")})
 	if err != nil {
 		t.Fatal(err)

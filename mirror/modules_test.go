@@ -94,7 +94,7 @@ func buildModules(t *testing.T, root string, f *fakeModules, recheck, dryRun boo
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Recheck: recheck, DryRun: dryRun}
+	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Recheck: recheck, DryRun: dryRun}
 	r := &Report{}
 	b.Build(context.Background(), reqs, r)
 	return r
@@ -339,7 +339,7 @@ func TestModuleRegistryIsFilledFromTheTree(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tree.Close()
-		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Tree.Destination(), reg}, Work: tree.Workspace}
+		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Destination(), reg}, Work: tree.Workspace}
 		r := &Report{}
 		b.Build(context.Background(), []ModuleRequirement{{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1}}, r)
 		return r
@@ -370,7 +370,7 @@ func TestModuleCooldown(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tree.Close()
-		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Cooldown: cd}
+		b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Cooldown: cd}
 		r := &Report{}
 		b.Build(context.Background(), []ModuleRequirement{{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1, MinAge: 48 * time.Hour}}, r)
 		return r
@@ -402,7 +402,7 @@ func TestModuleResultsAreSerialized(t *testing.T) {
 	}
 	defer tree.Close()
 	var inside, overlaps, calls atomic.Int32
-	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Parallel: 8,
+	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Parallel: 8,
 		OnResult: func(ModuleResult) {
 			calls.Add(1)
 			if inside.Add(1) > 1 {

@@ -109,7 +109,7 @@ func TestBuildPublishesIntoRegistries(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tree.Close()
-		b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination(), reg}, Work: tree.Workspace}
+		b := &Builder{Source: h.src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination(), reg}, Work: tree.Workspace}
 		return b.Build(context.Background(), []Requirement{req})
 	}
 	if r := build(); r.Err() != nil || r.Count(StatusMirrored) != 2 {

@@ -66,7 +66,7 @@ func TestDownloadsRespectTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Options: Options{Parallel: 3}}
+	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Options: Options{Parallel: 3}}
 	r := b.Build(context.Background(), []Requirement{requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64")})
 	if err := r.Err(); err != nil || r.Count(StatusMirrored) != 12 {
 		t.Fatalf("err %v, %d mirrored", err, r.Count(StatusMirrored))
@@ -91,7 +91,7 @@ func TestCancellingMidBuildLeavesAConsistentTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Options: Options{Parallel: 2}}
+	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Options: Options{Parallel: 2}}
 	r := b.Build(ctx, []Requirement{requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64")})
 	if err := tree.Close(); err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func buildWith(t *testing.T, root string, src Source) (*Builder, *Report) {
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Tree.Destination()}, Work: tree.Workspace, Options: Options{}}
+	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Options: Options{}}
 	return b, b.Build(context.Background(), []Requirement{requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")})
 }
 

@@ -116,3 +116,6 @@ func ParsePlatforms(raw []string) ([]addrs.Platform, error) {
 	}
 	return out, nil
 }
+
+// Usage marks err as a mistake in how tfmirror was called (exit 2).
+func Usage(err error) error { return inputerr.Wrap(err) }

@@ -27,7 +27,7 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 	if errors.As(err, &conflict) {
 		problems := make([]mirror.Problem, 0, len(conflict.Conflicts))
 		for _, c := range conflict.Conflicts {
-			problems = append(problems, mirror.Problem{Path: c.Path, Message: c.Message})
+			problems = append(problems, mirror.Problem(c))
 		}
 		return refusedAll("bundle", problems)
 	}

@@ -6,12 +6,11 @@ import (
 	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
 	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
-	"github.com/tfmirror/tfmirror/mirror"
 )
 
 func newBuildCmd(env Env) *cobra.Command {
 	opts := appbuild.Options{Flags: settings.DefaultFlags()}
-	opts.Flags.Parallel = mirror.DefaultParallel
+	opts.Flags.Parallel = appbuild.DefaultParallel
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "build [DIR...]",
@@ -90,7 +89,7 @@ reported (exit 3) with the published package left as it was.`,
 func runBuild(cmd *cobra.Command, env Env, opts appbuild.Options, out *output.Printer) error {
 	opts.Events = appbuild.Events{
 		Line: out.Line, Package: out.Event, Module: out.Module,
-		Started: func(packages int, progress func() mirror.Progress) {
+		Started: func(packages int, progress func() appbuild.Progress) {
 			out.StartProgress(env.Stderr, packages, progress)
 		},
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/internal/app"
 	appbundle "github.com/tfmirror/tfmirror/internal/app/bundle"
-	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
@@ -25,7 +25,7 @@ at creation and CLI configuration snippets for tofu and terraform
 (cli-config/, with placeholders to replace).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return inputerr.Wrap(errors.New("name a subcommand: bundle create or bundle import"))
+			return app.Usage(errors.New("name a subcommand: bundle create or bundle import"))
 		},
 	}
 	cmd.AddCommand(newBundleCreateCmd(env), newBundleImportCmd(env))

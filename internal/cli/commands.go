@@ -10,8 +10,6 @@ import (
 	appreplica "github.com/tfmirror/tfmirror/internal/app/replica"
 	appserve "github.com/tfmirror/tfmirror/internal/app/serve"
 	appverify "github.com/tfmirror/tfmirror/internal/app/verify"
-	"github.com/tfmirror/tfmirror/internal/bundle"
-	"github.com/tfmirror/tfmirror/internal/views"
 )
 
 // commands are the command layer's Run functions the CLI calls: the seam
@@ -21,10 +19,10 @@ type commands struct {
 	build        func(context.Context, appbuild.Options) (*appbuild.Report, error)
 	lock         func(context.Context, applock.Options) (*applock.Report, error)
 	verify       func(context.Context, appverify.Options) (*appverify.Report, error)
-	replica      func(context.Context, appreplica.Options) (*views.Report, error)
+	replica      func(context.Context, appreplica.Options) (*appreplica.Report, error)
 	prune        func(context.Context, appprune.Options) (*appprune.Report, error)
-	bundleCreate func(context.Context, appbundle.CreateOptions) (*bundle.CreateReport, error)
-	bundleImport func(context.Context, appbundle.ImportOptions) (*bundle.ImportReport, error)
+	bundleCreate func(context.Context, appbundle.CreateOptions) (*appbundle.CreateReport, error)
+	bundleImport func(context.Context, appbundle.ImportOptions) (*appbundle.ImportReport, error)
 	serve        func(context.Context, appserve.Options) error
 }
 

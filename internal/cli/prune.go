@@ -5,7 +5,6 @@ import (
 
 	appprune "github.com/tfmirror/tfmirror/internal/app/prune"
 	"github.com/tfmirror/tfmirror/internal/output"
-	"github.com/tfmirror/tfmirror/internal/prune"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
@@ -51,8 +50,8 @@ refused whole, so a wrong or emptied manifest never wipes a mirror.`,
 	f.StringVarP(&opts.Out, "out", "o", "site", "the mirror to prune: a `directory` or s3://BUCKET/PREFIX/")
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform for the providers of configurations, as os_arch (repeatable; default: the manifest's platforms), as for build")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print what would be unlisted and deleted, taking no lock and writing nothing")
-	f.DurationVar(&opts.Grace, "grace", prune.DefaultGrace, "how long a version's files stay once index.json no longer lists it, counted from index.json's last change (0: delete them in the run that unlists the version)")
-	f.IntVar(&opts.MaxDeletions, "max-deletions", prune.DefaultMaxDeletions, "refuse the whole run if it would unlist or delete more than this many versions")
+	f.DurationVar(&opts.Grace, "grace", appprune.DefaultGrace, "how long a version's files stay once index.json no longer lists it, counted from index.json's last change (0: delete them in the run that unlists the version)")
+	f.IntVar(&opts.MaxDeletions, "max-deletions", appprune.DefaultMaxDeletions, "refuse the whole run if it would unlist or delete more than this many versions")
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for the writers a prune excludes: builds publishing into the same mirror (0 fails at once)")
 	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object, for CI")
 	return cmd

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/internal/app"
-	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
@@ -41,7 +40,7 @@ func Main(ctx context.Context, env Env) int {
 		return ExitOK
 	}
 	if !started {
-		err = inputerr.Wrap(err)
+		err = app.Usage(err)
 	}
 	if ctx.Err() != nil {
 		err = fmt.Errorf("%w: %w", ctx.Err(), err)
@@ -75,7 +74,7 @@ static tree that any web server can serve as a network mirror.`,
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return inputerr.Wrap(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return app.Usage(err) })
 	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newPruneCmd(env), newVersionCmd(env))
 	return root
 }

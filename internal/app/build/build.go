@@ -64,6 +64,12 @@ type Options struct {
 	Events  Events
 }
 
+// DefaultParallel is the default number of concurrent downloads.
+const DefaultParallel = mirror.DefaultParallel
+
+// Progress is a snapshot of a running build.
+type Progress = mirror.Progress
+
 // Events are how a build reports while it runs; every one may be nil.
 type Events struct {
 	Line    func(string)                                        // a message for people

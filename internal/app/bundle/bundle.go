@@ -40,7 +40,7 @@ type CreateOptions struct {
 }
 
 // Create packs the mirror.
-func Create(ctx context.Context, opts CreateOptions) (*bundle.CreateReport, error) {
+func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	if opts.Out == "" {
 		return nil, inputerr.Wrap(errors.New("--out is required: the bundle file to write"))
 	}
@@ -146,7 +146,7 @@ type ImportOptions struct {
 
 // Import checks the bundle and merges it into the destination, then
 // refreshes the destination's views under its lock.
-func Import(ctx context.Context, opts ImportOptions) (*bundle.ImportReport, error) {
+func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	if opts.Out == "" {
 		return nil, inputerr.Wrap(errors.New("--out is required: the mirror directory (or s3://BUCKET/PREFIX/) to import into"))
 	}
@@ -197,3 +197,9 @@ func Import(ctx context.Context, opts ImportOptions) (*bundle.ImportReport, erro
 		},
 	})
 }
+
+// CreateReport and ImportReport are what create and import did.
+type (
+	CreateReport = bundle.CreateReport
+	ImportReport = bundle.ImportReport
+)

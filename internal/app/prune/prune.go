@@ -39,6 +39,12 @@ type Options struct {
 // Report is what the prune did (or would do).
 type Report = prune.Report
 
+// Defaults of Options.Grace and Options.MaxDeletions.
+const (
+	DefaultGrace        = prune.DefaultGrace
+	DefaultMaxDeletions = prune.DefaultMaxDeletions
+)
+
 // Run prunes. The report is set whenever part of the work was done.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	switch {

@@ -22,11 +22,14 @@ type Options struct {
 	Process settings.Process
 }
 
+// Report is what the replica holds.
+type Report = views.Report
+
 // Run writes the replica under the mirror's publish lock (a bucket's is
 // taken at the first write, so an unchanged replica makes no write
 // request). The report is set when anything was written, also when some
 // release no longer verifies (then left out, and in the error).
-func Run(ctx context.Context, opts Options) (*views.Report, error) {
+func Run(ctx context.Context, opts Options) (*Report, error) {
 	ref, err := endpoint.Parse(opts.Site)
 	if err != nil {
 		return nil, err
