@@ -18,6 +18,10 @@
 //     temporary file, fsync, rename, fsync of the directory; an exclusive
 //     lock in either mode), and which of a tree's directories are
 //     tfmirror's, searched for what interrupted writes left;
+//   - the tree as a build's destination (TreeDestination, the tree side of
+//     mirror.Destination: what it holds complete, Held; its publication),
+//     and what it tells clients of each version (Listing, read by the
+//     verifier);
 //   - the local Workspace downloads are staged in, and the filesystem
 //     layouts (packed, unpacked) made from a local network tree, each
 //     package appearing complete or not at all.

@@ -77,7 +77,10 @@ func (t *Tree) LocalPath(rel string) (string, bool) {
 }
 
 // Dir is a local mirror directory opened for writing: its store, locked,
-// the tree it holds and the workspace in its private directory.
+// the tree it holds and the workspace in its private directory. It is a
+// convenience for tests and tools (the quickstart's generator); commands
+// open every destination, directories included, through
+// internal/endpoint and lock its store.
 type Dir struct {
 	*Tree
 	*Workspace

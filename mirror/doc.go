@@ -1,24 +1,28 @@
 // Package mirror decides what to publish.
 //
 // It owns the build: resolving each requirement to the releases to mirror,
-// planning one package per provider, version and platform, fetching every
-// package once to the workspace, authenticating it against the upstream
-// SHA256SUMS and its OpenPGP signature, and handing verified releases to
-// every destination tree (package layout publishes them). It reports every
-// package's outcome as events and in a final Report.
+// planning one package per provider, version and platform (keeping what
+// every destination already holds), fetching every package once to the
+// workspace, authenticating it against the upstream SHA256SUMS and its
+// OpenPGP signature, and handing verified releases to every destination
+// through one port, Destination: a tree (layout.TreeDestination) or an OCI
+// registry or image layout (internal/ocistore), held to one contract by
+// mirror/desttest. It reports every package's outcome as events and in a
+// final Report. It mirrors modules the same way (ModuleBuilder).
 //
 // It owns the one trust decision, TrustPolicy.Authenticate, which the build,
 // the Locker (lock files), the Verifier (verify, bundle create and import)
 // and the registry replica all call, so a release gets the same verdict
-// from every command.
+// from every command; and the one Verifier, which checks any mirror clients
+// read (Listed: a tree's documents or a registry's tags).
 //
 // It defines the seams it needs (Source for an origin, and Location for
 // where a package's archive, SHA256SUMS and signature are; SignatureChecker
-// for OpenPGP; destinations are layout's Reader and Store) and knows nothing
-// of HTTP, HCL, cobra, S3, OCI or exit codes: adapters in internal/
-// implement those seams and the CLI wires them together. A location is a
-// value, not a URL: a registry's fetches over HTTP, a mirror's reads the
-// mirror's files (MirrorSource, HashedSource), and each shows itself
-// without a secret. It does not know the tree's files (package layout
-// does).
+// for OpenPGP; Destination for where it publishes; Packages and Listed for
+// what it reads back) and knows nothing of HTTP, HCL, cobra, S3, OCI or exit
+// codes: adapters in internal/ implement those seams and the command layer
+// (internal/app) composes them. A location is a value, not a URL: a
+// registry's fetches over HTTP, a mirror's reads the mirror's files
+// (MirrorSource, HashedSource), and each shows itself without a secret. It
+// does not know the tree's files (package layout does).
 package mirror

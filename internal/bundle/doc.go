@@ -31,11 +31,14 @@
 // merged and checked before the first write, and any file the destination
 // holds with other bytes refuses the bundle.
 //
-// Both ends work with a directory or, through internal/dest, a bucket
-// (s3://BUCKET/PREFIX/): Create copies a bucket's mirror into a local
-// snapshot first, without its lock (see createFromStore); Import writes
-// into a bucket through its store, under its Publish lock.
+// Both ends take a tree their caller opened (a directory or a bucket,
+// through internal/endpoint): Create packs a directory in place under its
+// lock and copies any other store's mirror into a local snapshot first,
+// without its lock (see createFromStore); Import writes through the
+// destination's store, under its Publish lock, the same way for both.
 //
-// It does not decide what a mirror contains (package layout does) nor how
-// its contents are verified (package mirror does).
+// It does not decide what a mirror contains (package layout does), how its
+// contents are verified (package mirror does), open locations (package
+// endpoint does) or refresh the views derived from the tree (its caller
+// does, through ImportOptions.Refresh).
 package bundle

@@ -46,7 +46,7 @@ const (
 
 // Options say what a prune keeps and how far it may go.
 type Options struct {
-	// Requirements are what the manifest selects (build.Requirements).
+	// Requirements are what the manifest selects (app.ReadInputs).
 	// A version of the mirror that none of them selects is pruned.
 	Requirements []mirror.Requirement
 	// Grace is how long a version's files stay once index.json no longer
