@@ -6,7 +6,9 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/tfconfig"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -24,6 +26,23 @@ type Inputs struct {
 	// remote module that is not installed, whose providers are then
 	// missing).
 	Warnings []string
+}
+
+// LoadInputs reads the manifest the flags name, builds the settings and
+// gathers the inputs of the manifest and of dirs, for the platforms given
+// as --platform values (none: the manifest's). A missing default manifest
+// is fine when dirs name configurations.
+func LoadInputs(f settings.Flags, p settings.Process, dirs, platforms []string, noModules bool) (*config.Manifest, settings.Settings, Inputs, error) {
+	plats, err := ParsePlatforms(platforms)
+	if err != nil {
+		return nil, settings.Settings{}, Inputs{}, err
+	}
+	m, s, err := config.Resolve(f, p, len(dirs) > 0)
+	if err != nil {
+		return nil, settings.Settings{}, Inputs{}, err
+	}
+	in, err := ReadInputs(m, dirs, plats, noModules)
+	return m, s, in, err
 }
 
 // ReadInputs gathers the requirements of the manifest and of every
@@ -69,4 +88,15 @@ func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, n
 		}
 	}
 	return in, nil
+}
+
+// Locate parses the location a command works on and builds the settings
+// it runs with (a missing default manifest is an empty one).
+func Locate(location string, f settings.Flags, p settings.Process) (endpoint.Ref, *config.Manifest, settings.Settings, error) {
+	ref, err := endpoint.Parse(location)
+	if err != nil {
+		return endpoint.Ref{}, nil, settings.Settings{}, err
+	}
+	m, s, err := config.Resolve(f, p, true)
+	return ref, m, s, err
 }

@@ -26,31 +26,10 @@ type commands struct {
 	serve        func(context.Context, appserve.Options) error
 }
 
-// orDefault fills in the real commands.
-func (c commands) orDefault() commands {
-	if c.build == nil {
-		c.build = appbuild.Run
+// realCommands are the commands the CLI runs.
+func realCommands() commands {
+	return commands{
+		build: appbuild.Run, lock: applock.Run, verify: appverify.Run, replica: appreplica.Run, prune: appprune.Run,
+		bundleCreate: appbundle.Create, bundleImport: appbundle.Import, serve: appserve.Run,
 	}
-	if c.lock == nil {
-		c.lock = applock.Run
-	}
-	if c.verify == nil {
-		c.verify = appverify.Run
-	}
-	if c.replica == nil {
-		c.replica = appreplica.Run
-	}
-	if c.prune == nil {
-		c.prune = appprune.Run
-	}
-	if c.bundleCreate == nil {
-		c.bundleCreate = appbundle.Create
-	}
-	if c.bundleImport == nil {
-		c.bundleImport = appbundle.Import
-	}
-	if c.serve == nil {
-		c.serve = appserve.Run
-	}
-	return c
 }

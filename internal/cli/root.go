@@ -24,9 +24,9 @@ type Env struct {
 
 	// now is the clock of the cool-down; nil means time.Now (tests set it).
 	now func() time.Time
-	// run are the commands; zero means the real ones (tests replace them
+	// run are the commands; nil means the real ones (tests replace them
 	// to check how flags become options, without running anything).
-	run commands
+	run *commands
 }
 
 // Main runs tfmirror and returns its exit code.
@@ -62,7 +62,10 @@ const (
 func ExitCode(err error) int { return app.ExitCode(err) }
 
 func newRootCmd(env Env) *cobra.Command {
-	env.run = env.run.orDefault()
+	if env.run == nil {
+		real := realCommands()
+		env.run = &real
+	}
 	root := &cobra.Command{
 		Use:   "tfmirror",
 		Short: "Build static provider mirrors for OpenTofu and Terraform",

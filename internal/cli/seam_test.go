@@ -19,7 +19,7 @@ import (
 func runWith(t *testing.T, run commands, args ...string) int {
 	t.Helper()
 	var out bytes.Buffer
-	return Main(context.Background(), Env{Args: args, Stdout: &out, Stderr: &out, Environ: []string{"HOME=/home/u"}, run: run})
+	return Main(context.Background(), Env{Args: args, Stdout: &out, Stderr: &out, Environ: []string{"HOME=/home/u"}, run: &run})
 }
 
 func TestFlagsBecomeBuildOptions(t *testing.T) {

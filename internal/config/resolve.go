@@ -65,9 +65,7 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		Now:                p.Now,
 	}
 	s = s.WithTokens(TokensFromEnv(p.Environ))
-	for _, u := range m.Upstreams {
-		s.Upstreams = append(s.Upstreams, settings.Upstream(u))
-	}
+	s.Upstreams = m.Upstreams
 	return s, nil
 }
 

@@ -9,29 +9,16 @@ import (
 	"github.com/hashicorp/hcl/v2/gohcl"
 
 	"github.com/tfmirror/tfmirror/internal/endpoint"
+	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // Upstream is one method of the manifest's provider_installation block,
-// shaped like OpenTofu's: where the providers it includes come from.
-type Upstream struct {
-	// Kind is "direct", "network_mirror", "oci_mirror" or
-	// "filesystem_mirror".
-	Kind string
-	// Location is the network mirror's URL (a directory, made absolute
-	// against the manifest's, when it has no scheme), the OCI repository
-	// template as oci://TEMPLATE, or the filesystem mirror's directory.
-	Location         string
-	Include, Exclude []string
-}
-
-// Name says which upstream it is, in messages.
-func (u Upstream) Name() string {
-	if u.Location == "" {
-		return u.Kind
-	}
-	return u.Kind + " " + u.Location
-}
+// shaped like OpenTofu's: where the providers it includes come from. Its
+// Location is the network mirror's URL (a directory, made absolute against
+// the manifest's, when it has no scheme), the OCI repository template as
+// oci://TEMPLATE, or the filesystem mirror's directory.
+type Upstream = settings.Upstream
 
 var installationSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "direct"}, {Type: "network_mirror"}, {Type: "oci_mirror"}, {Type: "filesystem_mirror"},
@@ -106,7 +93,7 @@ func decodeMethod(b *hcl.Block, dir string) (Upstream, hcl.Diagnostics) {
 	if ds := gohcl.DecodeExpression(attr.Expr, vars, &u.Location); ds.HasErrors() {
 		return u, ds
 	}
-	if err := u.resolve(dir); err != nil {
+	if err := resolveUpstream(&u, dir); err != nil {
 		return u, errAt(attr.Expr.Range(), "Invalid "+name, err.Error())
 	}
 	return u, nil
@@ -114,7 +101,7 @@ func decodeMethod(b *hcl.Block, dir string) (Upstream, hcl.Diagnostics) {
 
 // resolve makes a location usable: a directory relative to the manifest's,
 // an OCI template as oci://TEMPLATE.
-func (u *Upstream) resolve(dir string) error {
+func resolveUpstream(u *Upstream, dir string) error {
 	switch {
 	case u.Location == "":
 		return fmt.Errorf("%s is empty", locationAttr[u.Kind])

@@ -18,7 +18,6 @@ import (
 	"slices"
 
 	"github.com/tfmirror/tfmirror/internal/app"
-	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/settings"
@@ -128,18 +127,11 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, inputerr.Wrap(err)
 	}
-	platforms, err := app.ParsePlatforms(opts.Platforms)
+	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, opts.NoModules)
 	if err != nil {
 		return nil, err
 	}
-	m, s, err := config.Resolve(opts.Flags, opts.Process, len(opts.Dirs) > 0)
-	if err != nil {
-		return nil, err
-	}
-	r := &run{opts: opts, s: s, kind: kind}
-	if r.in, err = app.ReadInputs(m, opts.Dirs, platforms, opts.NoModules); err != nil {
-		return nil, err
-	}
+	r := &run{opts: opts, s: s, in: in, kind: kind}
 	if err := r.checkInputs(); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 
 	"github.com/tfmirror/tfmirror/internal/app"
-	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/settings"
@@ -42,15 +41,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Mirror == "" {
 		return nil, inputerr.Wrap(errors.New("--mirror is required: a mirror directory or https:// URL"))
 	}
-	ref, err := endpoint.Parse(opts.Mirror)
-	if err != nil {
-		return nil, err
-	}
 	platforms, err := app.ParsePlatforms(opts.Platforms)
 	if err != nil {
 		return nil, err
 	}
-	_, s, err := config.Resolve(opts.Flags, opts.Process, true)
+	ref, _, s, err := app.Locate(opts.Mirror, opts.Flags, opts.Process)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/app"
-	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/prune"
@@ -57,15 +56,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	platforms, err := app.ParsePlatforms(opts.Platforms)
-	if err != nil {
-		return nil, err
-	}
-	m, s, err := config.Resolve(opts.Flags, opts.Process, len(opts.Dirs) > 0)
-	if err != nil {
-		return nil, err
-	}
-	in, err := app.ReadInputs(m, opts.Dirs, platforms, false)
+	_, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, false)
 	if err != nil {
 		return nil, err
 	}

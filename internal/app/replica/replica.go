@@ -6,7 +6,7 @@ package replica
 import (
 	"context"
 
-	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/internal/settings"
@@ -30,11 +30,7 @@ type Report = views.Report
 // request). The report is set when anything was written, also when some
 // release no longer verifies (then left out, and in the error).
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	ref, err := endpoint.Parse(opts.Site)
-	if err != nil {
-		return nil, err
-	}
-	_, s, err := config.Resolve(opts.Flags, opts.Process, true)
+	ref, _, s, err := app.Locate(opts.Site, opts.Flags, opts.Process)
 	if err != nil {
 		return nil, err
 	}

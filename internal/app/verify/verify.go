@@ -35,11 +35,7 @@ type Report = mirror.VerifyReport
 // error an *app.ProblemsError; any other error means the mirror could not
 // be checked.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	ref, err := endpoint.Parse(opts.Mirror)
-	if err != nil {
-		return nil, err
-	}
-	m, s, err := config.Resolve(opts.Flags, opts.Process, true)
+	ref, m, s, err := app.Locate(opts.Mirror, opts.Flags, opts.Process)
 	if err != nil {
 		return nil, err
 	}
