@@ -106,6 +106,9 @@ func ParsePlatforms(raw []string) ([]addrs.Platform, error) {
 	seen := map[addrs.Platform]bool{}
 	for _, s := range raw {
 		p, err := addrs.ParsePlatform(s)
+		if err == nil {
+			err = addrs.CheckKnownPlatform(p)
+		}
 		if err != nil {
 			return nil, inputerr.Wrap(fmt.Errorf("--platform: %w", err))
 		}

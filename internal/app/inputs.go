@@ -47,7 +47,8 @@ func LoadInputs(f settings.Flags, p settings.Process, dirs, platforms []string, 
 
 // ReadInputs gathers the requirements of the manifest and of every
 // configuration root: those of its configuration blocks and dirs, for
-// platforms (none: the manifest's). noModules leaves modules out. It
+// platforms (none: the manifest's), which then replace the platforms of
+// the manifest's provider blocks too. noModules leaves modules out. It
 // contacts no registry.
 func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, noModules bool) (Inputs, error) {
 	dirs = append(slices.Clone(m.Configurations), dirs...)
@@ -55,6 +56,13 @@ func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, n
 		return Inputs{}, inputerr.Wrap(errors.New("nothing to mirror: add provider, module or configuration blocks to the manifest, or name configuration directories"))
 	}
 	in := Inputs{Requirements: slices.Clone(m.Requirements)}
+	if len(platforms) > 0 {
+		// --platform replaces the manifest's platforms for every provider
+		// the build mirrors, as tofu providers mirror -platform does.
+		for i := range in.Requirements {
+			in.Requirements[i].Platforms = platforms
+		}
+	}
 	if !noModules {
 		in.Modules = slices.Clone(m.Modules)
 	}

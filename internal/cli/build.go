@@ -66,7 +66,7 @@ reported (exit 3) with the published package left as it was.`,
 	f.BoolVar(&opts.Strict, "strict", false, "fail when a selected release lacks a requested platform, instead of skipping it with a warning")
 	f.BoolVar(&opts.Flags.RequireSignatures, "require-signatures", false, "refuse packages without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
 	f.IntVarP(&opts.Flags.Parallel, "parallel", "p", opts.Flags.Parallel, "maximum number of concurrent downloads")
-	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform for the providers of configurations, as os_arch (repeatable; default: the manifest's platforms)")
+	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to mirror, as os_arch (repeatable): replaces the manifest's platforms for every provider the build mirrors, its provider blocks' and the configurations' alike, as tofu providers mirror -platform does (default: the manifest's platforms)")
 	f.BoolVar(&opts.WriteLockFiles, "write-lock-files", false, "after the build, write each configuration's .terraform.lock.hcl from the mirror, as \"tfmirror lock\" does")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per event and a JSON summary, for CI")
 	f.StringVar(&opts.Layout, "layout", "network", "what to write: network (a network mirror), packed or unpacked (a filesystem_mirror directory; the network tree behind it is kept in .tfmirror/store)")

@@ -384,8 +384,17 @@ provider "hashicorp/aws" {
 provider "hashicorp/aws" { versions = ">= 1.0" }
 `,
 			want: []string{
-				at(1, 13) + `Invalid platform: invalid platform "Linux-AMD64": must be os_arch, such as linux_amd64`,
-				marker(`platforms = ["linux_amd64", "Linux-AMD64"]`, 13, 30),
+				at(1, 29) + `Invalid platform: invalid platform "Linux-AMD64": must be os_arch, such as linux_amd64`,
+				marker(`platforms = ["linux_amd64", "Linux-AMD64"]`, 29, 13),
+			},
+		},
+		{
+			name: "platform typo",
+			src: `platforms = ["linux_amd64", "linux_amd46"]
+provider "hashicorp/aws" { versions = ">= 1.0" }
+`,
+			want: []string{
+				at(1, 29) + `Invalid platform: platform linux_amd46: unknown architecture "amd46"; did you mean linux_amd64?`,
 			},
 		},
 		{
@@ -397,8 +406,8 @@ provider "hashicorp/aws" {
 }
 `,
 			want: []string{
-				at(4, 15) + `Invalid platform: invalid platform "linux_amd64_v2"`,
-				marker(`  platforms = ["linux_amd64_v2"]`, 15, 18),
+				at(4, 16) + `Invalid platform: invalid platform "linux_amd64_v2"`,
+				marker(`  platforms = ["linux_amd64_v2"]`, 16, 16),
 			},
 		},
 		{
@@ -640,7 +649,7 @@ credentials "example.com" {
 	want := []string{
 		at(4, 14) + "Invalid version constraint",
 		at(7, 10) + "Invalid provider",
-		at(13, 15) + "Invalid platform",
+		at(13, 16) + "Invalid platform",
 		at(16, 6) + "Invalid hostname",
 		at(20, 27) + "Missing required argument",
 	}
@@ -716,8 +725,7 @@ func TestErrorMarkerCountsCharacters(t *testing.T) {
 func TestErrorMarkerMultiLineRange(t *testing.T) {
 	// A range that spans lines is underlined to the end of its first line.
 	src := `platforms = [
-  "linux_amd64",
-  "LINUX",
+  # none yet
 ]
 provider "hashicorp/aws" { versions = ">= 1.0" }
 `
@@ -725,7 +733,7 @@ provider "hashicorp/aws" { versions = ">= 1.0" }
 	if err == nil {
 		t.Fatal("Parse succeeded, want an error")
 	}
-	assertInOrder(t, err.Error(), []string{at(1, 13) + "Invalid platform", marker("platforms = [", 13, 1)})
+	assertInOrder(t, err.Error(), []string{at(1, 13) + "No platforms", marker("platforms = [", 13, 1)})
 }
 
 func TestErrorMarkerWithCRLF(t *testing.T) {

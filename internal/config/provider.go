@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -89,10 +90,13 @@ func decodePlatforms(attr *hcl.Attribute) ([]addrs.Platform, hcl.Diagnostics) {
 	}
 	seen := make(map[addrs.Platform]bool)
 	var out []addrs.Platform
-	for _, s := range raw {
+	for i, s := range raw {
 		p, err := addrs.ParsePlatform(s)
+		if err == nil {
+			err = addrs.CheckKnownPlatform(p)
+		}
 		if err != nil {
-			return nil, errAt(attr.Expr.Range(), "Invalid platform", err.Error())
+			return nil, errAt(elementRange(attr.Expr, i), "Invalid platform", err.Error())
 		}
 		if !seen[p] {
 			seen[p] = true
@@ -103,6 +107,15 @@ func decodePlatforms(attr *hcl.Attribute) ([]addrs.Platform, hcl.Diagnostics) {
 		return nil, errAt(attr.Expr.Range(), "No platforms", "The platforms list is empty.")
 	}
 	return out, nil
+}
+
+// elementRange is where the i-th element of a list is written, or the
+// whole expression when it is not a literal list.
+func elementRange(expr hcl.Expression, i int) hcl.Range {
+	if tuple, ok := expr.(*hclsyntax.TupleConsExpr); ok && i < len(tuple.Exprs) {
+		return tuple.Exprs[i].Range()
+	}
+	return expr.Range()
 }
 
 func errAt(rng hcl.Range, summary, detail string) hcl.Diagnostics {
