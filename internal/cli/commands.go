@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
+	appcheck "github.com/tfmirror/tfmirror/internal/app/check"
 	appbundle "github.com/tfmirror/tfmirror/internal/app/bundle"
 	applock "github.com/tfmirror/tfmirror/internal/app/lock"
 	appprune "github.com/tfmirror/tfmirror/internal/app/prune"
@@ -24,12 +25,13 @@ type commands struct {
 	bundleCreate func(context.Context, appbundle.CreateOptions) (*appbundle.CreateReport, error)
 	bundleImport func(context.Context, appbundle.ImportOptions) (*appbundle.ImportReport, error)
 	serve        func(context.Context, appserve.Options) error
+	check        func(context.Context, appcheck.Options) (*appcheck.Report, error)
 }
 
 // realCommands are the commands the CLI runs.
 func realCommands() commands {
 	return commands{
 		build: appbuild.Run, lock: applock.Run, verify: appverify.Run, replica: appreplica.Run, prune: appprune.Run,
-		bundleCreate: appbundle.Create, bundleImport: appbundle.Import, serve: appserve.Run,
+		bundleCreate: appbundle.Create, bundleImport: appbundle.Import, serve: appserve.Run, check: appcheck.Run,
 	}
 }

@@ -78,7 +78,7 @@ static tree that any web server can serve as a network mirror.`,
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return app.Usage(err) })
-	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newPruneCmd(env), newVersionCmd(env))
+	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newPruneCmd(env), newCheckCmd(env), newVersionCmd(env))
 	return root
 }
 

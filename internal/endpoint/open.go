@@ -225,3 +225,21 @@ func openOCI(ctx context.Context, ref Ref, s Settings) (*ocistore.Store, error) 
 	}
 	return store, nil
 }
+
+// Check opens nothing but reads what opening needs from the local disk,
+// so a command can refuse early what would fail at the first request:
+// the CA file of the environment, and every upstream's location.
+func Check(s Settings) error {
+	if _, err := httpx.NewTransport(s.HTTP(), s.Net); err != nil {
+		return inputerr.Wrap(fmt.Errorf("SSL_CERT_FILE: %w", err))
+	}
+	for _, u := range s.Upstreams {
+		if u.Location == "" {
+			continue
+		}
+		if _, err := Parse(u.Location); err != nil {
+			return fmt.Errorf("provider_installation: %s: %w", u.Name(), err)
+		}
+	}
+	return nil
+}
