@@ -1,4 +1,4 @@
-# The release image, ghcr.io/tfmirror/tfmirror (README, "Container image").
+# The release image, ghcr.io/tfmirror/tfmirror (docs/ci.md, "The container image").
 #
 # goreleaser builds it (dockers_v2 in .goreleaser.yaml) from the static
 # binaries it has just built, one per platform: its build context holds
@@ -17,7 +17,7 @@ COPY LICENSE /usr/share/doc/tfmirror/LICENSE
 # USER before WORKDIR: BuildKit (which buildx runs) creates the directory
 # owned by that user, so a build that writes to the working directory works
 # without a mount, and a named volume mounted there starts out writable.
-# Usually the host's directory is mounted at /work (README).
+# Usually the host's directory is mounted at /work (docs/ci.md).
 USER 65532:65532
 WORKDIR /work
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestAirGappedWalkthrough runs the README's "Air-gapped workflow" as
+// TestAirGappedWalkthrough runs docs/airgap.md's walkthrough as
 // written: build with lock files, bundle, (carry), import, verify, serve
 // with a generated CA, tofu init -lockfile=readonly; then the filesystem
 // mirror variant. Only the origin differs: a local registry.

@@ -358,7 +358,7 @@ func TestModuleBundleRoundTrip(t *testing.T) {
 // reads each location from the X-Terraform-Get header the example nginx
 // configuration sends. Terraform reads an address without a host as
 // registry.terraform.io, so its host block points that host's modules.v1
-// at the mirror's registry.opentofu.org replica, as the README says; only
+// at the mirror's registry.opentofu.org replica, as docs/modules.md says; only
 // modules.json (which names the host) differs from OpenTofu's tree.
 func TestTerraformInstallsModulesThroughNginx(t *testing.T) {
 	terraform := terraformBin(t)

@@ -644,7 +644,7 @@ func TestUpstreamFilesystemMirrors(t *testing.T) {
 // directory keeps the origin's SHA256SUMS, signature and key (verify
 // --require-signatures passes), and tofu installs from it through nginx.
 // The repository template is written as in OpenTofu's CLI configuration
-// (the README says it is copied from there), and escaped for HCL.
+// (docs/manifest.md says it is copied from there), and escaped for HCL.
 func TestUpstreamOCIRegistry(t *testing.T) {
 	requireMirroredHostPlatform(t)
 	pkgs := asciiUpstreamPackages

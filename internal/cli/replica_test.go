@@ -24,7 +24,7 @@ import (
 // anything else (the replica's versions and download documents) as
 // application/octet-stream. GET /.well-known/terraform.json is answered
 // from replica/<requested host>/.well-known/terraform.json, the rule the
-// README gives for serving the replica under the origin's own name.
+// docs/airgap.md gives for serving the replica under the origin's own name.
 type staticHost struct {
 	url     string   // https://127.0.0.1:PORT/
 	addr    string   // 127.0.0.1:PORT

@@ -23,7 +23,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/testutil/serverproc"
 )
 
-// What the image promises (README, "Container image").
+// What the image promises (docs/ci.md, "The container image").
 const (
 	wantImage   = "ghcr.io/tfmirror/tfmirror"
 	wantBase    = "gcr.io/distroless/static-debian12:nonroot"

@@ -1,5 +1,5 @@
 // Command benchoci is the OCI side of tfmirror's benchmark (bench/run,
-// BENCHMARKS.md): a real registry on 127.0.0.1 whose own request log tells
+// bench/README.md): a real registry on 127.0.0.1 whose own request log tells
 // what its clients uploaded.
 //
 // It runs Debian's docker-registry (CNCF distribution 2.8; --registry, by

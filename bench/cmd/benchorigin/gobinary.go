@@ -31,7 +31,7 @@ import (
 // one of them (platform i the (i mod Distinct)-th) with zip.Writer.CreateRaw,
 // next to its own small files. So every zip has its own bytes and digest,
 // and hashing one still inflates every byte of it; only the generator saves
-// the work. BENCHMARKS.md says so.
+// the work. bench/README.md says so.
 
 // gobinaryLevel is the deflate level of the executable: archive/zip's
 // default, the one release tools that use it (goreleaser) get.

@@ -1,5 +1,5 @@
 // Command benchorigin is the origin registry of tfmirror's benchmark
-// (bench/run, BENCHMARKS.md).
+// (bench/run, bench/README.md).
 //
 // It generates a deterministic synthetic corpus of provider packages, or
 // reuses it from --cache, and serves it on 127.0.0.1 over TLS as an

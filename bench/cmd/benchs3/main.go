@@ -1,5 +1,5 @@
 // Command benchs3 is the S3 side of tfmirror's benchmark (bench/run,
-// BENCHMARKS.md): a real S3-compatible server on 127.0.0.1 behind a proxy
+// bench/README.md): a real S3-compatible server on 127.0.0.1 behind a proxy
 // that counts the requests its clients make.
 //
 // It starts versitygw (--versitygw: the binary scripts/test builds into the

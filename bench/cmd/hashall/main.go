@@ -2,7 +2,7 @@
 // archive, the SHA-256 of the zip (its "zh:" hash) and Go's dirhash of its
 // entries (its "h1:" hash, which unpacks every entry), for a list of files,
 // on GOMAXPROCS workers. It is the hashing half of the benchmark's
-// "physical limit" (see BENCHMARKS.md).
+// "physical limit" (see bench/README.md).
 //
 // Usage: hashall [-decoder std|fast|stream] [-h1only] [-v] [-list FILE] [FILE...]
 //

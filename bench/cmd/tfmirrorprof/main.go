@@ -1,5 +1,5 @@
 // Command tfmirrorprof is tfmirror with profiling, for the benchmark's
-// "where does the time go" figures (BENCHMARKS.md): the same CLI
+// "where does the time go" figures (bench/README.md): the same CLI
 // (internal/cli, as cmd/tfmirror runs it), with a CPU profile, a heap
 // profile at exit, or an execution trace written where asked.
 //
