@@ -4,8 +4,8 @@ import (
 	"context"
 
 	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
-	appcheck "github.com/tfmirror/tfmirror/internal/app/check"
 	appbundle "github.com/tfmirror/tfmirror/internal/app/bundle"
+	appcheck "github.com/tfmirror/tfmirror/internal/app/check"
 	applock "github.com/tfmirror/tfmirror/internal/app/lock"
 	appprune "github.com/tfmirror/tfmirror/internal/app/prune"
 	appreplica "github.com/tfmirror/tfmirror/internal/app/replica"
