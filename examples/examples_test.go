@@ -3,10 +3,22 @@
 package examples
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/pem"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -166,4 +178,137 @@ func checkFlags(t *testing.T, args []string) {
 			t.Errorf("tfmirror %s has no flag %s", args[1], a)
 		}
 	}
+}
+
+// TestInstallScript runs the CI examples' install step against a release
+// served in the test: the pinned archive installs when its SHA-256 is the
+// pinned one, and nothing is installed when it is not.
+func TestInstallScript(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	arch := map[string]string{"amd64": "amd64", "arm64": "arm64"}[runtime.GOARCH]
+	if runtime.GOOS != "linux" || arch == "" {
+		t.Skip("the fake release is for linux")
+	}
+	archive := tarGz(t, "tfmirror", "#!/bin/sh\necho 'tfmirror 1.4.0 (commit test)'\n")
+	name := "/v1.4.0/tfmirror_1.4.0_linux_" + arch + ".tar.gz"
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != name {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(archive)
+	}))
+	defer srv.Close()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(archive)
+	for _, tc := range []struct {
+		name, sha string
+		ok        bool
+	}{{"pinned", hex.EncodeToString(sum[:]), true}, {"tampered", strings.Repeat("0", 64), false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := t.TempDir()
+			cmd := exec.Command("sh", filepath.Join("ci", "install-tfmirror.sh"))
+			cmd.Env = append(os.Environ(), "CURL_CA_BUNDLE="+caFile, "TFMIRROR_RELEASES="+srv.URL, "TFMIRROR_BIN="+bin,
+				"TFMIRROR_VERSION=1.4.0", "TFMIRROR_SHA256="+tc.sha)
+			out, err := cmd.CombinedOutput()
+			_, statErr := os.Stat(filepath.Join(bin, "tfmirror"))
+			if tc.ok && (err != nil || statErr != nil || !strings.Contains(string(out), "tfmirror 1.4.0")) {
+				t.Errorf("install: %v, %v\n%s", err, statErr, out)
+			}
+			if !tc.ok && (err == nil || statErr == nil) {
+				t.Errorf("an archive with another SHA-256 was installed: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func tarGz(t *testing.T, name, content string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(content))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestExamplesArePinned: the examples install a pinned release through the
+// tested install step (never "latest", never go install of a module path
+// that cannot be fetched), every Go image is at least as new as go.mod, and
+// the Kubernetes example says which Kubernetes it needs.
+func TestExamplesArePinned(t *testing.T) {
+	goMod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`(?m)^go (\d+)\.(\d+)`).FindStringSubmatch(string(goMod))
+	goImage := regexp.MustCompile(`(?m)^FROM golang:(\d+)\.(\d+)`)
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules"):
+			return filepath.SkipDir
+		case d.IsDir() || !d.Type().IsRegular():
+			return nil
+		}
+		data, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return rerr
+		}
+		text := string(data)
+		if d.Name() == "Dockerfile" {
+			for _, m := range goImage.FindAllStringSubmatch(text, -1) {
+				if atoi(t, m[1]) < atoi(t, want[1]) || atoi(t, m[1]) == atoi(t, want[1]) && atoi(t, m[2]) < atoi(t, want[2]) {
+					t.Errorf("%s: golang:%s.%s is older than go.mod's go %s.%s", path, m[1], m[2], want[1], want[2])
+				}
+			}
+			if strings.Contains(text, ":latest") || strings.Contains(text, "@latest") {
+				t.Errorf("%s: builds from something unpinned (latest)", path)
+			}
+		}
+		if strings.HasPrefix(filepath.ToSlash(path), "../examples/") && (strings.HasSuffix(path, ".yml") || strings.HasSuffix(path, ".yaml")) {
+			if strings.Contains(text, "@latest") || strings.Contains(text, "go install github.com/tfmirror") {
+				t.Errorf("%s: installs an unpinned tfmirror", path)
+			}
+			if strings.Contains(text, "tfmirror build") && !strings.Contains(text, "image:") && !strings.Contains(text, "install-tfmirror.sh") {
+				t.Errorf("%s: runs tfmirror without installing a pinned release", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := os.ReadFile(filepath.Join("sharding", "indexed-job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(job), "Needs Kubernetes 1.29 or later") {
+		t.Error("the Indexed Job example does not say which Kubernetes it needs")
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
