@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/size"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/internal/app"
@@ -140,9 +142,9 @@ func addNetworkFlags(cmd *cobra.Command, f *settings.Flags) {
 	fs.DurationVar(&p.ConnectTimeout, settings.FlagConnectTimeout, p.ConnectTimeout, "time allowed to connect, and to complete the TLS handshake (0: no limit)")
 	fs.DurationVar(&p.HeaderTimeout, settings.FlagHeaderTimeout, p.HeaderTimeout, "time allowed for a response's headers to arrive after the request is sent (0: no limit)")
 	fs.DurationVar(&p.StallTimeout, settings.FlagStallTimeout, p.StallTimeout, "a download that receives no data for this long is abandoned and retried (0: no limit)")
-	fs.Int64Var(&p.SpeedLimit, settings.FlagSpeedLimit, p.SpeedLimit, "a download that brings fewer than this many `bytes` a second, on average over --speed-time, is abandoned and retried (0: no limit)")
+	fs.Var(size.Value{P: &p.SpeedLimit}, settings.FlagSpeedLimit, "a download that brings fewer than this many bytes a second (a size: 1024, 1kB, 1KiB), on average over --speed-time, is abandoned and retried (0: no limit)")
 	fs.DurationVar(&p.SpeedTime, settings.FlagSpeedTime, p.SpeedTime, "the window over which --speed-limit is measured (0: no limit)")
-	fs.Int64Var(&p.MaxBodyBytes, settings.FlagMaxArchiveBytes, p.MaxBodyBytes, "refuse a download longer than this many `bytes`, and stop reading it there (0: no limit)")
+	fs.Var(size.Value{P: &p.MaxBodyBytes}, settings.FlagMaxArchiveBytes, "refuse a download longer than this (a size: 500MB, 1GiB, or bytes), and stop reading it there (0: no limit)")
 }
 
 // addLockTimeout adds --lock-timeout.

@@ -61,9 +61,16 @@ func TestFlagsBecomeOptionsOfEveryReader(t *testing.T) {
 		verify: func(_ context.Context, o appverify.Options) (*appverify.Report, error) { verify = o; return nil, nil },
 		prune:  func(_ context.Context, o appprune.Options) (*appprune.Report, error) { prune = o; return nil, nil },
 	}
-	runWith(t, run, "lock", "a", "b", "--mirror", "https://m.example/", "--config", "m.hcl", "--platform", "darwin_arm64", "--stall-timeout", "5s")
+	runWith(t, run, "lock", "a", "b", "--mirror", "https://m.example/", "--config", "m.hcl", "--platform", "darwin_arm64", "--stall-timeout", "5s",
+		"--max-archive-bytes", "1GiB", "--speed-limit", "10kB")
 	if lock.Mirror != "https://m.example/" || !slices.Equal(lock.Dirs, []string{"a", "b"}) || !lock.Flags.ConfigSet || !lock.Flags.NetSet[settings.FlagStallTimeout] || lock.Flags.Net.StallTimeout != 5*time.Second {
 		t.Errorf("lock options: %+v", lock)
+	}
+	if lock.Flags.Net.MaxBodyBytes != 1<<30 || lock.Flags.Net.SpeedLimit != 10_000 || !lock.Flags.NetSet[settings.FlagMaxArchiveBytes] {
+		t.Errorf("sizes with units: %+v", lock.Flags.Net)
+	}
+	if code := runWith(t, run, "lock", "--mirror", "site", "--max-archive-bytes", "1 XB"); code != ExitUsage {
+		t.Errorf("a size with an unknown unit: exit %d, want %d", code, ExitUsage)
 	}
 	runWith(t, run, "verify", "s3://b/p/", "--require-signatures")
 	if verify.Mirror != "s3://b/p/" || !verify.Flags.RequireSignatures || verify.Flags.ConfigSet {

@@ -6,6 +6,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/tfmirror/tfmirror/internal/size"
 )
 
 // Settings are the manifest's settings block. Nil fields are not set;
@@ -83,14 +86,36 @@ func decodeCount(content *hcl.BodyContent, name string, least int) (*int, hcl.Di
 	return &n, nil
 }
 
-// decodeBytes is decodeCount for a number of bytes (or bytes a second).
+// decodeBytes is decodeCount for a size (or a size a second): a number of
+// bytes, or a string with a unit ("500MB", "1GiB"), as the flags take.
 func decodeBytes(content *hcl.BodyContent, name string, least int) (*int64, hcl.Diagnostics) {
-	n, diags := decodeCount(content, name, least)
-	if n == nil {
+	attr, ok := content.Attributes[name]
+	if !ok {
+		return nil, nil
+	}
+	var raw cty.Value
+	if diags := gohcl.DecodeExpression(attr.Expr, nil, &raw); diags.HasErrors() {
 		return nil, diags
 	}
-	v := int64(*n)
-	return &v, diags
+	var v int64
+	switch {
+	case raw.Type() == cty.String && raw.IsKnown() && !raw.IsNull():
+		n, err := size.Parse(raw.AsString())
+		if err != nil {
+			return nil, errAt(attr.Expr.Range(), "Invalid "+name, err.Error())
+		}
+		v = n
+	default:
+		n, diags := decodeCount(content, name, least)
+		if n == nil {
+			return nil, diags
+		}
+		v = int64(*n)
+	}
+	if v < int64(least) {
+		return nil, errAt(attr.Expr.Range(), "Invalid "+name, fmt.Sprintf("%s must be at least %d.", name, least))
+	}
+	return &v, nil
 }
 
 func decodeDuration(content *hcl.BodyContent, name string) (*time.Duration, hcl.Diagnostics) {

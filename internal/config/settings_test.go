@@ -30,15 +30,23 @@ func TestSettingsBlock(t *testing.T) {
 		*s.SpeedLimit != 2048 || *s.SpeedTime != 45*time.Second || *s.MaxArchiveBytes != 512<<20 {
 		t.Errorf("settings = %+v", s)
 	}
+	m, err = config.Parse([]byte("settings {\n  max_unpacked_bytes = \"4GiB\"\n  max_archive_bytes = \"500MB\"\n  speed_limit = \"1kB\"\n}\n"), "mirror.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := m.Settings; *s.MaxUnpackedBytes != 4<<30 || *s.MaxArchiveBytes != 500_000_000 || *s.SpeedLimit != 1000 {
+		t.Errorf("sizes with units: %+v", s)
+	}
 	for src, want := range map[string]string{
-		`settings { retries = -1 }`:            "mirror.hcl:1:22: Invalid retries",
-		`settings { stall_timeout = "soon" }`:  "mirror.hcl:1:28: Invalid stall_timeout",
-		`settings { max_archive_entries = 0 }`: "mirror.hcl:1:34: Invalid max_archive_entries",
-		`settings { speed_limit = -1 }`:        "mirror.hcl:1:26: Invalid speed_limit",
-		`settings { speed_time = "slowly" }`:   "mirror.hcl:1:25: Invalid speed_time",
-		`settings { max_archive_bytes = -1 }`:  "mirror.hcl:1:32: Invalid max_archive_bytes",
-		`settings { colour = 1 }`:              "Unsupported argument",
-		"settings {}\nsettings {}":             "mirror.hcl:2:1: Duplicate settings block",
+		`settings { max_archive_bytes = "1 XB" }`: "mirror.hcl:1:32: Invalid max_archive_bytes: invalid size \"1 XB\"",
+		`settings { retries = -1 }`:               "mirror.hcl:1:22: Invalid retries",
+		`settings { stall_timeout = "soon" }`:     "mirror.hcl:1:28: Invalid stall_timeout",
+		`settings { max_archive_entries = 0 }`:    "mirror.hcl:1:34: Invalid max_archive_entries",
+		`settings { speed_limit = -1 }`:           "mirror.hcl:1:26: Invalid speed_limit",
+		`settings { speed_time = "slowly" }`:      "mirror.hcl:1:25: Invalid speed_time",
+		`settings { max_archive_bytes = -1 }`:     "mirror.hcl:1:32: Invalid max_archive_bytes",
+		`settings { colour = 1 }`:                 "Unsupported argument",
+		"settings {}\nsettings {}":                "mirror.hcl:2:1: Duplicate settings block",
 	} {
 		if _, err := config.Parse([]byte(src), "mirror.hcl"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", src, err, want)

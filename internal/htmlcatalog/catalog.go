@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	units "github.com/tfmirror/tfmirror/internal/size"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -414,16 +416,11 @@ func sortedHashes(hs []hashing.Hash) []string {
 	return slices.Compact(out)
 }
 
-// size renders a byte count for people, with the exact count.
+// size renders a byte count for people as the command line does, with
+// the exact count.
 func size(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
+	if n < 1000 {
+		return units.Format(n)
 	}
-	v, exp := float64(n)/unit, 0
-	for v >= unit && exp < 4 {
-		v /= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB (%d bytes)", v, "KMGTP"[exp], n)
+	return fmt.Sprintf("%s (%d bytes)", units.Format(n), n)
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/size"
+
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -125,12 +127,12 @@ func (p *Printer) result(r mirror.Result) {
 	line := fmt.Sprintf("%-9s %s", r.Status, r.Package)
 	switch r.Status {
 	case mirror.StatusPlanned:
-		line += " (" + HumanBytes(r.Bytes) + ")"
+		line += " (" + size.Format(r.Bytes) + ")"
 		if r.Reason != "" {
 			line = fmt.Sprintf("%-9s %s (%s)", r.Status, r.Package, r.Reason)
 		}
 	case mirror.StatusMirrored, mirror.StatusPresent:
-		line += " (" + HumanBytes(r.Bytes) + signedBy(r) + ")"
+		line += " (" + size.Format(r.Bytes) + signedBy(r) + ")"
 	case mirror.StatusSkipped:
 		line += ": " + r.Reason
 	case mirror.StatusFailed:
@@ -160,7 +162,7 @@ func (p *Printer) Module(r mirror.ModuleResult) {
 				line += ": " + r.Err.Error()
 			}
 		case r.Status != mirror.StatusPlanned:
-			line += " (" + HumanBytes(r.Bytes) + commitNote(r.Commit) + ")"
+			line += " (" + size.Format(r.Bytes) + commitNote(r.Commit) + ")"
 		}
 		fmt.Fprintln(p.w, line)
 	})
@@ -258,19 +260,6 @@ func (p *Printer) Emit(ev any) {
 	fmt.Fprintf(p.w, "%s\n", data)
 }
 
-func HumanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
-}
-
 // DryRunSummary closes a dry run: what would be downloaded, kept, skipped.
 func (p *Printer) DryRunSummary(r *mirror.Report) {
 	var down, keep int64
@@ -290,7 +279,7 @@ func (p *Printer) DryRunSummary(r *mirror.Report) {
 		return
 	}
 	fmt.Fprintf(p.w, "\ndry run: would download %d packages (%s), keep %d (%s), skip %d; %d failed; nothing was written\n",
-		n, HumanBytes(down), kept, HumanBytes(keep), skipped, failed)
+		n, size.Format(down), kept, size.Format(keep), skipped, failed)
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(p.w, "warnings:\n  - %s\n", WithHints(strings.Join(r.Warnings, "\n  - ")))
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tfmirror/tfmirror/internal/size"
+
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -27,7 +29,7 @@ func (p *Printer) BundleCreate(report *bundle.CreateReport, err error) {
 		fmt.Fprintf(p.w, "warning  %s\n", WithHints(w))
 	}
 	fmt.Fprintf(p.w, "bundled %d providers, %d versions, %d archives (%d files, %s) into %s%s\n",
-		report.Providers, report.Versions, report.Archives, report.Files, HumanBytes(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
+		report.Providers, report.Versions, report.Archives, report.Files, size.Format(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
 }
 
 // BundleImport reports a bundle's import, for people or as one JSON

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/size"
+
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -64,7 +66,7 @@ func (p *progressLine) draw() {
 
 func (p *progressLine) status(now mirror.Progress, elapsed time.Duration) string {
 	rate := float64(now.Bytes) / max(elapsed.Seconds(), 0.001)
-	line := fmt.Sprintf("[%d/%d packages] %s at %s/s", now.Done, p.total, HumanBytes(now.Bytes), HumanBytes(int64(rate)))
+	line := fmt.Sprintf("[%d/%d packages] %s at %s/s", now.Done, p.total, size.Format(now.Bytes), size.Format(int64(rate)))
 	if now.Done > 0 && now.Done < p.total {
 		left := time.Duration(float64(elapsed) / float64(now.Done) * float64(p.total-now.Done))
 		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
