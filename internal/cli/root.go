@@ -77,6 +77,9 @@ static tree that any web server can serve as a network mirror.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	v, c := versionInfo(env)
+	root.Version = fmt.Sprintf("%s (commit %s)", v, c)
+	root.SetVersionTemplate("tfmirror {{.Version}}\n")
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return app.Usage(err) })

@@ -81,3 +81,11 @@ func TestFlagsBecomeOptionsOfEveryReader(t *testing.T) {
 		t.Errorf("prune options: %+v", prune)
 	}
 }
+
+func TestVersionFlag(t *testing.T) {
+	var out bytes.Buffer
+	code := Main(context.Background(), Env{Args: []string{"--version"}, Stdout: &out, Stderr: &out, Version: "1.2.3", Commit: "abc"})
+	if code != ExitOK || out.String() != "tfmirror 1.2.3 (commit abc)\n" {
+		t.Errorf("--version: exit %d, %q", code, out.String())
+	}
+}
