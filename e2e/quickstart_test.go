@@ -49,7 +49,12 @@ func TestQuickstartAsWritten(t *testing.T) {
 		return cmd
 	}
 	var out string
+	lockFile := filepath.Join(qs, "config", ".terraform.lock.hcl")
+	var locked []byte
 	for _, line := range cmds {
+		if strings.Contains(line, "tofu init") {
+			locked, _ = os.ReadFile(lockFile)
+		}
 		if bg, ok := strings.CutSuffix(line, "&"); ok {
 			cmd := run(strings.TrimSpace(bg))
 			if err := cmd.Start(); err != nil {
@@ -73,6 +78,31 @@ func TestQuickstartAsWritten(t *testing.T) {
 	}
 	if !strings.Contains(out, "Installed registry.tfmirror.test/examples/hello v0.2.0") {
 		t.Errorf("tofu init did not install the quickstart provider:\n%s", out)
+	}
+	// The lock file holds every platform the mirror holds, and tofu init
+	// neither warns that it is incomplete nor rewrites it.
+	if strings.Contains(out, "Incomplete lock file information") {
+		t.Errorf("tofu init warns of an incomplete lock file:\n%s", out)
+	}
+	after, err := os.ReadFile(lockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(locked) {
+		t.Errorf("tofu init rewrote the lock file tfmirror lock wrote:\nbefore:\n%s\nafter:\n%s", locked, after)
+	}
+	hashes := parseLockFile(t, lockFile)["registry.tfmirror.test/examples/hello"]
+	var h1, zh int
+	for _, h := range hashes {
+		switch {
+		case strings.HasPrefix(h, "h1:"):
+			h1++
+		case strings.HasPrefix(h, "zh:"):
+			zh++
+		}
+	}
+	if h1 != 4 || zh != 4 {
+		t.Errorf("the lock file holds %d h1: and %d zh: hashes; want those of the 4 platforms the quickstart mirrors: %q", h1, zh, hashes)
 	}
 }
 
@@ -100,8 +130,8 @@ func quickstartCommands(t *testing.T) []string {
 			cmds = append(cmds, line)
 		}
 	}
-	if len(cmds) != 3 {
-		t.Fatalf("the \"Try it\" block has %d commands, this test knows 3: %q", len(cmds), cmds)
+	if len(cmds) != 4 {
+		t.Fatalf("the \"Try it\" block has %d commands, this test knows 4: %q", len(cmds), cmds)
 	}
 	return cmds
 }
