@@ -59,17 +59,23 @@ func (p *ignoringProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strip && r.Method == http.MethodPut {
 		r.Header.Del("If-Match")
 		r.Header.Del("If-None-Match")
-		r.Header.Del("Authorization")
-		// Signed for the host the client addressed (r.Host, the
-		// proxy's), which the reverse proxy passes on.
-		signer := v4.NewSigner()
-		creds := aws.Credentials{AccessKeyID: p.srv.AccessKey, SecretAccessKey: p.srv.SecretKey}
-		if err := signer.SignHTTP(r.Context(), creds, r, r.Header.Get("X-Amz-Content-Sha256"), "s3", s3test.Region, time.Now().UTC()); err != nil {
+		if err := resign(r, p.srv); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 	}
 	p.rp.ServeHTTP(w, r)
+}
+
+// resign signs a request again with srv's credentials, after a proxy
+// changed headers the client signed. It is signed for the host the client
+// addressed (r.Host, the proxy's), which a reverse proxy passes on, with
+// the payload hash the client sent.
+func resign(r *http.Request, srv *s3test.Server) error {
+	r.Header.Del("Authorization")
+	signer := v4.NewSigner()
+	creds := aws.Credentials{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
+	return signer.SignHTTP(r.Context(), creds, r, r.Header.Get("X-Amz-Content-Sha256"), "s3", s3test.Region, time.Now().UTC())
 }
 
 func (p *ignoringProxy) seen() (writes []string, stripped int) {

@@ -140,6 +140,10 @@ type Process struct {
 	UserAgent string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Redactor, if set, is told every credential the settings built for
+	// the command hold (config.Resolve adds them), so that what the
+	// command prints never shows one.
+	Redactor *Redactor
 }
 
 // Names of the network flags, which the manifest's settings block may
