@@ -102,7 +102,7 @@ func (l *layoutTarget) replaceBlob(desc ocispec.Descriptor, file string) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }()
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".replace-*")
 	if err != nil {
 		return err
