@@ -7,8 +7,9 @@
 // (Manifest.Settings); package endpoint opens every location with it, so
 // no command reaches a registry, bucket or mirror with less than another.
 //
-// It owns the shape of the settings and nothing else: it reads no file,
-// flag or variable itself.
+// It owns the shape of the settings, and the Redactor that knows every
+// credential they hold (what the command line must never print); it
+// reads no file, flag or variable itself.
 package settings
 
 import (
