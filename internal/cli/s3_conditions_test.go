@@ -147,4 +147,23 @@ func TestBucketIgnoringConditionsIsRefused(t *testing.T) {
 	if writes, _ := proxy.seen(); len(writes) != before {
 		t.Errorf("a rebuild with nothing to write made write requests: %q", writes[before:])
 	}
+
+	// A prune takes the exclusive lock, itself a conditional write: it is
+	// refused the same way, before the lock, and deletes nothing.
+	s.manifest(t, ">= 2.0.0")
+	published := bucketFiles(t, srv, "ignoring", "site/")
+	code, stdout, stderr := s.run(t, s.through(proxyURL), "prune", "--out", uri, "--grace", "0")
+	t.Logf("prune: exit %d\n%s%s", code, stdout, stderr)
+	if code != ExitUsage || !strings.Contains(stdout+stderr, "does not enforce conditional writes") {
+		t.Errorf("prune of a store that ignores conditional writes: exit %d, want %d naming the problem", code, ExitUsage)
+	}
+	writes, _ = proxy.seen()
+	for _, w := range writes[before:] {
+		if _, key, _ := strings.Cut(w, " "); !strings.HasPrefix(key, "site/.tfmirror/probe/") {
+			t.Errorf("the prune requested %s", w)
+		}
+	}
+	if now := bucketFiles(t, srv, "ignoring", "site/"); len(now) != len(published) {
+		t.Errorf("the prune changed the bucket: %d objects, were %d", len(now), len(published))
+	}
 }
