@@ -65,7 +65,9 @@ const heldParallel = 8
 // Held returns the packages of the queried versions that the tree holds
 // complete: index.json lists the version, its <version>.json lists the
 // platform with the zh: hash the provenance records, and the archive has
-// the recorded size (with verify: and the recorded SHA-256). The
+// the recorded size (with verify: and the recorded SHA-256, hashed from
+// the archive's bytes read again, never taken from a digest the store
+// records, which says what was written rather than what is there). The
 // provider's index.json is read once for all the versions. A version
 // whose documents cannot be read holds nothing.
 func (d TreeDestination) Held(ctx context.Context, p addrs.Provider, queries []HeldQuery, verify bool) ([]HeldPackage, error) {
@@ -128,7 +130,7 @@ func (d TreeDestination) intact(ctx context.Context, rel string, a ProvenanceArc
 	if !verify {
 		return true
 	}
-	sum, err := d.t.Digest(ctx, rel)
+	sum, err := d.t.Rehash(ctx, rel)
 	return err == nil && hashing.ZH(sum) == a.ZH
 }
 

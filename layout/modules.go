@@ -188,7 +188,7 @@ func commitNote(u ModuleUpstream) string {
 // or under Repair where the bytes there are not the recorded ones.
 func (pl *planner) moduleArchive(ctx context.Context, r ModuleRelease) error {
 	rel := ModuleArchivePath(r.Module, r.Version)
-	have, exists, err := pl.digestOf(ctx, rel)
+	have, exists, err := pl.digestOf(ctx, rel, false, -1)
 	if err != nil && !errors.Is(err, ErrNotRegular) {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -387,7 +388,11 @@ func (pl *planner) archive(ctx context.Context, r Release, a Archive, doc *Versi
 		pl.unchanged++
 		return false, nil
 	}
-	have, found, err := pl.digestOf(ctx, rel)
+	size := int64(-1)
+	if info, err := os.Stat(a.Staged); err == nil {
+		size = info.Size()
+	}
+	have, found, err := pl.digestOf(ctx, rel, r.VerifyExisting, size)
 	if err != nil {
 		return false, pl.fileWrite(rel, Content{}, err, false)
 	}
@@ -483,9 +488,12 @@ func (pl *planner) fileWrite(rel string, c Content, err error, create bool) erro
 	return nil
 }
 
-// digestOf returns the SHA-256 of a file of the tree, if it exists.
-func (pl *planner) digestOf(ctx context.Context, rel string) ([sha256.Size]byte, bool, error) {
-	sum, err := pl.tree.Digest(ctx, rel)
+// digestOf returns the SHA-256 of a file of the tree, if it exists: the
+// one the store records for a file of size bytes (any size when
+// negative), or with reread, or for a file of another size, the one of
+// its bytes.
+func (pl *planner) digestOf(ctx context.Context, rel string, reread bool, size int64) ([sha256.Size]byte, bool, error) {
+	sum, err := pl.tree.digest(ctx, rel, reread, size)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sum, false, nil
 	}

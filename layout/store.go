@@ -103,6 +103,14 @@ func (m LockMode) String() string {
 // is none; when another writer got there first it plans again from what
 // the store now holds, so concurrent publications never lose each
 // other's versions.
+//
+// That holds only if the conditions are enforced where the bytes are
+// kept: an implementation over a remote store that could accept a
+// condition without honouring it (an S3-compatible server that ignores
+// If-Match) must confirm, before its first write, that the store refuses
+// a conditional write that must fail, and otherwise write nothing and
+// fail its writes and locks with an error saying so, never falling back
+// to unconditional writes.
 type Conditional interface {
 	// ReadTagged is ReadFile that also returns a tag naming this content
 	// of rel (an ETag); another Put of rel changes it.

@@ -155,6 +155,11 @@ type Release struct {
 	// Record, if set, is kept next to the archives; its provenance is
 	// merged with what the tree already records for the release.
 	Record *Record
+	// VerifyExisting compares each archive the destination already holds
+	// by its bytes, read again, instead of by a digest the store records
+	// (a bucket's metadata), so that one damaged in place is found and,
+	// under Repair, replaced (build --verify-existing).
+	VerifyExisting bool
 }
 
 // Archive is one platform's package of a release.
@@ -255,14 +260,35 @@ func (t *Tree) ReadVersion(ctx context.Context, p addrs.Provider, v addrs.Versio
 // (a local one streams it from disk, following no link). A file that is
 // not regular is an error wrapping ErrNotRegular.
 func (t *Tree) Digest(ctx context.Context, rel string) ([sha256.Size]byte, error) {
+	return t.digest(ctx, rel, false, -1)
+}
+
+// Rehash is Digest from the file's bytes, whatever digest the store
+// records for it: what --verify-existing compares, since a recorded
+// digest says what was written, not what the store holds now.
+func (t *Tree) Rehash(ctx context.Context, rel string) ([sha256.Size]byte, error) {
+	return t.digest(ctx, rel, true, -1)
+}
+
+// digest is Digest, or with reread Rehash. A recorded digest is not
+// believed for a file whose size is not size (when not negative), the
+// size of the bytes it would be compared with: its bytes were replaced
+// and its metadata kept, so they are hashed.
+func (t *Tree) digest(ctx context.Context, rel string, reread bool, size int64) ([sha256.Size]byte, error) {
 	var zero [sha256.Size]byte
 	info, err := t.r.Stat(ctx, rel)
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", rel, err)
 	}
-	if info.SHA256 != zero {
+	if info.SHA256 != zero && !reread && (size < 0 || info.Size == size) {
 		return info.SHA256, nil
 	}
+	return t.hashBytes(ctx, rel)
+}
+
+// hashBytes reads a file of the tree through its store and hashes it.
+func (t *Tree) hashBytes(ctx context.Context, rel string) ([sha256.Size]byte, error) {
+	var zero [sha256.Size]byte
 	body, err := t.r.Open(ctx, rel)
 	if err != nil {
 		return zero, err

@@ -33,8 +33,10 @@ type Options struct {
 	// ZipLimits bound what an archive may unpack to; a zero field takes
 	// hashing.DefaultZipLimits' (ZipLimits.WithDefaults).
 	ZipLimits hashing.ZipLimits
-	// VerifyExisting re-hashes archives already in the tree instead of
-	// trusting their recorded size.
+	// VerifyExisting re-hashes archives already in every destination,
+	// read again from the destination (never from a digest it records),
+	// instead of trusting their recorded size; one that does not match is
+	// fetched again and replaced (layout.Release.VerifyExisting).
 	VerifyExisting bool
 	// Shard limits the build to one part of its plan; the zero Shard is
 	// the whole plan.

@@ -23,8 +23,9 @@ type Destination interface {
 	// Held returns the queried packages the destination holds complete,
 	// as clients read them, with the bytes its provenance records: a
 	// rebuild keeps them without asking the origin. With verify it
-	// re-hashes what it holds instead of trusting recorded sizes. A
-	// package it cannot tell about is not held.
+	// re-hashes what it holds, read again from where clients read it,
+	// instead of trusting recorded sizes or digests (metadata, a
+	// content address). A package it cannot tell about is not held.
 	Held(ctx context.Context, p addrs.Provider, queries []layout.HeldQuery, verify bool) ([]layout.HeldPackage, error)
 	// PutArchiveAhead takes a release's checked archive before the
 	// publication that lists it, unseen by clients until then (a file no
@@ -34,7 +35,11 @@ type Destination interface {
 	PutArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.Version, a layout.Archive) error
 	// Publish makes a release visible, merged with what the destination
 	// holds of the version under the Repair policy: a package it holds
-	// with other bytes is a conflict, never replaced.
+	// with other bytes is a conflict, never replaced. With
+	// rel.VerifyExisting a package already there is compared by its bytes
+	// read again, and one damaged in place (bytes that are not the
+	// digest it is listed with) is replaced, or the publication fails
+	// saying the destination keeps it.
 	Publish(ctx context.Context, rel layout.Release) error
 	// HeldModule says what the destination holds of a module version.
 	HeldModule(ctx context.Context, m addrs.Module, v addrs.Version) (layout.HeldModule, error)

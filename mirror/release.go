@@ -358,7 +358,7 @@ func (b *Builder) putAhead(ctx context.Context, f fetched) []error {
 // A destination that failed to take an archive ahead (ahead, in the
 // order of b.ahead) is not asked again: its failure is the publication's.
 func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []error) {
-	rel := layout.Release{Provider: r.req.Provider, Version: r.version}
+	rel := layout.Release{Provider: r.req.Provider, Version: r.version, VerifyExisting: b.Options.VerifyExisting}
 	var ok []fetched
 	for _, f := range fs {
 		if f.err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/internal/app"
+	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
@@ -29,10 +30,19 @@ type Env struct {
 	// run are the commands; nil means the real ones (tests replace them
 	// to check how flags become options, without running anything).
 	run *commands
+	// redactor knows every credential the process holds; Main makes it
+	// and puts Stdout and Stderr behind it (output.Safe).
+	redactor *settings.Redactor
 }
 
-// Main runs tfmirror and returns its exit code.
+// Main runs tfmirror and returns its exit code. Everything it prints,
+// the final error line included, goes through output.Safe: credentials
+// the process holds (the environment's, then the settings' as commands
+// build them) are redacted and control characters escaped.
 func Main(ctx context.Context, env Env) int {
+	env.redactor = settings.NewRedactor(env.Environ)
+	env.Stdout = output.Safe(env.Stdout, env.redactor)
+	env.Stderr = output.Safe(env.Stderr, env.redactor)
 	started := false
 	root := newRootCmd(env)
 	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
@@ -126,7 +136,7 @@ func versionInfo(env Env) (string, string) {
 // process is what a command takes from the process.
 func (env Env) process() settings.Process {
 	v, _ := versionInfo(env)
-	return settings.Process{Environ: env.Environ, UserAgent: "tfmirror/" + v, Now: env.now}
+	return settings.Process{Environ: env.Environ, UserAgent: "tfmirror/" + v, Now: env.now, Redactor: env.redactor}
 }
 
 // addConfigFlags adds --config and --require-signatures: the manifest

@@ -66,6 +66,10 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 	}
 	s = s.WithTokens(TokensFromEnv(p.Environ))
 	s.Upstreams = m.Upstreams
+	// Every credential the command holds is known to what prints its
+	// output before any request is made.
+	p.Redactor.Add(s.Secrets()...)
+	p.Redactor.Add(dockerSecrets(env)...)
 	return s, nil
 }
 

@@ -38,14 +38,16 @@ func (d *Destination) Location() string { return d.s.Location() }
 
 // Held returns the queried packages under each version's tag that its
 // provenance artifact records with the same bytes. A blob is named by its
-// digest, so what the registry lists is what it holds: nothing needs
-// downloading to be checked, with verify or without. Each tag is resolved
-// once: the record read is the one of the index whose packages were
-// listed.
-func (d *Destination) Held(ctx context.Context, p addrs.Provider, queries []layout.HeldQuery, _ bool) ([]layout.HeldPackage, error) {
+// digest, so without verify what the registry lists is taken as what it
+// holds. With verify every such package's blob is read again and counts
+// only if its bytes are its digest and size: a damaged disk, a broken or
+// hostile registry can serve other bytes under a digest. Each tag is
+// resolved once: the record read is the one of the index whose packages
+// were listed.
+func (d *Destination) Held(ctx context.Context, p addrs.Provider, queries []layout.HeldQuery, verify bool) ([]layout.HeldPackage, error) {
 	var out []layout.HeldPackage
 	for _, q := range queries {
-		held, err := d.heldVersion(ctx, p, q)
+		held, err := d.heldVersion(ctx, p, q, verify)
 		if err != nil {
 			return out, err
 		}
@@ -54,7 +56,7 @@ func (d *Destination) Held(ctx context.Context, p addrs.Provider, queries []layo
 	return out, nil
 }
 
-func (d *Destination) heldVersion(ctx context.Context, p addrs.Provider, q layout.HeldQuery) ([]layout.HeldPackage, error) {
+func (d *Destination) heldVersion(ctx context.Context, p addrs.Provider, q layout.HeldQuery, verify bool) ([]layout.HeldPackage, error) {
 	rel, found, err := d.s.Release(ctx, p, q.Version)
 	if err != nil || !found {
 		return nil, err
@@ -70,11 +72,21 @@ func (d *Destination) heldVersion(ctx context.Context, p addrs.Provider, q layou
 	for _, plat := range q.Platforms {
 		a, ok := rel.Archive(plat)
 		prov, recorded := rec.Provenance.Archives[plat.String()]
-		if ok && recorded && prov.ZH == a.ZH && prov.Size == a.Size {
+		if ok && recorded && prov.ZH == a.ZH && prov.Size == a.Size && (!verify || d.intact(ctx, p, q.Version, a)) {
 			out = append(out, layout.HeldPackage{Version: q.Version, Platform: plat, ZH: a.ZH, Size: a.Size, KeyID: rec.Provenance.KeyID, HashesOnly: rec.Provenance.HashesOnly})
 		}
 	}
 	return out, nil
+}
+
+// intact reads a package's blob again and reports whether its bytes are
+// its digest and size.
+func (d *Destination) intact(ctx context.Context, p addrs.Provider, v addrs.Version, a Archive) bool {
+	t, name, err := d.s.open(p)
+	if err != nil {
+		return false
+	}
+	return blobIntact(ctx, t, archiveLayer(a), fmt.Sprintf("%s %s %s package in %s", p, v, a.Platform, name)) == nil
 }
 
 // PutArchiveAhead uploads an archive's blob before the release's push.

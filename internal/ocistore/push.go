@@ -100,6 +100,10 @@ const maxPushAttempts = 5
 // An archive without a staged file (Staged == "") must be in the
 // repository already, named by a zh: hash among its Hashes.
 //
+// With r.VerifyExisting, the archive blobs the repository holds already
+// are read again first, and one whose bytes are not its digest is
+// replaced (see reverify.go).
+//
 // Once the template has not fitted a provider (see Repository), every
 // push fails with that error (an ErrTemplate) before anything is
 // contacted.
@@ -125,6 +129,11 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 	pkgs, err := s.packages(ctx, t, r)
 	if err != nil {
 		return rep, s.fail("push", r.Provider, ver, name, err)
+	}
+	if r.VerifyExisting {
+		if err := s.reverify(ctx, t, name, pkgs); err != nil {
+			return rep, s.fail("push", r.Provider, ver, name, err)
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		pl, err := s.plan(ctx, t, name, r, pkgs, opts)

@@ -3,4 +3,9 @@
 // manifest setting that changes a warning; for CI, one JSON object per
 // line. The command line hands it reports and events; it decides nothing
 // about them.
+//
+// It owns the rule that what tfmirror prints is safe to print (Safe):
+// every line, text or JSON, on stdout or stderr, has every credential the
+// process holds replaced (settings.Redactor) and every terminal control
+// character escaped (Escape), whatever outside text it quotes.
 package output

@@ -27,9 +27,10 @@ type progressLine struct {
 	done    chan struct{}
 }
 
-// isTerminal reports whether w is a character device, such as a terminal.
+// IsTerminal reports whether w (or the writer a SafeWriter wraps) is a
+// character device, such as a terminal.
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := raw(w).(*os.File)
 	if !ok {
 		return false
 	}
@@ -37,8 +38,17 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
+// raw is the writer behind a SafeWriter: the status line writes the
+// control sequences that redraw it, and nothing from outside.
+func raw(w io.Writer) io.Writer {
+	if s, ok := w.(*SafeWriter); ok {
+		return s.Unwrap()
+	}
+	return w
+}
+
 func startProgress(w io.Writer, total int, read func() mirror.Progress) *progressLine {
-	p := &progressLine{w: w, total: total, read: read, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	p := &progressLine{w: raw(w), total: total, read: read, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	go p.loop()
 	return p
 }

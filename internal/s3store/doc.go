@@ -16,7 +16,11 @@
 //     without a download);
 //   - conditional writes (layout.Conditional: If-Match on the ETag,
 //     If-None-Match: * for new objects), with which several builds
-//     publish into one prefix at once;
+//     publish into one prefix at once, and the check that the store
+//     enforces them: before its first write into a bucket a process
+//     probes, under the private directory, that the store refuses both
+//     conditional writes that must fail, and refuses to write into a
+//     store that does not (ErrConditionsIgnored, probe.go);
 //   - the store's locks, lease objects under layout.PrivateDirName
 //     written with conditional requests: a lease per publishing writer,
 //     taken at its first write, and the exclusive lock of prune (see

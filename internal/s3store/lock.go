@@ -52,7 +52,9 @@ import (
 //
 // The lock relies on the store honouring If-None-Match and If-Match on
 // PutObject (Amazon S3 since 2024, MinIO, versitygw, Ceph RGW, Cloudflare
-// R2); a store that ignores them cannot exclude two writers.
+// R2); a store that ignores them cannot exclude two writers, so the first
+// write of a process into a bucket, the lock or the lease, is preceded by
+// a probe that the store refuses what it must (see probe.go).
 const (
 	lockKey    = layout.PrivateDirName + "/lock"
 	writersDir = layout.PrivateDirName + "/writers/"
@@ -132,6 +134,9 @@ func (s *Store) Lock(ctx context.Context, wait time.Duration, mode layout.LockMo
 		return func() error { return s.unpublish(p) }, nil
 	}
 	s.mu.Unlock()
+	if err := s.checkConditions(ctx); err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(max(wait, 0))
 	h, err := s.takeLock(ctx, deadline, wait)
 	if err != nil {
@@ -269,6 +274,9 @@ func (s *Store) publishing(ctx context.Context, p *publisher) error {
 	defer p.acquire.Unlock()
 	if p.lease != nil || p.err != nil {
 		return p.err
+	}
+	if err := s.checkConditions(ctx); err != nil {
+		return p.failed(ctx, err)
 	}
 	deadline := time.Now().Add(p.wait)
 	info := newLockInfo(s.lease)

@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -37,7 +35,9 @@ type Config struct {
 
 // Limits bound what one client can hold.
 type Limits struct {
-	// HeaderTimeout bounds the TLS handshake and the request headers.
+	// HeaderTimeout bounds the TLS handshake and the first request's
+	// headers together, from the moment a connection is accepted, and
+	// the headers of each later request.
 	HeaderTimeout time.Duration
 	// ReadTimeout bounds reading a whole request; mirror requests are GETs
 	// without a body.
@@ -49,8 +49,15 @@ type Limits struct {
 	StallTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection with no request.
 	IdleTimeout time.Duration
-	// MaxConns bounds open connections; more wait to be accepted.
+	// MaxConns bounds open connections. When it is reached, the
+	// connection idle the longest, else the one that has waited the
+	// longest for its handshake or first headers, is closed to make room;
+	// when every one is serving a request, a new one waits.
 	MaxConns int
+	// MaxConnsPerClient bounds the open connections of one client IP
+	// address the same way, but a new connection of a client whose
+	// connections are all serving requests is closed at once.
+	MaxConnsPerClient int
 }
 
 // Defaults are the limits a zero Limits field takes:
@@ -63,13 +70,17 @@ type Limits struct {
 //   - MaxConns: half the file descriptors the process may open, less a
 //     reserve (each connection can hold one, and one more for the file it
 //     is sent), between 16 and 1024; 1024 where the limit is unknown.
+//   - MaxConnsPerClient 32: a client (a "tofu init", a CI runner behind
+//     one address) needs a few connections at once; more from one address
+//     is a flood.
 func Defaults() Limits {
 	return Limits{
-		HeaderTimeout: 10 * time.Second,
-		ReadTimeout:   30 * time.Second,
-		StallTimeout:  60 * time.Second,
-		IdleTimeout:   30 * time.Second,
-		MaxConns:      defaultMaxConns(),
+		HeaderTimeout:     10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		StallTimeout:      60 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxConns:          defaultMaxConns(),
+		MaxConnsPerClient: 32,
 	}
 }
 
@@ -87,6 +98,9 @@ func (l Limits) withDefaults() Limits {
 	l.IdleTimeout = pick(l.IdleTimeout, d.IdleTimeout)
 	if l.MaxConns <= 0 {
 		l.MaxConns = d.MaxConns
+	}
+	if l.MaxConnsPerClient <= 0 {
+		l.MaxConnsPerClient = min(d.MaxConnsPerClient, l.MaxConns)
 	}
 	return l
 }
@@ -111,7 +125,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	lim := cfg.Limits.withDefaults()
+	limited := newConnLimiter(ln, lim)
 	srv := &http.Server{
+		ConnState:         limited.connState,
 		Handler:           handler(root, cfg.Log, lim.StallTimeout),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cfg.Certificate}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: lim.HeaderTimeout,
@@ -121,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		MaxHeaderBytes:    64 << 10,
 	}
 	s := &Server{URL: "https://" + ln.Addr().String() + "/", srv: srv, root: root, done: make(chan error, 1)}
-	go s.serve(netutil.LimitListener(ln, lim.MaxConns))
+	go s.serve(limited)
 	go func() {
 		<-ctx.Done()
 		_ = s.Close()

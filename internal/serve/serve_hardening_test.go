@@ -168,29 +168,103 @@ func TestServeClosesIdleConnections(t *testing.T) {
 func TestServeLimitsConnections(t *testing.T) {
 	site := t.TempDir()
 	writeFile(t, filepath.Join(site, "index.json"), []byte("{}"))
+	writeFile(t, filepath.Join(site, "big.zip"), make([]byte, 64<<20))
 	s := startServer(t, site, Limits{MaxConns: 2, IdleTimeout: time.Minute})
+
+	// Two idle keep-alive connections make room for a third: the one
+	// idle the longest is closed.
 	first, second := s.dial(t), s.dial(t)
 	get(t, first, "index.json")
 	get(t, second, "index.json")
+	third := s.dial(t)
+	get(t, third, "index.json")
+	if !closedWithin(first, 5*time.Second) {
+		t.Fatal("the connection idle the longest was not closed to make room")
+	}
+	get(t, second, "index.json")
 
-	// A third connection waits: the server does not accept it.
-	third, err := net.Dial("tcp", s.addr)
+	// Two connections serving a request (a large response nobody reads)
+	// are never closed for room: a third waits, unserved.
+	for _, c := range []net.Conn{second, third} {
+		if _, err := fmt.Fprintf(c, "GET /big.zip HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	waiting, err := net.Dial("tcp", s.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer third.Close()
-	tc := tls.Client(third, s.tls)
-	_ = third.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	defer waiting.Close()
+	tc := tls.Client(waiting, s.tls)
+	_ = waiting.SetDeadline(time.Now().Add(500 * time.Millisecond))
 	if err := tc.Handshake(); err == nil {
-		t.Fatal("a third connection was served with MaxConns 2")
+		t.Fatal("a third connection was served while MaxConns 2 were serving requests")
 	}
-	third.Close()
+	waiting.Close()
 
 	// Once one closes, the next is served.
-	first.Close()
+	third.Close()
 	fourth := s.dial(t)
 	get(t, fourth, "index.json")
-	get(t, second, "index.json")
+}
+
+// slowFlood opens n TCP connections to addr, from the loopback addresses
+// 127.0.0.<first> to 127.0.0.<first+clients-1> in turn, that each send the
+// start of a TLS ClientHello and then nothing: clients that never finish
+// their handshake. They are closed when the test ends.
+func slowFlood(t *testing.T, addr string, n, first, clients int) {
+	t.Helper()
+	for i := range n {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(first+i%clients))}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("slow connection %d: %v", i, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		_, _ = c.Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00}) // a handshake record of 512 bytes, never sent
+	}
+}
+
+// A flood of clients that never finish their TLS handshake cannot starve
+// a normal one: with 1,000 such connections open, from one address (the
+// client's own or another) or from many, a normal client is answered
+// within a second. (Before the per-client bound and the eviction of
+// waiting connections, it waited for the handshake timeout of the
+// connections ahead of it.)
+func TestServeSlowClientFlood(t *testing.T) {
+	site := t.TempDir()
+	writeFile(t, filepath.Join(site, "index.json"), []byte("{}"))
+	for _, tc := range []struct {
+		name           string
+		first, clients int
+	}{
+		{"one other client", 2, 1},
+		{"the client's own address", 1, 1},
+		{"many clients", 2, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The default timeouts: the flood holds its connections for
+			// the whole test unless room is made.
+			s := startServer(t, site, Limits{MaxConns: 256})
+			slowFlood(t, s.addr, 1000, tc.first, tc.clients)
+			time.Sleep(300 * time.Millisecond) // let the server accept them
+			client := s.client()
+			client.Timeout = 5 * time.Second
+			start := time.Now()
+			resp, err := client.Get(s.srv.URL + "index.json")
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("a normal client during the flood: %v after %s", err, took)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			t.Logf("answered %s in %s", resp.Status, took)
+			if resp.StatusCode != http.StatusOK || took > time.Second {
+				t.Errorf("a normal client during the flood: %s after %s, want 200 OK within a second", resp.Status, took)
+			}
+		})
+	}
 }
 
 func TestServeDropsStalledClientsButNotSlowOnes(t *testing.T) {

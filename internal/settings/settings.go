@@ -7,8 +7,9 @@
 // (Manifest.Settings); package endpoint opens every location with it, so
 // no command reaches a registry, bucket or mirror with less than another.
 //
-// It owns the shape of the settings and nothing else: it reads no file,
-// flag or variable itself.
+// It owns the shape of the settings, and the Redactor that knows every
+// credential they hold (what the command line must never print); it
+// reads no file, flag or variable itself.
 package settings
 
 import (
@@ -140,6 +141,10 @@ type Process struct {
 	UserAgent string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Redactor, if set, is told every credential the settings built for
+	// the command hold (config.Resolve adds them), so that what the
+	// command prints never shows one.
+	Redactor *Redactor
 }
 
 // Names of the network flags, which the manifest's settings block may

@@ -1,0 +1,31 @@
+package httpx
+
+import (
+	"net/url"
+	"regexp"
+)
+
+// queryParam finds a query parameter in free text: after "?" or "&" (or
+// "\u0026", the "&" of a JSON string), a name, "=", and a value up to the
+// next separator, space, quote or backslash.
+var queryParam = regexp.MustCompile(`([?&]|\\u0026)([A-Za-z0-9_.~%-]+)=([^&\s"'<>\\#]+)`)
+
+// RedactQueries replaces, in text that may quote URLs (an error from a
+// server, a message about a location), the value of every query
+// parameter whose name says it carries a secret, by the rule Redact
+// applies to a parsed URL: the signatures and credentials of presigned
+// URLs, tokens, keys and passwords become "xxxxx". The rest of the text
+// is left as it is.
+func RedactQueries(text string) string {
+	return queryParam.ReplaceAllStringFunc(text, func(m string) string {
+		sub := queryParam.FindStringSubmatch(m)
+		name := sub[2]
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if !secretParam(name) || sub[3] == redacted {
+			return m
+		}
+		return sub[1] + sub[2] + "=" + redacted
+	})
+}
