@@ -20,7 +20,9 @@
 // document in the canonical form tfmirror writes, every lock file parsing
 // as one, and the mirror itself as "tfmirror verify" checks it (archives
 // against the kept SHA256SUMS, signatures against the kept keys, every
-// archive url the release's own archive). A bundle cannot amplify: the
+// archive url the release's own archive; every module package within
+// the module limits, hashing.ModuleLimits, that a build packs modules
+// under, never the larger provider limits). A bundle cannot amplify: the
 // manifest's size and entry count are capped (Limits), each document's
 // size too, and decompression stops at what the manifest declares (and at
 // a ratio to the compressed size), so a compression bomb is refused early.

@@ -60,6 +60,11 @@ type ImportOptions struct {
 	LockTimeout time.Duration
 	Limits      Limits            // zero: DefaultLimits
 	ZipLimits   hashing.ZipLimits // zero fields: hashing.DefaultZipLimits'
+	// ModuleLimits bound the bundle's module packages (zero fields:
+	// hashing.DefaultModuleLimits'): the limits a build packs a module
+	// under, whatever ZipLimits are, so a bundle brings no module a
+	// build would refuse.
+	ModuleLimits hashing.ModuleLimits
 	// Trust decides which releases the bundle may bring: the same policy
 	// as a build, applied to what the bundle keeps of each origin.
 	Trust mirror.TrustPolicy
@@ -633,7 +638,7 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 	if err != nil {
 		return nil, err
 	}
-	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: opts.Trust, Limits: opts.ZipLimits, TempDir: s.root}
+	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: opts.Trust, Limits: opts.ZipLimits, ModuleLimits: opts.ModuleLimits, TempDir: s.root}
 	vr, err := v.Verify(ctx)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
