@@ -521,8 +521,9 @@ func checkCrashedTree(t testing.TB, site string, before, final siteState) (lefto
 	return leftovers
 }
 
-// checkNoLeftovers requires that no staging file and no .tfmirror-tmp-* file is
-// left anywhere below site, .tfmirror included.
+// checkNoLeftovers requires that no staging area (a workspace's run, or
+// the shared staging area of older versions) and no .tfmirror-tmp-* file
+// is left anywhere below site, .tfmirror included.
 func checkNoLeftovers(t testing.TB, site string) {
 	t.Helper()
 	var left []string
@@ -532,7 +533,7 @@ func checkNoLeftovers(t testing.TB, site string) {
 		}
 		rel, _ := filepath.Rel(site, p)
 		rel = filepath.ToSlash(rel)
-		if !d.IsDir() && (strings.HasPrefix(rel, ".tfmirror/staging/") || isTempFile(rel)) {
+		if strings.HasPrefix(rel, ".tfmirror/run-") || !d.IsDir() && (strings.HasPrefix(rel, ".tfmirror/staging/") || isTempFile(rel)) {
 			left = append(left, rel)
 		}
 		return nil

@@ -297,7 +297,7 @@ func readUnpackedBaseline(t testing.TB, site string) unpackedBaseline {
 // unpackedCheck counts what checkUnpackedTree found.
 type unpackedCheck struct {
 	newContent, oldContent int // package directories with the store's content, with their content from before the build
-	staged                 int // entries left below the store's unpack area
+	staged                 int // entries left in the unpack areas of the store's workspace
 }
 
 // checkUnpackedTree checks the visible tree of an unpacked mirror that a
@@ -373,20 +373,25 @@ func checkUnpackedTree(t testing.TB, site string, before unpackedBaseline, final
 		}
 	}
 
-	if entries, err := os.ReadDir(unpackArea(site)); err == nil {
-		res.staged = len(entries)
+	areas, _ := filepath.Glob(filepath.Join(storeWorkspace(site), "run-*", "unpack"))
+	for _, area := range areas {
+		if entries, err := os.ReadDir(area); err == nil {
+			res.staged += len(entries)
+		}
 	}
 	if len(errs) > 0 {
 		slices.Sort(errs)
-		t.Fatalf("the unpacked tree after the kill is inconsistent:\n%s\nvisible tree:\n%s\nstore's unpack area:\n%s",
-			strings.Join(errs, "\n"), describeView(now), describeTree(t, unpackArea(site)))
+		t.Fatalf("the unpacked tree after the kill is inconsistent:\n%s\nvisible tree:\n%s\nstore's workspace:\n%s",
+			strings.Join(errs, "\n"), describeView(now), describeTree(t, storeWorkspace(site)))
 	}
 	return res
 }
 
-// unpackArea is where the build extracts packages before they appear.
-func unpackArea(site string) string {
-	return filepath.Join(site, ".tfmirror", "store", ".tfmirror", "unpack")
+// storeWorkspace is the workspace of the network tree behind a
+// filesystem mirror: the unpack area of each run in it (run-*/unpack) is
+// where a build extracts packages before they appear.
+func storeWorkspace(site string) string {
+	return filepath.Join(site, ".tfmirror", "store", ".tfmirror")
 }
 
 func describeView(view map[string]string) string {
@@ -420,15 +425,20 @@ func diffViews(want, got map[string]string) string {
 	return strings.Join(lines, "\n")
 }
 
-// checkUnpackArea requires the store's unpack area to be absent or empty.
+// checkUnpackArea requires that no run, and so no unpack area, is left
+// in the store's workspace (nor the shared unpack area of older
+// versions).
 func checkUnpackArea(t testing.TB, site string) {
 	t.Helper()
-	entries, err := os.ReadDir(unpackArea(site))
-	if err != nil && !os.IsNotExist(err) {
+	left, err := filepath.Glob(filepath.Join(storeWorkspace(site), "run-*"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) > 0 {
-		t.Fatalf("after a complete build, %s still holds:\n%s", unpackArea(site), describeTree(t, unpackArea(site)))
+	if _, err := os.Stat(filepath.Join(storeWorkspace(site), "unpack")); err == nil {
+		left = append(left, "unpack")
+	}
+	if len(left) > 0 {
+		t.Fatalf("after a complete build, %s still holds %v:\n%s", storeWorkspace(site), left, describeTree(t, storeWorkspace(site)))
 	}
 }
 

@@ -39,6 +39,15 @@ func (l ModuleLimits) WithDefaults() ModuleLimits {
 	return l
 }
 
+// Zip is l (its defaults filled in) as the limits a module package's zip
+// is checked with (CheckZip): wherever a module package is read (a
+// verify, a bundle made or imported), it is held to the module limits a
+// build packs it under, never to the larger limits of provider packages.
+func (l ModuleLimits) Zip() ZipLimits {
+	l = l.WithDefaults()
+	return ZipLimits{MaxEntries: l.MaxFiles, MaxUnpackedBytes: l.MaxBytes}
+}
+
 // ModulePack says what PackModule wrote.
 type ModulePack struct {
 	Files int   // file entries (links stored as files included), not directories

@@ -22,9 +22,12 @@
 //     mirror.Destination: what it holds complete, Held; its publication),
 //     and what it tells clients of each version (Listing, read by the
 //     verifier);
-//   - the local Workspace downloads are staged in, and the filesystem
-//     layouts (packed, unpacked) made from a local network tree, each
-//     package appearing complete or not at all.
+//   - the local Workspace downloads are staged in, private to one
+//     process however many builds, imports and prunes share its
+//     directory on one host (each a run whose file lock says whether its
+//     owner is alive; what dead owners left is removed by the next), and
+//     the filesystem layouts (packed, unpacked) made from a local network
+//     tree, each package appearing complete or not at all.
 //
 // It does not decide what to mirror or whether bytes can be trusted:
 // callers hand it archives that were already verified, and the trust

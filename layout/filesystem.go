@@ -160,7 +160,7 @@ func materializePackage(ctx context.Context, store *Tree, work *Workspace, root 
 			return nil // already unpacked and intact
 		}
 	}
-	return InstallPackageDir(filepath.Join(work.dir, unpackDirName), src, final, limits)
+	return InstallPackageDir(work.unpackDir(), src, final, limits)
 }
 
 func dirHashIs(dir, want string) bool {

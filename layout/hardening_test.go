@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -239,17 +240,28 @@ func TestHardeningPartialLink(t *testing.T) {
 }
 
 // A staging directory swapped for a link while a build runs is not
-// followed: nothing is created or removed where it points.
+// followed: nothing is created or removed where it points. Nor is a link
+// where older versions kept their staging area, or in place of a dead
+// run's directory.
 func TestHardeningStagingLink(t *testing.T) {
 	out := t.TempDir()
 	elsewhere := t.TempDir()
 	writeFile(t, filepath.Join(elsewhere, "keep"), "keep")
-	staging := filepath.Join(out, filepath.FromSlash(StagingDirName))
-	symlink(t, elsewhere, staging)
+	legacy := filepath.Join(out, filepath.FromSlash(StagingDirName))
+	symlink(t, elsewhere, legacy)
+	deadRun := filepath.Join(out, PrivateDirName, runPrefix+"dead")
+	symlink(t, elsewhere, deadRun)
 	tr, err := Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, p := range []string{legacy, deadRun} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after Open: %v; want the link removed", p, err)
+		}
+	}
+	expectNames(t, elsewhere, "keep")
+	staging := tr.StagingDir()
 	if info, err := os.Lstat(staging); err != nil || !info.IsDir() {
 		t.Errorf("staging area after Open: %v, %v; want a real directory", info, err)
 	}
@@ -478,4 +490,20 @@ func TestHardeningInterruptedWriteRemoved(t *testing.T) {
 	if _, err := os.Lstat(root.Path(tmp)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("leftover %s was not removed: %v", tmp, err)
 	}
+}
+
+// TestWorkspaceRefusesLinkedLockFile: a link where a run's lock file
+// belongs is refused, naming it, and not followed.
+func TestWorkspaceRefusesLinkedLockFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "workspace")
+	target := filepath.Join(t.TempDir(), "target")
+	writeFile(t, target, "someone else's file")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, runPrefix+"x"+lockSuffix)
+	symlink(t, target, link)
+	_, err := OpenWorkspace(dir)
+	expectRefused(t, "OpenWorkspace", err, link)
+	expectFile(t, target, "someone else's file")
 }

@@ -20,17 +20,21 @@ var ErrLocked = atomicfile.ErrLocked
 // lockName is the lock file in the private directory.
 const lockName = PrivateDirName + "/lock"
 
-// removeLeftovers deletes what killed runs left behind: the staging area
-// and temporary files of interrupted atomic writes. It runs with the lock
-// held, so none of it can belong to a live process. Nothing a client can
+// removeLeftovers deletes what killed runs left behind: the shared staging
+// and unpack areas of older versions (a workspace's own runs are removed
+// by OpenWorkspace, by their locks) and temporary files of interrupted
+// atomic writes. It runs with the lock held, so none of it can belong to
+// a live process. Nothing a client can
 // see is touched: leftovers were never renamed into place. Only
 // tfmirror's own temporary names are removed, and only in the directories
 // tfmirror writes (ownDirs); an operator's files, whatever their names,
 // and directories tfmirror does not write are left alone. No link is
 // followed.
 func removeLeftovers(t *atomicfile.Root) error {
-	if err := t.RemoveAll(StagingDirName); err != nil {
-		return fmt.Errorf("remove old staging area: %w", err)
+	for _, old := range []string{StagingDirName, PrivateDirName + "/" + unpackDirName} {
+		if err := t.RemoveAll(old); err != nil {
+			return fmt.Errorf("remove old staging area: %w", err)
+		}
 	}
 	dirs, err := ownDirs(t)
 	if err != nil {

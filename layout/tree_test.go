@@ -122,8 +122,8 @@ func TestTreeOpenClose(t *testing.T) {
 		t.Errorf("Path(a/b) = %q, want %q", got, want)
 	}
 	staged := stage(t, tr, "terraform-provider-foo_1.0.0_linux_amd64.zip", "zip")
-	stagingRoot := filepath.Join(tr.Root(), filepath.FromSlash(StagingDirName))
-	if filepath.Dir(staged) != stagingRoot {
+	stagingRoot := tr.StagingDir()
+	if filepath.Dir(staged) != stagingRoot || !strings.HasPrefix(stagingRoot, filepath.Join(tr.Root(), PrivateDirName)+string(filepath.Separator)) {
 		t.Errorf("staged file %s is not in %s", staged, stagingRoot)
 	}
 	if err := tr.Close(); err != nil {
@@ -134,6 +134,9 @@ func TestTreeOpenClose(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{PrivateDirName}, listDir(t, tr.Root())); diff != "" {
 		t.Errorf("files left in an unused tree (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"lock"}, listDir(t, filepath.Join(tr.Root(), PrivateDirName))); diff != "" {
+		t.Errorf("files left in the private directory of an unused tree (-want +got):\n%s", diff)
 	}
 }
 

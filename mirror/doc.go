@@ -14,7 +14,10 @@
 // the Locker (lock files), the Verifier (verify, bundle create and import)
 // and the registry replica all call, so a release gets the same verdict
 // from every command; and the one Verifier, which checks any mirror clients
-// read (Listed: a tree's documents or a registry's tags).
+// read (Listed: a tree's documents or a registry's tags). Wherever a
+// package is read back, it is held to the limits of its kind, the ones a
+// build applies: a provider package to hashing.ZipLimits, a module
+// package to hashing.ModuleLimits (smaller), never one to the other's.
 //
 // It defines the seams it needs (Source for an origin, and Location for
 // where a package's archive, SHA256SUMS and signature are; SignatureChecker

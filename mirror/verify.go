@@ -67,7 +67,13 @@ type Verifier struct {
 	Providers []addrs.Provider
 	Checker   SignatureChecker
 	Trust     TrustPolicy
-	Limits    hashing.ZipLimits
+	// Limits bound what a provider package may unpack to (zero fields:
+	// hashing.DefaultZipLimits').
+	Limits hashing.ZipLimits
+	// ModuleLimits bound what a module package may unpack to (zero
+	// fields: hashing.DefaultModuleLimits'): the limits a build packs
+	// modules under, whatever Limits are.
+	ModuleLimits hashing.ModuleLimits
 	// TempDir holds archives while they are hashed; "" means os.TempDir.
 	TempDir string
 }

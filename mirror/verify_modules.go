@@ -27,7 +27,8 @@ type moduleLister interface {
 // verifyModules checks every module version of a mirror that lists them:
 // its record parses, its package is the recorded bytes, and the package
 // unpacks as a module directory (no escaping name, no link) within the
-// limits.
+// module limits (v.ModuleLimits, never the provider limits: a module
+// package a build would refuse is refused here too).
 func (v *Verifier) verifyModules(ctx context.Context, r *VerifyReport) error {
 	ml, ok := v.Mirror.(moduleLister)
 	if !ok {
@@ -98,10 +99,10 @@ func (v *Verifier) checkModulePackage(ctx context.Context, ml moduleLister, m ad
 		}
 		local = tmp.Name()
 	}
-	return checkModuleFile(local, rec, v.Limits)
+	return checkModuleFile(local, rec, v.ModuleLimits)
 }
 
-func checkModuleFile(path string, rec layout.ModuleRecord, limits hashing.ZipLimits) error {
+func checkModuleFile(path string, rec layout.ModuleRecord, limits hashing.ModuleLimits) error {
 	f, err := hashing.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return errMissing
@@ -118,6 +119,5 @@ func checkModuleFile(path string, rec layout.ModuleRecord, limits hashing.ZipLim
 		return fmt.Errorf("not a zip archive: %w", err)
 	}
 	defer func() { _ = zr.Close() }()
-	limits = limits.WithDefaults()
-	return hashing.CheckZip(&zr.Reader, limits)
+	return hashing.CheckZip(&zr.Reader, limits.Zip())
 }

@@ -23,7 +23,10 @@
 //     with content of its own, and Root.Lock, on a lock file of its own
 //     that names its holder; both wait with a context and a time limit,
 //     refuse with ErrLocked, and are released by the system when the
-//     process dies.
+//     process dies. Root.TryLock takes it without waiting on a file a
+//     process marks as its own (a lock file, a partial download), so
+//     that another learns whether that process is alive from the lock
+//     itself, never from ages or process ids.
 //
 // It does not know what a mirror is: which files a tree holds, which of
 // its directories are tfmirror's and may be searched for leftovers

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -64,6 +65,58 @@ func (t *Root) Lock(ctx context.Context, rel string, wait time.Duration) (unlock
 	}
 	recordHolder(f)
 	return f.Close, nil
+}
+
+// TryLock takes the exclusive lock of the regular file rel beneath the
+// directory, created empty (FileMode) if missing, without waiting and
+// without writing to it, and returns the open file that holds it:
+// closing it releases the lock, as the end of the process does, however
+// it ends. It is how a process marks a file (a lock file of its own, a
+// partial download) as in use, and how another learns whether the user
+// of such a file is still alive.
+//
+// The error wraps ErrLocked when another open file holds the lock, and
+// also when rel no longer names the file that was locked by the time the
+// lock was had: its holder removed or renamed it before letting go, so
+// whatever the caller wanted of rel is gone and it should look again. A
+// link, or anything but a regular file, at rel is refused, never
+// followed.
+func (t *Root) TryLock(rel string) (held *os.File, err error) {
+	f, err := t.OpenFile(rel, os.O_RDONLY|os.O_CREATE, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", t.Path(rel), err)
+	}
+	if err := tryLock(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", t.Path(rel), err)
+	}
+	same, err := t.SameFile(rel, f)
+	if err == nil && !same {
+		err = fmt.Errorf("lock %s: it was removed or replaced while it was being locked: %w", t.Path(rel), ErrLocked)
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// SameFile reports whether rel, beneath t, is the open file f: not a link
+// to it, nor a file that took its name since f was opened. A missing rel
+// is not an error; it is not f.
+func (t *Root) SameFile(rel string, f *os.File) (bool, error) {
+	have, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("stat %s: %w", t.Path(rel), err)
+	}
+	now, err := t.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(have, now), nil
 }
 
 // lockFile takes the lock of the open file f, trying again every

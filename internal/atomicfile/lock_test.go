@@ -117,3 +117,65 @@ func TestRootLockNamesTheHolder(t *testing.T) {
 	}
 	checkMode(t, filepath.Join(dir, "private", "lock"), FileMode)
 }
+
+// TryLock locks a file without waiting and without writing to it
+// (creating it if missing); a second holder is refused with ErrLocked
+// until the first closes its file; a file removed or replaced by its
+// holder is not the one a later TryLock gets; a link is refused.
+func TestRootTryLock(t *testing.T) {
+	dir := t.TempDir()
+	root, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	const content = "partial download"
+	if err := os.WriteFile(filepath.Join(dir, "partial"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held, err := root.TryLock("partial")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.TryLock("partial"); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), filepath.Join(dir, "partial")) {
+		t.Fatalf("second TryLock: err = %v, want ErrLocked naming the file", err)
+	}
+	if same, err := root.SameFile("partial", held); err != nil || !same {
+		t.Errorf("SameFile of the locked file: %v, %v", same, err)
+	}
+	if err := os.Rename(filepath.Join(dir, "partial"), filepath.Join(dir, "staged")); err != nil {
+		t.Fatal(err)
+	}
+	if same, err := root.SameFile("partial", held); err != nil || same {
+		t.Errorf("SameFile once renamed away: %v, %v; want false", same, err)
+	}
+	again, err := root.TryLock("partial") // a new, empty file: not the one held
+	if err != nil {
+		t.Fatalf("TryLock of a name whose file was renamed away: %v", err)
+	}
+	if info, err := again.Stat(); err != nil || info.Size() != 0 {
+		t.Errorf("TryLock gave %v, %v; want a new empty file", info, err)
+	}
+	_ = again.Close()
+	if err := held.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkContent(t, filepath.Join(dir, "staged"), content)
+
+	created, err := root.TryLock("lock")
+	if err != nil {
+		t.Fatalf("TryLock of a missing file: %v", err)
+	}
+	_ = created.Close()
+	checkContent(t, filepath.Join(dir, "lock"), "")
+	if err := os.Symlink(filepath.Join(dir, "staged"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := root.TryLock("link"); !errors.Is(err, ErrNotRegular) {
+		if f != nil {
+			_ = f.Close()
+		}
+		t.Errorf("TryLock of a link: %v, want ErrNotRegular", err)
+	}
+	checkContent(t, filepath.Join(dir, "staged"), content)
+}

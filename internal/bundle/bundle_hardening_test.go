@@ -16,8 +16,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/internal/testutil/targz"
+	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -578,5 +581,72 @@ func TestHardeningImportRefusesForeignArchiveURL(t *testing.T) {
 				t.Errorf("problem %+v, want it at the bundle's version document", p)
 			}
 		})
+	}
+}
+
+// --- 12. a bundle's modules are held to the module limits ---
+
+// publishModule publishes the module acme/bomb/aws 1.0.0, whose package
+// is data, into the mirror at dir, as a build does.
+func publishModule(t *testing.T, dir string, data []byte) {
+	t.Helper()
+	tree, err := layout.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	f, err := tree.CreateStaged("module.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	rec := layout.ModuleRecord{
+		SHA256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Calls: []layout.ModuleCall{},
+		Upstream: layout.ModuleUpstream{Location: "https://files.example/bomb.zip", ArchiveSHA256: hex.EncodeToString(sum[:])},
+	}
+	_, err = tree.PublishModules(context.Background(), layout.Repair, []layout.ModuleRelease{{
+		Module: addrs.MustParseModule("acme/bomb/aws"), Version: addrs.MustParseVersion("1.0.0"), Staged: f.Name(), Move: true, Record: rec,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHardeningModuleLimits: a bundle's module packages are held to the
+// module limits a build packs modules under, whatever the provider
+// limits are. A module zip bomb that unpacks past the module limit but
+// within the provider limit is refused and nothing is written; a module
+// within the module limit is imported even where the provider limit is
+// smaller; bundle create refuses what import would.
+func TestHardeningModuleLimits(t *testing.T) {
+	const size = 8 << 20
+	site := t.TempDir()
+	publishModule(t, site, zipbuild.Bomb(t, "main.tf", size))
+	file := filepath.Join(t.TempDir(), "modules.tgz")
+	createWith(t, CreateOptions{Mirror: siteTree(t, site), Out: file})
+
+	moduleLimit := hashing.ModuleLimits{MaxBytes: size / 2}
+	refusedErr := hRefused(t, file, ImportOptions{ModuleLimits: moduleLimit, ZipLimits: hashing.ZipLimits{MaxUnpackedBytes: 2 * size}},
+		fmt.Sprintf("unpacks to more than the limit of %d bytes", size/2))
+	if !strings.Contains(fmt.Sprint(refusedErr.Problems), "acme/bomb/aws 1.0.0") {
+		t.Errorf("the refusal does not name the module: %v", refusedErr.Problems)
+	}
+
+	dest := filepath.Join(t.TempDir(), "dest")
+	report, err := Import(context.Background(), ImportOptions{Bundle: file, Out: dest, Into: dirTarget(t, dest), ZipLimits: hashing.ZipLimits{MaxUnpackedBytes: size / 8}})
+	if err != nil || report.ModuleVersions != 1 {
+		t.Fatalf("import of a module within the module limits, larger than the provider limit: %+v, %v", report, err)
+	}
+
+	_, err = Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: filepath.Join(t.TempDir(), "b.tgz"), ModuleLimits: moduleLimit})
+	var createRefused *RefusedError
+	if !errors.As(err, &createRefused) || !strings.Contains(fmt.Sprint(err, createRefused.Problems), fmt.Sprintf("limit of %d bytes", size/2)) {
+		t.Errorf("bundle create of a module past the module limit: %v", err)
 	}
 }

@@ -300,6 +300,10 @@ func TestImportMergesAndRefusesConflicts(t *testing.T) {
 	sameFiles(t, before, after)
 }
 
+// TestImportRemovesStaleStaging: an import stages in a workspace of its
+// own; what a killed import or build left (a run whose lock nobody
+// holds, however young) is removed, a live workspace's staging is not,
+// and older versions' import-* directories go once a day old.
 func TestImportRemovesStaleStaging(t *testing.T) {
 	site := t.TempDir()
 	publishRelease(t, site, newSigner(t), "foo", "1.0.0", "linux_amd64")
@@ -308,11 +312,25 @@ func TestImportRemovesStaleStaging(t *testing.T) {
 	dest := t.TempDir()
 	old := filepath.Join(dest, ".tfmirror", "import-old")
 	young := filepath.Join(dest, ".tfmirror", "import-young")
-	for _, d := range []string{old, young} {
+	dead := filepath.Join(dest, ".tfmirror", "run-dead")
+	for _, d := range []string{old, young, filepath.Join(dead, "staging")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := os.WriteFile(dead+".lock", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live, err := layout.OpenWorkspace(filepath.Join(dest, ".tfmirror"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	liveFile, err := live.CreateStaged("live.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = liveFile.Close()
 	past := time.Now().Add(-48 * time.Hour)
 	if err := os.Chtimes(old, past, past); err != nil {
 		t.Fatal(err)
@@ -325,6 +343,14 @@ func TestImportRemovesStaleStaging(t *testing.T) {
 	}
 	if _, err := os.Stat(young); err != nil {
 		t.Errorf("a possibly live import's staging was removed: %v", err)
+	}
+	for _, p := range []string{dead, dead + ".lock"} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a dead run's %s was kept: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(liveFile.Name()); err != nil {
+		t.Errorf("a live workspace's staged file was removed: %v", err)
 	}
 }
 

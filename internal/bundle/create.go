@@ -36,6 +36,9 @@ type CreateOptions struct {
 	// directory.
 	LockTimeout time.Duration
 	ZipLimits   hashing.ZipLimits // zero fields: hashing.DefaultZipLimits'
+	// ModuleLimits bound the mirror's module packages (zero fields:
+	// hashing.DefaultModuleLimits'), as a build does.
+	ModuleLimits hashing.ModuleLimits
 	// Trust decides which releases may be packed: the build's policy.
 	Trust mirror.TrustPolicy
 }
@@ -188,7 +191,9 @@ func pack(ctx context.Context, opts CreateOptions, tree *layout.Tree, tempDir st
 		Checker: signing.Checker{},
 		Trust:   opts.Trust,
 		Limits:  opts.ZipLimits,
-		TempDir: tempDir,
+		// Modules are held to the module limits, not the provider ones.
+		ModuleLimits: opts.ModuleLimits,
+		TempDir:      tempDir,
 	}
 	vr, err := v.Verify(ctx)
 	if err != nil {

@@ -20,13 +20,16 @@
 // document in the canonical form tfmirror writes, every lock file parsing
 // as one, and the mirror itself as "tfmirror verify" checks it (archives
 // against the kept SHA256SUMS, signatures against the kept keys, every
-// archive url the release's own archive). A bundle cannot amplify: the
+// archive url the release's own archive; every module package within
+// the module limits, hashing.ModuleLimits, that a build packs modules
+// under, never the larger provider limits). A bundle cannot amplify: the
 // manifest's size and entry count are capped (Limits), each document's
 // size too, and decompression stops at what the manifest declares (and at
 // a ratio to the compressed size), so a compression bomb is refused early.
-// The bundle is unpacked
-// into a staging directory under the destination's private .tfmirror/
-// directory (for a bucket, a temporary directory), then published into the
+// The bundle is unpacked into a staging directory of this process's own
+// (a layout.Workspace in the destination's private .tfmirror/ directory,
+// which concurrent imports and builds never share or remove; for a
+// bucket, a new temporary directory), then published into the
 // destination by layout's planner under the Refuse policy: everything is
 // merged and checked before the first write, and any file the destination
 // holds with other bytes refuses the bundle.

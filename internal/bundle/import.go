@@ -60,6 +60,11 @@ type ImportOptions struct {
 	LockTimeout time.Duration
 	Limits      Limits            // zero: DefaultLimits
 	ZipLimits   hashing.ZipLimits // zero fields: hashing.DefaultZipLimits'
+	// ModuleLimits bound the bundle's module packages (zero fields:
+	// hashing.DefaultModuleLimits'): the limits a build packs a module
+	// under, whatever ZipLimits are, so a bundle brings no module a
+	// build would refuse.
+	ModuleLimits hashing.ModuleLimits
 	// Trust decides which releases the bundle may bring: the same policy
 	// as a build, applied to what the bundle keeps of each origin.
 	Trust mirror.TrustPolicy
@@ -99,13 +104,17 @@ type ImportReport struct {
 	Warnings       []string
 }
 
-// importStaleAge is how old another import's staging directory must be
-// before an import holding the lock removes it as left by a killed run.
-// Imports stage without the lock, so a younger one may be live.
-const importStaleAge = 24 * time.Hour
+// legacyImportAge is how old a staging directory of an older version's
+// import (import-*, in a directory's private directory) must be before
+// an import holding the lock removes it as left by a killed run. Those
+// imports staged without a lock of their own, so their age is all there
+// is to go by; imports now stage in a layout.Workspace, whose runs are
+// removed by their locks.
+const legacyImportAge = 24 * time.Hour
 
-// importPrefix starts the name of each import's staging directory under
-// the destination's private directory.
+// importPrefix starts the name of each import's staging directory: under
+// opts.TempDir, and (older versions) under a directory's private
+// directory.
 const importPrefix = "import-"
 
 // Import checks a bundle and, only if every check passes, publishes its
@@ -115,12 +124,17 @@ const importPrefix = "import-"
 // SHA256SUMS and signatures are immutable: a mismatch means one side was
 // tampered with or re-released, and a person must decide).
 //
-// The bundle is unpacked and checked in a staging directory (in a
-// directory's private directory, so that publishing is a rename; else in
-// opts.TempDir) without any lock, then published through the destination's
-// store under its Publish lock, with the same Refuse policy and publish
-// order whatever the store. An import that changes nothing makes no write
-// request into a store that takes its lock at the first write.
+// The bundle is unpacked and checked in a staging directory (for a
+// directory, the staging area of a layout.Workspace in its private
+// directory, so that publishing is a rename; else a new directory in
+// opts.TempDir) without the destination's lock, then published through
+// the destination's store under its Publish lock, with the same Refuse
+// policy and publish order whatever the store. The staging directory is
+// this process's alone: concurrent imports, builds and prunes never
+// share or remove it, and a killed import's is removed by the next
+// workspace opened there (layout.Workspace says how). An import that
+// changes nothing makes no write request into a store that takes its
+// lock at the first write.
 func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err error) {
 	if opts.Into.Layout == "" {
 		opts.Into.Layout = LayoutNetwork
@@ -156,7 +170,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 		}
 	}()
 	if opts.Into.Dir != "" {
-		removeStaleImports(filepath.Dir(staging), staging)
+		removeLegacyImports(filepath.Join(opts.Into.Dir, layout.PrivateDirName))
 	}
 	if err := publish(ctx, opts.Into.Tree, stagedTree, report); err != nil {
 		return nil, err
@@ -175,8 +189,9 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	return report, nil
 }
 
-// openStaging creates the staging directory: in a directory's private
-// directory, else in opts.TempDir.
+// openStaging creates the staging directory: a workspace's staging area
+// in a directory's private directory, else a new directory in
+// opts.TempDir.
 func openStaging(opts ImportOptions) (string, func() error, error) {
 	if opts.Into.Dir != "" {
 		return prepareStaging(opts.Into.Dir)
@@ -243,10 +258,12 @@ func finishExtras(s *staged, opts ImportOptions, report *ImportReport) error {
 	return nil
 }
 
-// prepareStaging creates a staging directory in dest's private directory
-// (so publishing is a rename on one filesystem), creating dest if needed.
-// cleanup removes the staging directory, and the directories this created
-// if they are still empty (a refused bundle leaves no trace).
+// prepareStaging opens a workspace of this process's own in dest's
+// private directory (so publishing is a rename on one filesystem),
+// creating dest if needed, and returns its staging area. cleanup closes
+// the workspace, removing the staging area, and removes the directories
+// this created if they are then empty (a refused bundle leaves no
+// trace).
 func prepareStaging(dest string) (string, func() error, error) {
 	private := filepath.Join(dest, layout.PrivateDirName)
 	for _, dir := range []string{dest, private} {
@@ -266,17 +283,13 @@ func prepareStaging(dest string) (string, func() error, error) {
 			_ = os.Remove(dir)
 		}
 	}
-	if err := atomicfile.MkdirAll(private); err != nil {
-		removeCreated()
-		return "", nil, err
-	}
-	staging, err := os.MkdirTemp(private, importPrefix+"*")
+	work, err := layout.OpenWorkspace(private)
 	if err != nil {
 		removeCreated()
 		return "", nil, fmt.Errorf("create staging directory: %w", err)
 	}
-	return staging, func() error {
-		err := os.RemoveAll(staging)
+	return work.StagingDir(), func() error {
+		err := work.Close()
 		removeCreated()
 		if err != nil {
 			return fmt.Errorf("remove staging directory: %w", err)
@@ -285,20 +298,20 @@ func prepareStaging(dest string) (string, func() error, error) {
 	}, nil
 }
 
-// removeStaleImports removes the staging directories of imports that were
-// killed long ago. It runs with the destination's lock held.
-func removeStaleImports(private, current string) {
+// removeLegacyImports removes the staging directories older versions'
+// imports left in private when they were killed long ago. It runs with
+// the destination's lock held.
+func removeLegacyImports(private string) {
 	entries, err := os.ReadDir(private)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		p := filepath.Join(private, e.Name())
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), importPrefix) || p == current {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), importPrefix) {
 			continue
 		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > importStaleAge {
-			_ = os.RemoveAll(p)
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > legacyImportAge {
+			_ = os.RemoveAll(filepath.Join(private, e.Name()))
 		}
 	}
 }
@@ -625,7 +638,7 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 	if err != nil {
 		return nil, err
 	}
-	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: opts.Trust, Limits: opts.ZipLimits, TempDir: s.root}
+	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: opts.Trust, Limits: opts.ZipLimits, ModuleLimits: opts.ModuleLimits, TempDir: s.root}
 	vr, err := v.Verify(ctx)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

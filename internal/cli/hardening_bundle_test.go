@@ -12,8 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/testutil/targz"
+	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -223,4 +225,40 @@ func hardBomb(t *testing.T, es []tarEntry, size int64) []byte {
 	name := "mirror/" + fooDir + "terraform-provider-foo_1.0.0_bomb.zip"
 	es = hardRelist(t, es, bundle.File{Path: name, SHA256: strings.Repeat("00", 32), Size: size})
 	return targz.Bomb(t, es, name, size)
+}
+
+// TestHardeningBundleImportHoldsModulesToModuleLimits: a bundle carrying
+// a module zip bomb that unpacks to 1.25 GiB, past the module limit a
+// build applies (1 GiB) but within the provider limit (4 GiB), is
+// refused: exit 3 naming the module, nothing written.
+func TestHardeningBundleImportHoldsModulesToModuleLimits(t *testing.T) {
+	o := newOrigin(t)
+	o.reg.AddFile("zip.zip", zipbuild.Bytes(t, zipbuild.File("main.tf", "# zip\n")))
+	o.reg.AddModule("acme/zip/aws", "1.0.0", o.reg.URL+"/files/zip.zip", false)
+	dir := t.TempDir()
+	writeManifest(t, dir, moduleManifest(o, `module "acme/zip/aws" { versions = "1.0.0" }`+"\n"))
+	mustRun(t, o, dir, "build")
+	work := t.TempDir()
+	good := filepath.Join(work, "good.tar.gz")
+	mustRun(t, o, work, "bundle", "create", filepath.Join(dir, "site"), "--out", good)
+
+	const size = 1280 << 20
+	if size <= hashing.DefaultModuleLimits.MaxBytes || size >= hashing.DefaultZipLimits.MaxUnpackedBytes {
+		t.Fatalf("the bomb must exceed the module limit and not the provider limit")
+	}
+	bomb := zipbuild.Bomb(t, "main.tf", size)
+	const moduleDir = "mirror/modules/registry.opentofu.org/acme/zip/aws/"
+	es := targz.Read(t, good)
+	es[hardFind(t, es, moduleDir+"1.0.0.zip")].Data = bomb
+	r := hardFind(t, es, moduleDir+"1.0.0.json")
+	rec, err := layout.DecodeModuleRecord(es[r].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.SHA256, rec.Size = sha256Hex(bomb), int64(len(bomb))
+	if es[r].Data, err = layout.Encode(rec); err != nil {
+		t.Fatal(err)
+	}
+	hardRefused(t, o, work, targz.Pack(t, hardRelist(t, es), nil),
+		fmt.Sprintf("acme/zip/aws 1.0.0: archive unpacks to more than the limit of %d bytes", hashing.DefaultModuleLimits.MaxBytes), 1)
 }

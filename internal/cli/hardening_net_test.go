@@ -177,15 +177,19 @@ func TestDripFeedingOriginCannotHoldABuild(t *testing.T) {
 // diskWatch records the most bytes the files under dirs held at any
 // archive chunk the registry served.
 type diskWatch struct {
-	dirs []string
-	mu   sync.Mutex
-	max  int64
+	dirs []string // directories, or glob patterns of directories
+
+	mu  sync.Mutex
+	max int64
 }
 
 func (d *diskWatch) sample(int64) {
 	var total int64
-	for _, dir := range d.dirs {
-		total += dirBytes(dir)
+	for _, pattern := range d.dirs {
+		dirs, _ := filepath.Glob(pattern)
+		for _, dir := range dirs {
+			total += dirBytes(dir)
+		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -244,7 +248,7 @@ func TestOversizedArchiveIsCapped(t *testing.T) {
 			o.reg.Oversize(archive, 100, huge, tt.announce)
 			dir := hostileBuild(t, o, base, `"linux_amd64"`, tt.manifest)
 			work := filepath.Join(dir, "site", ".tfmirror")
-			watch := &diskWatch{dirs: []string{filepath.Join(work, "staging"), filepath.Join(work, "partial")}}
+			watch := &diskWatch{dirs: []string{filepath.Join(work, "run-*", "staging"), filepath.Join(work, "partial")}}
 			o.reg.OnBytes(watch.sample)
 			code, out, _ := o.runWithin(t, dir, 45*time.Second, append([]string{"build", "--retries", "2"}, tt.args...)...)
 			pkg := "registry.opentofu.org/hashicorp/foo " + base + " linux_amd64"

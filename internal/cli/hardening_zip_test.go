@@ -94,7 +94,7 @@ host "registry.opentofu.org" {
 					}
 					rel, _ := filepath.Rel(site, p)
 					rel = filepath.ToSlash(rel)
-					if d.IsDir() && (rel == ".tfmirror/staging" || rel == ".tfmirror/partial") {
+					if d.IsDir() && (strings.HasPrefix(rel, ".tfmirror/run-") || rel == ".tfmirror/partial") {
 						return filepath.SkipDir
 					}
 					if strings.Contains(rel, "1.1.0") {

@@ -128,7 +128,10 @@ func (outs outputs) lock(ctx context.Context, wait time.Duration, cacheDir strin
 
 // workspaceDir is the first local destination's private directory, else a
 // directory of cacheDir named after the destinations, so the next run of
-// the same build finds its partial downloads.
+// the same build finds its partial downloads. Builds into the same
+// destinations on one host share it at the same time (two CI jobs on one
+// runner, --shard workers); each works in a run of its own there
+// (layout.Workspace).
 func (outs outputs) workspaceDir(cacheDir string) string {
 	for _, o := range outs {
 		if o.Local != nil {

@@ -84,6 +84,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	}
 	report, err := bundle.Create(ctx, bundle.CreateOptions{
 		Mirror: tree, Out: opts.Out, LockFiles: lockFiles, SignKey: key, LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits,
+		ModuleLimits: s.ModuleLimits,
 	})
 	if errors.Is(err, bundle.ErrEmptyMirror) {
 		err = inputerr.Wrap(fmt.Errorf("%s: %w", ref, err))
@@ -190,7 +191,7 @@ func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	}
 	return bundle.Import(ctx, bundle.ImportOptions{
 		Bundle: opts.Bundle, Out: opts.Out, Into: into, TrustKeys: trusted, Extras: opts.Extras,
-		LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits,
+		LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits, ModuleLimits: s.ModuleLimits,
 		Refresh: func(ctx context.Context, tree *layout.Tree) error {
 			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}})
 			return err

@@ -43,7 +43,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &mirror.Verifier{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Limits: s.ZipLimits}
+	v := &mirror.Verifier{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Limits: s.ZipLimits, ModuleLimits: s.ModuleLimits}
 	if ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout {
 		// A registry cannot be asked which repositories it holds.
 		if v.Providers = manifestProviders(m); len(v.Providers) == 0 {

@@ -6,7 +6,9 @@ package zipbuild
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"crypto/sha256"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -71,4 +73,53 @@ func Write(t testing.TB, entries ...Entry) (string, [sha256.Size]byte) {
 		t.Fatal(err)
 	}
 	return path, sha256.Sum256(data)
+}
+
+// Bomb returns a zip whose one file, name, deflates size zero bytes (a
+// multiple of 1 MiB) into about a thousandth of that: a real zip bomb,
+// which archive/zip unpacks to exactly size bytes with a correct CRC-32.
+// It is made in milliseconds whatever its size: one MiB of zeros is
+// deflated once and its (self-contained, byte-aligned) blocks repeated.
+func Bomb(t testing.TB, name string, size int64) []byte {
+	t.Helper()
+	const chunk = 1 << 20
+	if size <= 0 || size%chunk != 0 {
+		t.Fatal("zipbuild.Bomb: size must be a positive multiple of 1 MiB")
+	}
+	zeros := make([]byte, chunk)
+	var block bytes.Buffer
+	fw, err := flate.NewWriter(&block, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fresh writer's first symbol is a literal, so the flushed blocks
+	// refer to nothing before them, and Flush ends them on a byte.
+	if _, err := fw.Write(zeros); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	n := size / chunk
+	stream := bytes.Repeat(block.Bytes(), int(n))
+	stream = append(stream, 0x01, 0x00, 0x00, 0xff, 0xff) // a final, empty stored block
+	crc := crc32.NewIEEE()
+	for range n {
+		_, _ = crc.Write(zeros)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	h := &zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc.Sum32(), CompressedSize64: uint64(len(stream)), UncompressedSize64: uint64(size)}
+	h.SetMode(0o644)
+	w, err := zw.CreateRaw(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(stream); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
