@@ -273,7 +273,7 @@ func verifySite(t testing.TB, dir string, env []string, site string) verifyResul
 	t.Helper()
 	stdout, stderr, code := runTfmirror(t, dir, env, "verify", "--json", site)
 	var res verifyResult
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+	if err := json.Unmarshal(summaryOf(stdout), &res); err != nil {
 		t.Fatalf("tfmirror verify --json %s: exit %d, output is not JSON (%v):\n%s\nstderr:\n%s", site, code, err, stdout, stderr)
 	}
 	if code != 0 || len(res.Problems) > 0 || len(res.Warnings) > 0 {

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/testutil/jsonstream"
+
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 )
 
@@ -464,7 +466,16 @@ func runTfmirror(t testing.TB, dir string, env []string, args ...string) (stdout
 		t.Fatalf("running tfmirror %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
 	}
 	t.Logf("$ tfmirror %s  (exit %d)\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(args, " "), exitCode, stdout, stderr)
+	if slices.Contains(args, "--json") {
+		jsonstream.Check(t, stdout, exitCode)
+	}
 	return stdout, stderr, exitCode
+}
+
+// summaryOf is the summary line of a --json run.
+func summaryOf(stdout string) []byte {
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	return []byte(lines[len(lines)-1])
 }
 
 // runTofu runs an OpenTofu (or Terraform) binary in workdir with the given

@@ -90,7 +90,8 @@ host "registry.opentofu.org" {
 		t.Errorf("the status line never showed at the bottom of the screen; last screen:\n%s", screen)
 	}
 	lines := nonEmpty(screen)
-	if len(lines) < 10 || lines[len(lines)-1] != "EXITED 0" || !strings.HasPrefix(lines[len(lines)-2], "8 mirrored, 0 already present") {
+	if len(lines) < 11 || lines[len(lines)-1] != "EXITED 0" || !strings.HasPrefix(lines[len(lines)-3], "8 mirrored, 0 already present") ||
+		!regexp.MustCompile(`^[0-9.]+ [kMG]?B downloaded, [0-9.]+ [kMG]?B published into .*site in [0-9.]+m?s$`).MatchString(lines[len(lines)-2]) {
 		t.Fatalf("the final screen:\n%s", screen)
 	}
 	for _, l := range lines[:8] {
@@ -100,6 +101,81 @@ host "registry.opentofu.org" {
 	}
 	if strings.Contains(screen, "packages]") {
 		t.Errorf("the status line stayed on the screen:\n%s", screen)
+	}
+}
+
+// TestInterruptOnATerminal: Ctrl-C in a real pseudo-terminal stops a
+// build with one line saying what was published and what is left (not a
+// line per unfinished package), one line on stderr, and exit code 130;
+// the next run resumes.
+func TestInterruptOnATerminal(t *testing.T) {
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		if serverproc.Required() {
+			t.Fatalf("tmux is required: %v", err)
+		}
+		t.Skipf("no tmux: %v", err)
+	}
+	ca := testca.New(t)
+	reg := fakeregistry.New(t, ca)
+	for i := range 4 {
+		reg.AddWithSize("hashicorp", fmt.Sprintf("p%d", i), "1.0.0", 400<<10, "linux_amd64", "darwin_arm64")
+	}
+	reg.SetArchiveDelay(50 * time.Millisecond)
+	work := t.TempDir()
+	writeFile(t, filepath.Join(work, "mirror.hcl"), fmt.Sprintf(`platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/p0" { versions = "1.0.0" }
+provider "hashicorp/p1" { versions = "1.0.0" }
+provider "hashicorp/p2" { versions = "1.0.0" }
+provider "hashicorp/p3" { versions = "1.0.0" }
+host "registry.opentofu.org" {
+  services = { "providers.v1" = %q }
+}
+`, reg.ServicesURL))
+	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
+	script := filepath.Join(work, "run.sh")
+	writeFile(t, script, fmt.Sprintf("#!/bin/sh\ntrap : INT\ncd %q\nHOME=%q SSL_CERT_FILE=%q %q build --parallel 2\necho EXITED $?\nsleep 600\n",
+		work, t.TempDir(), caFile, tfmirrorBin))
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	socket := filepath.Join(t.TempDir(), "tmux.sock")
+	tm := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-S", socket}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	tm("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "40", script)
+	t.Cleanup(func() { _ = exec.Command(tmux, "-S", socket, "kill-server").Run() })
+	// Interrupt once the first package is in, while others download.
+	var screen string
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) && !strings.Contains(screen, "mirrored  ") {
+		time.Sleep(20 * time.Millisecond)
+		screen = tm("capture-pane", "-p")
+	}
+	tm("send-keys", "C-c")
+	for time.Now().Before(deadline) && !strings.Contains(screen, "EXITED") {
+		time.Sleep(50 * time.Millisecond)
+		screen = tm("capture-pane", "-p")
+	}
+	// The terminal echoes the interrupt as ^C.
+	lines := nonEmpty(strings.ReplaceAll(screen, "^C", ""))
+	if len(lines) < 3 || lines[len(lines)-1] != "EXITED 130" || lines[len(lines)-2] != "tfmirror: interrupted" ||
+		!regexp.MustCompile(`^interrupted after [0-9.]+m?s: [1-7] packages published, [1-7] left; run the same command again to resume \(partial downloads are kept\)$`).MatchString(lines[len(lines)-3]) {
+		t.Fatalf("the screen after Ctrl-C:\n%s", screen)
+	}
+	for _, l := range lines[:len(lines)-3] {
+		if !packageLineRe.MatchString(l) {
+			t.Errorf("a line that is not a published package: %q\nscreen:\n%s", l, screen)
+		}
+	}
+	// The next run resumes: what was published is present, the rest comes.
+	stdout, stderr, code := runTfmirror(t, work, []string{"SSL_CERT_FILE=" + caFile}, "build")
+	if code != 0 || !strings.Contains(stdout, "already present") || !strings.Contains(stdout, "8 mirrored, 0 already present") && !strings.Contains(stdout, "mirrored, ") {
+		t.Errorf("the run after the interrupt: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 

@@ -192,7 +192,7 @@ func verifyRequiringSignatures(t *testing.T, f *fixture, site string) (int, veri
 	t.Helper()
 	stdout, stderr, code := runTfmirror(t, f.work, f.env, "verify", "--json", "--require-signatures", site)
 	var res verifyResult
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+	if err := json.Unmarshal(summaryOf(stdout), &res); err != nil {
 		t.Fatalf("tfmirror verify --json: exit %d, output is not JSON (%v):\n%s\nstderr:\n%s", code, err, stdout, stderr)
 	}
 	return code, res

@@ -260,6 +260,7 @@ func noMatchError(req Requirement, available addrs.VersionList) error {
 }
 
 func (b *Builder) emit(r Result) {
+	r.Status = canceled(r.Status, r.Err)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.report.Results = append(b.report.Results, r)

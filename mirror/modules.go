@@ -337,6 +337,7 @@ func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Ver
 }
 
 func (b *ModuleBuilder) finish(res ModuleResult) {
+	res.Status = canceled(res.Status, res.Err)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.results = append(b.results, res)

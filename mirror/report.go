@@ -1,8 +1,10 @@
 package mirror
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -17,7 +19,20 @@ const (
 	StatusPresent  Status = "present"  // already in the tree with the right bytes
 	StatusSkipped  Status = "skipped"  // not published, by policy (e.g. missing platform)
 	StatusFailed   Status = "failed"   // not published because of an error
+	// StatusCanceled: not published because the build was stopped (Ctrl-C,
+	// SIGTERM) before it was; a run of the same build finishes it.
+	StatusCanceled Status = "canceled"
 )
+
+// canceled restates the failure of a package the build was stopped
+// before as canceled: not a problem of the package, nothing to report one
+// by one.
+func canceled(s Status, err error) Status {
+	if s == StatusFailed && errors.Is(err, context.Canceled) {
+		return StatusCanceled
+	}
+	return s
+}
 
 // Package identifies one package: a provider, a version and a platform.
 type Package struct {
@@ -96,16 +111,24 @@ func (r *Report) CountModules(s Status) int {
 
 // Err returns nil when the build fully succeeded, or an error that joins
 // every failure. Verification failures remain detectable with errors.As.
+// Packages canceled are one failure, context.Canceled, not one each.
 func (r *Report) Err() error {
 	errs := append([]error(nil), r.Errors...)
+	stopped := slices.ContainsFunc(errs, func(err error) bool { return errors.Is(err, context.Canceled) })
 	for _, res := range r.Results {
-		if res.Status == StatusFailed {
+		switch {
+		case res.Status == StatusFailed:
 			errs = append(errs, res.Err)
+		case res.Status == StatusCanceled && !stopped:
+			errs, stopped = append(errs, context.Canceled), true
 		}
 	}
 	for _, res := range r.Modules {
-		if res.Status == StatusFailed {
+		switch {
+		case res.Status == StatusFailed:
 			errs = append(errs, res.Err)
+		case res.Status == StatusCanceled && !stopped:
+			errs, stopped = append(errs, context.Canceled), true
 		}
 	}
 	return errors.Join(errs...)

@@ -11,7 +11,6 @@ import (
 func newBuildCmd(env Env) *cobra.Command {
 	opts := appbuild.Options{Flags: settings.DefaultFlags()}
 	opts.Flags.Parallel = appbuild.DefaultParallel
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "build [DIR...]",
 		Short: "Download, verify and publish providers into a static network mirror",
@@ -57,7 +56,7 @@ reported (exit 3) with the published package left as it was.`,
 				opts.Out = nil // the manifest's out list, else ./site
 			}
 			opts.Process = env.process()
-			return runBuild(cmd, env, opts, output.New(env.Stdout, asJSON))
+			return runBuild(cmd, env, opts, env.printer(cmd))
 		},
 	}
 	f := cmd.Flags()
@@ -68,7 +67,6 @@ reported (exit 3) with the published package left as it was.`,
 	f.IntVarP(&opts.Flags.Parallel, "parallel", "p", opts.Flags.Parallel, "maximum number of concurrent downloads")
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to mirror, as os_arch (repeatable): replaces the manifest's platforms for every provider the build mirrors, its provider blocks' and the configurations' alike, as tofu providers mirror -platform does (default: the manifest's platforms)")
 	f.BoolVar(&opts.WriteLockFiles, "write-lock-files", false, "after the build, write each configuration's .terraform.lock.hcl from the mirror, as \"tfmirror lock\" does")
-	f.BoolVar(&asJSON, "json", false, "print one JSON object per event and a JSON summary, for CI")
 	f.StringVar(&opts.Layout, "layout", "network", "what to write: network (a network mirror), packed or unpacked (a filesystem_mirror directory; the network tree behind it is kept in .tfmirror/store)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print what would be downloaded, kept and skipped, with sizes, making only metadata requests and writing nothing")
 	f.BoolVar(&opts.VerifyExisting, "verify-existing", false, "re-hash every archive already in the mirror instead of trusting its recorded size, and replace any that does not match")
@@ -93,16 +91,15 @@ func runBuild(cmd *cobra.Command, env Env, opts appbuild.Options, out *output.Pr
 			out.StartProgress(env.Stderr, packages, progress)
 		},
 	}
+	if opts.DryRun {
+		out.DeferResults() // listed sorted with the summary
+	}
 	report, err := env.run.build(cmd.Context(), opts)
 	out.StopProgress()
 	if report == nil || report.Build == nil {
 		return err
 	}
-	if report.DryRun {
-		out.DryRunSummary(report.Build)
-		return err
-	}
 	out.LockFiles(report.LockFiles)
-	out.Summary(report.Build, ExitCode(err))
+	out.BuildSummary(report, err)
 	return err
 }

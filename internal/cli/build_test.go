@@ -5,10 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/jsonstream"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
@@ -47,6 +51,9 @@ func (o origin) run(t *testing.T, dir string, args ...string) (int, string, stri
 	t.Chdir(dir)
 	defer t.Chdir(wd)
 	code := Main(context.Background(), Env{Args: args, Stdout: &stdout, Stderr: &stderr, Environ: o.environ})
+	if slices.Contains(args, "--json") {
+		jsonstream.Check(t, stdout.String(), code)
+	}
 	return code, stdout.String(), stderr.String()
 }
 
@@ -109,4 +116,17 @@ provider "hashicorp/foo" { versions = "~> 1.0" }
 	if _, err := os.Stat(filepath.Join(dir, "site", ".tfmirror-staging")); !os.IsNotExist(err) {
 		t.Errorf("staging directory left behind: %v", err)
 	}
+}
+
+// summaryLine is the last line of a --json run, which must be its
+// summary.
+func summaryLine(t *testing.T, stdout string) []byte {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	last := []byte(lines[len(lines)-1])
+	var ev struct{ Event string }
+	if err := json.Unmarshal(last, &ev); err != nil || ev.Event != "summary" {
+		t.Fatalf("the last line is not a summary (%v):\n%s", err, stdout)
+	}
+	return last
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	appbundle "github.com/tfmirror/tfmirror/internal/app/bundle"
-	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
@@ -34,7 +33,6 @@ at creation and CLI configuration snippets for tofu and terraform
 
 func newBundleCreateCmd(env Env) *cobra.Command {
 	opts := appbundle.CreateOptions{Flags: settings.DefaultFlags()}
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "create SITE|s3://BUCKET/PREFIX/ --out FILE",
 		Short: "Pack a built mirror (a directory or a bucket) into one file",
@@ -73,7 +71,7 @@ files it names, then checked and packed from that copy.`,
 			given(cmd, &opts.Flags)
 			opts.Site, opts.Process = args[0], env.process()
 			report, err := env.run.bundleCreate(cmd.Context(), opts)
-			output.New(env.Stdout, asJSON).BundleCreate(report, err)
+			env.printer(cmd).BundleCreate(report, err)
 			return err
 		},
 	}
@@ -82,14 +80,12 @@ files it names, then checked and packed from that copy.`,
 	f.StringArrayVar(&opts.LockFiles, "lock-files", nil, "a `directory` whose .terraform.lock.hcl to include, under lock-files/ at its path relative to the current directory, or its name if it is elsewhere (repeatable)")
 	f.StringVar(&opts.SignKey, "sign-key", "", "sign the manifest with the ASCII-armored OpenPGP private key in this `file` (no passphrase)")
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for a tfmirror build writing the directory SITE (0 fails at once; a bucket is read without a lock)")
-	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object")
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	return cmd
 }
 
 func newBundleImportCmd(env Env) *cobra.Command {
 	opts := appbundle.ImportOptions{Flags: settings.DefaultFlags()}
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "import FILE --out DIR|s3://BUCKET/PREFIX/",
 		Short: "Check a bundle and merge its mirror into a directory or a bucket",
@@ -127,7 +123,7 @@ A refused bundle exits with code 3 and leaves DIR as it was.`,
 			given(cmd, &opts.Flags)
 			opts.Bundle, opts.Process = args[0], env.process()
 			report, err := env.run.bundleImport(cmd.Context(), opts)
-			output.New(env.Stdout, asJSON).BundleImport(report, opts.Extras, err)
+			env.printer(cmd).BundleImport(report, opts.Extras, err)
 			return err
 		},
 	}
@@ -137,7 +133,6 @@ A refused bundle exits with code 3 and leaves DIR as it was.`,
 	f.StringVar(&opts.TrustKey, "trust-key", "", "require a manifest signature by one of the ASCII-armored OpenPGP public keys in this `file`")
 	f.StringVar(&opts.Extras, "extras", "", "after a successful import, also write the bundle's lock-files/ and cli-config/ into this `directory`")
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for another tfmirror process writing DIR, or a prune of the bucket (0 fails at once)")
-	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object")
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	return cmd
 }

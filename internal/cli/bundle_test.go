@@ -223,7 +223,7 @@ func TestBundleSigned(t *testing.T) {
 		Written  int    `json:"written"`
 		ExitCode int    `json:"exit_code"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != ExitOK || res.KeyID != keyID || res.Written == 0 {
+	if err := json.Unmarshal(summaryLine(t, stdout), &res); err != nil || code != ExitOK || res.KeyID != keyID || res.Written == 0 {
 		t.Fatalf("import: exit %d, %+v (%v)\n%s%s", code, res, err, stdout, stderr)
 	}
 	verifyClean(t, o, dest)

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	appcheck "github.com/tfmirror/tfmirror/internal/app/check"
-	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
@@ -33,7 +32,7 @@ the exit code is 2; a manifest that passes prints what it asks for.`,
 			if err != nil {
 				return err
 			}
-			out := output.New(env.Stdout, false)
+			out := env.printer(cmd)
 			out.Warnings(report.Warnings)
 			platforms := make([]string, len(report.Platforms))
 			for i, p := range report.Platforms {

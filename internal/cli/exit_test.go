@@ -14,7 +14,7 @@ func TestManifestErrorsExitTwo(t *testing.T) {
 	}{
 		{"syntax-error.hcl", "syntax-error.hcl:3:26"},
 		{"bad-constraint.hcl", "bad-constraint.hcl:4:14"},
-		{"bad-platform.hcl", "bad-platform.hcl:1:13"},
+		{"bad-platform.hcl", "bad-platform.hcl:1:14"},
 		{"port-in-host.hcl", "port-in-host.hcl:3:10"},
 	}
 	o := newOrigin(t)

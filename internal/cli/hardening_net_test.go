@@ -316,9 +316,9 @@ func TestTransferLimitFlagsAreValidated(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"build", "--speed-limit", "-1"}, "speed limit must be 0 (no limit) or more bytes per second, not -1"},
+		{[]string{"build", "--speed-limit", "-1"}, `invalid argument "-1" for "--speed-limit" flag: invalid size "-1"`},
 		{[]string{"verify", "https://mirror.example.com/", "--speed-time", "-1s"}, "speed time must be 0 (no limit) or more, not -1s"},
-		{[]string{"lock", "--mirror", "https://mirror.example.com/", "--max-archive-bytes", "-5"}, "maximum archive size must be 0 (no limit) or more bytes, not -5"},
+		{[]string{"lock", "--mirror", "https://mirror.example.com/", "--max-archive-bytes", "-5"}, `invalid argument "-5" for "--max-archive-bytes" flag: invalid size "-5"`},
 	} {
 		code, _, stderr := o.run(t, dir, tt.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tt.want) {

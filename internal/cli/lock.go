@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	applock "github.com/tfmirror/tfmirror/internal/app/lock"
-	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
@@ -37,7 +36,7 @@ Nothing is written unless every directory's lock file can be computed.`,
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			given(cmd, &opts.Flags)
 			opts.Dirs, opts.Process = dirs, env.process()
-			out := output.New(env.Stdout, false)
+			out := env.printer(cmd)
 			report, err := env.run.lock(cmd.Context(), opts)
 			if report != nil {
 				out.Warnings(report.Warnings)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/gitserver"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
@@ -108,11 +107,14 @@ module "acme/zip/aws" { versions = ">= 1.0" }
 			t.Errorf("%s %s: download document %q (%v), want location %q", tc.module, tc.version, data, err, want)
 		}
 	}
-	var summary output.JSONEvent
+	var summary struct {
+		Event    string `json:"event"`
+		Modules  []any  `json:"modules"`
+		ExitCode *int   `json:"exit_code"`
+	}
 	for line := range strings.Lines(stdout) {
-		var ev output.JSONEvent
-		if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "summary" {
-			summary = ev
+		if json.Unmarshal([]byte(line), &summary) == nil && summary.Event == "summary" {
+			break
 		}
 	}
 	if len(summary.Modules) != 5 || summary.ExitCode == nil || *summary.ExitCode != 0 {

@@ -4,13 +4,11 @@ import (
 	"github.com/spf13/cobra"
 
 	appprune "github.com/tfmirror/tfmirror/internal/app/prune"
-	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
 func newPruneCmd(env Env) *cobra.Command {
 	opts := appprune.Options{Flags: settings.DefaultFlags()}
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "prune [DIR...]",
 		Short: "Remove from a mirror the versions the manifest no longer selects",
@@ -41,7 +39,7 @@ refused whole, so a wrong or emptied manifest never wipes a mirror.`,
 			given(cmd, &opts.Flags)
 			opts.Dirs, opts.Process = dirs, env.process()
 			report, err := env.run.prune(cmd.Context(), opts)
-			output.New(env.Stdout, asJSON).Prune(opts.Out, opts.DryRun, opts.Grace, report, err)
+			env.printer(cmd).Prune(opts.Out, opts.DryRun, opts.Grace, report, err)
 			return err
 		},
 	}
@@ -53,6 +51,5 @@ refused whole, so a wrong or emptied manifest never wipes a mirror.`,
 	f.DurationVar(&opts.Grace, "grace", appprune.DefaultGrace, "how long a version's files stay once index.json no longer lists it, counted from index.json's last change (0: delete them in the run that unlists the version)")
 	f.IntVar(&opts.MaxDeletions, "max-deletions", appprune.DefaultMaxDeletions, "refuse the whole run if it would unlist or delete more than this many versions")
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for the writers a prune excludes: builds publishing into the same mirror (0 fails at once)")
-	f.BoolVar(&asJSON, "json", false, "print the result as one JSON object, for CI")
 	return cmd
 }

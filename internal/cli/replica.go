@@ -4,13 +4,11 @@ import (
 	"github.com/spf13/cobra"
 
 	appreplica "github.com/tfmirror/tfmirror/internal/app/replica"
-	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
 func newReplicaCmd(env Env) *cobra.Command {
 	opts := appreplica.Options{Flags: settings.DefaultFlags()}
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "replica SITE|s3://BUCKET/PREFIX/",
 		Short: "Write a static copy of the provider registry protocol into a built mirror",
@@ -43,11 +41,10 @@ write request.`,
 			given(cmd, &opts.Flags)
 			opts.Site, opts.Process = args[0], env.process()
 			report, err := env.run.replica(cmd.Context(), opts)
-			output.New(env.Stdout, asJSON).Views(report)
+			env.printer(cmd).Views(report)
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per message, for CI")
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for a tfmirror build writing the same directory, or a prune of the bucket (0 fails at once)")
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	return cmd

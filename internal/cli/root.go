@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/size"
@@ -33,31 +35,71 @@ type Env struct {
 	// redactor knows every credential the process holds; Main makes it
 	// and puts Stdout and Stderr behind it (output.Safe).
 	redactor *settings.Redactor
+	// session is what one run of Main shares between its commands and
+	// itself: the output flags and the printer.
+	session *session
+}
+
+// session is one run of the command line.
+type session struct {
+	json, quiet, verbose bool
+	printer              *output.Printer
+}
+
+// printer returns the run's printer, made for cmd on first use, with the
+// start event written.
+func (env Env) printer(cmd *cobra.Command) *output.Printer {
+	s := env.session
+	if s.printer == nil {
+		v, _ := versionInfo(env)
+		s.printer = output.NewWith(env.Stdout, output.Options{JSON: s.json, Quiet: s.quiet, Verbose: s.verbose, Command: cmd.CommandPath(), Version: v, Now: env.now})
+		s.printer.Start()
+	}
+	return s.printer
 }
 
 // Main runs tfmirror and returns its exit code. Everything it prints,
 // the final error line included, goes through output.Safe: credentials
 // the process holds (the environment's, then the settings' as commands
 // build them) are redacted and control characters escaped.
+//
+// With --json, stdout carries only JSON lines, and they always end with a
+// summary carrying the exit code, on every path: a flag that does not
+// parse, a manifest that cannot be read, a build that failed or was
+// interrupted.
 func Main(ctx context.Context, env Env) int {
 	env.redactor = settings.NewRedactor(env.Environ)
 	env.Stdout = output.Safe(env.Stdout, env.redactor)
 	env.Stderr = output.Safe(env.Stderr, env.redactor)
+	env.session = &session{json: slices.Contains(env.Args, "--json")}
 	started := false
 	root := newRootCmd(env)
-	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
-	root.SetArgs(env.Args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return ExitOK
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		started = true
+		env.session.json, _ = cmd.Flags().GetBool("json")
+		env.session.quiet, _ = cmd.Flags().GetBool("quiet")
+		env.session.verbose, _ = cmd.Flags().GetBool("verbose")
 	}
-	if !started {
+	root.SetArgs(env.Args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && !started {
 		err = app.Usage(err)
 	}
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
-	fmt.Fprintf(env.Stderr, "tfmirror: %v\n", err)
+	if env.session.json {
+		env.printer(cmd).Finish(err)
+	}
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, context.Canceled):
+		// The summary said what was published and what is left.
+		fmt.Fprintln(env.Stderr, "tfmirror: interrupted")
+	default:
+		fmt.Fprintf(env.Stderr, "tfmirror: %v\n", err)
+	}
 	return ExitCode(err)
 }
 
@@ -93,6 +135,10 @@ static tree that any web server can serve as a network mirror.`,
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return app.Usage(err) })
+	pf := root.PersistentFlags()
+	pf.Bool("json", false, "print one JSON object per line (docs/json.md): a start event, the command's events, and always a summary with the exit code last")
+	pf.BoolP("quiet", "q", false, "print only problems and the summary")
+	pf.BoolP("verbose", "v", false, "also print what is routine: retried requests, waits for another writer's lock")
 	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newPruneCmd(env), newCheckCmd(env), newVersionCmd(env))
 	return root
 }
@@ -104,8 +150,8 @@ func newVersionCmd(env Env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, c := versionInfo(env)
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "tfmirror %s (commit %s)\n", v, c)
-			return err
+			env.printer(cmd).Line(fmt.Sprintf("tfmirror %s (commit %s)", v, c))
+			return nil
 		},
 	}
 }

@@ -32,12 +32,13 @@ prints how to trust it. It serves until interrupted.`,
 			if logRequests {
 				opts.Log = env.Stderr
 			}
+			out := env.printer(cmd)
 			opts.Started = func(s appserve.Serving) {
-				fmt.Fprintf(env.Stdout, "serving %s at %s\n", s.Root, s.URL)
+				out.Line(fmt.Sprintf("serving %s at %s", s.Root, s.URL))
 				if s.CAFile != "" {
-					fmt.Fprintf(env.Stdout, "clients must trust the CA in %s (for example SSL_CERT_FILE=%s, or add it to the system store)\n", s.CAFile, s.CAFile)
+					out.Line(fmt.Sprintf("clients must trust the CA in %s (for example SSL_CERT_FILE=%s, or add it to the system store)", s.CAFile, s.CAFile))
 				}
-				fmt.Fprintf(env.Stdout, "client configuration:\n  provider_installation {\n    network_mirror {\n      url = %q\n    }\n  }\n", s.URL)
+				out.Line(fmt.Sprintf("client configuration:\n  provider_installation {\n    network_mirror {\n      url = %q\n    }\n  }", s.URL))
 			}
 			return env.run.serve(cmd.Context(), opts)
 		},

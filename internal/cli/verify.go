@@ -4,13 +4,11 @@ import (
 	"github.com/spf13/cobra"
 
 	appverify "github.com/tfmirror/tfmirror/internal/app/verify"
-	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
 
 func newVerifyCmd(env Env) *cobra.Command {
 	opts := appverify.Options{Flags: settings.DefaultFlags()}
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify PATH_OR_URL|s3://BUCKET/PREFIX/|oci://TEMPLATE",
 		Short: "Check a built or published mirror the way clients see it",
@@ -40,12 +38,11 @@ Each problem is printed with its path. The exit code is 3 if there is any.`,
 			opts.Mirror, opts.Process = args[0], env.process()
 			report, err := env.run.verify(cmd.Context(), opts)
 			if report != nil {
-				output.New(env.Stdout, asJSON).Verify(report, err)
+				env.printer(cmd).Verify(report, err)
 			}
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object")
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	addNetworkFlags(cmd, &opts.Flags)
 	return cmd

@@ -78,7 +78,7 @@ func TestVerifyReportsProblemsWithPaths(t *testing.T) {
 		Problems []struct{ Path, Message string }
 		ExitCode int `json:"exit_code"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+	if err := json.Unmarshal(summaryLine(t, stdout), &out); err != nil {
 		t.Fatalf("--json output is not one JSON object: %v\n%s", err, stdout)
 	}
 	if len(out.Problems) == 0 || out.ExitCode != ExitVerification || !strings.Contains(out.Problems[0].Path, "registry.opentofu.org/hashicorp/foo/") {

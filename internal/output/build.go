@@ -1,35 +1,21 @@
 package output
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
 	"github.com/tfmirror/tfmirror/internal/size"
-
 	"github.com/tfmirror/tfmirror/mirror"
 )
-
-// Printer renders a command's events and reports for people (one line per
-// package, a summary) or for CI (one JSON object per line).
-type Printer struct {
-	w        io.Writer
-	json     bool
-	progress *progressLine // nil unless a terminal shows a status line
-}
-
-// New returns a printer writing to w, JSON lines when asJSON.
-func New(w io.Writer, asJSON bool) *Printer { return &Printer{w: w, json: asJSON} }
-
-// JSON reports whether the printer writes JSON lines.
-func (p *Printer) JSON() bool { return p.json }
 
 // StartProgress keeps a status line of the build's progress at the bottom
 // of term, when term is a terminal and the printer writes for people.
 func (p *Printer) StartProgress(term io.Writer, packages int, read func() mirror.Progress) {
-	if !p.json && IsTerminal(term) {
+	if !p.opts.JSON && IsTerminal(term) {
 		p.progress = startProgress(term, packages, read)
 	}
 }
@@ -40,92 +26,69 @@ func (p *Printer) StopProgress() {
 	p.progress = nil
 }
 
-// JSONEvent is the shape of every --json line of a build.
-type JSONEvent struct {
-	Event    string `json:"event"`
-	Status   string `json:"status,omitempty"`
-	Provider string `json:"provider,omitempty"`
-	Version  string `json:"version,omitempty"`
-	Platform string `json:"platform,omitempty"`
+// DeferResults holds results back until the summary, which prints them
+// sorted (a dry run's listing).
+func (p *Printer) DeferResults() { p.deferred = true }
+
+// packageEvent is a "package" event: one package's outcome.
+type packageEvent struct {
+	Status   string `json:"status"`
+	Provider string `json:"provider"`
+	Version  string `json:"version"`
+	Platform string `json:"platform"`
 	Bytes    int64  `json:"bytes,omitempty"`
 	KeyID    string `json:"key_id,omitempty"`
 	// HashesOnly names the upstream whose hashes alone vouched for the
 	// package, when no signature did.
-	HashesOnly string  `json:"hashes_only,omitempty"`
-	Reason     string  `json:"reason,omitempty"`
-	Message    string  `json:"message,omitempty"`
-	Counts     *counts `json:"counts,omitempty"`
-	// Packages, in the summary, is every package's outcome and the key
-	// that verified it.
-	Packages []jsonPackage `json:"packages,omitempty"`
-	// Modules, in the summary, is every module version's outcome.
-	Modules  []jsonModule `json:"modules,omitempty"`
-	Module   string       `json:"module,omitempty"`
-	Commit   string       `json:"commit,omitempty"`
-	Warnings []string     `json:"warnings,omitempty"`
-	Errors   []string     `json:"errors,omitempty"`
-	ExitCode *int         `json:"exit_code,omitempty"`
-}
-
-type jsonPackage struct {
-	Provider   string `json:"provider"`
-	Version    string `json:"version"`
-	Platform   string `json:"platform"`
-	Status     string `json:"status"`
-	KeyID      string `json:"key_id,omitempty"`
 	HashesOnly string `json:"hashes_only,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Message    string `json:"message,omitempty"`
 }
 
-type jsonModule struct {
+// moduleEvent is a "module" event: one module version's outcome.
+type moduleEvent struct {
+	Status  string `json:"status"`
 	Module  string `json:"module"`
 	Version string `json:"version"`
-	Status  string `json:"status"`
+	Bytes   int64  `json:"bytes,omitempty"`
 	Commit  string `json:"commit,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
-type counts struct {
-	Mirrored int `json:"mirrored"`
-	Present  int `json:"present"`
-	Skipped  int `json:"skipped"`
-	Failed   int `json:"failed"`
-}
-
-// Event reports a package that finished, or a warning.
+// Event reports a package that started or finished, or a warning.
 func (p *Printer) Event(e mirror.Event) {
 	switch {
-	case e.Started != nil && p.json:
-		p.Emit(JSONEvent{Event: "started", Provider: e.Started.Provider.String(), Version: e.Started.Version.String(), Platform: e.Started.Platform.String()})
-	case e.Result != nil:
-		p.progress.hold(func() { p.result(*e.Result) })
-	case e.Warning != "" && p.json:
-		p.Emit(JSONEvent{Event: "warning", Message: WithHints(e.Warning)})
+	case e.Started != nil && p.opts.JSON:
+		p.emit("started", struct {
+			Provider string `json:"provider"`
+			Version  string `json:"version"`
+			Platform string `json:"platform"`
+		}{e.Started.Provider.String(), e.Started.Version.String(), e.Started.Platform.String()})
+	case e.Result != nil && !p.deferred:
+		p.result(*e.Result)
+	case e.Warning != "" && p.opts.JSON:
+		p.emit("warning", struct {
+			Message string `json:"message"`
+		}{WithHints(e.Warning)})
 	}
-}
-
-// Line prints a message for people; in --json mode, a "message" event.
-func (p *Printer) Line(msg string) {
-	if p.json {
-		p.Emit(JSONEvent{Event: "message", Message: msg})
-		return
-	}
-	fmt.Fprintln(p.w, msg)
 }
 
 func (p *Printer) result(r mirror.Result) {
-	if p.json {
-		ev := JSONEvent{
-			Event: "package", Status: string(r.Status), Provider: r.Provider.String(),
-			Version: r.Version.String(), Platform: r.Platform.String(), Bytes: r.Bytes,
-			KeyID: r.KeyID, HashesOnly: r.HashesOnly, Reason: r.Reason,
+	if p.opts.JSON {
+		ev := packageEvent{
+			Status: string(r.Status), Provider: r.Provider.String(), Version: r.Version.String(), Platform: r.Platform.String(),
+			Bytes: r.Bytes, KeyID: r.KeyID, HashesOnly: r.HashesOnly, Reason: r.Reason,
 		}
-		if r.Err != nil {
+		if r.Err != nil && r.Status != mirror.StatusCanceled {
 			ev.Message = r.Err.Error()
 		}
-		p.Emit(ev)
+		p.emit("package", ev)
 		return
 	}
 	line := fmt.Sprintf("%-9s %s", r.Status, r.Package)
 	switch r.Status {
+	case mirror.StatusCanceled:
+		return // one line in the summary says what is left
 	case mirror.StatusPlanned:
 		line += " (" + size.Format(r.Bytes) + ")"
 		if r.Reason != "" {
@@ -136,36 +99,38 @@ func (p *Printer) result(r mirror.Result) {
 	case mirror.StatusSkipped:
 		line += ": " + r.Reason
 	case mirror.StatusFailed:
-		line += ": " + failureDetail(r.Err)
+		p.say(line + ": " + failureDetail(r.Err))
+		return
 	}
-	fmt.Fprintln(p.w, line)
+	p.Line(line)
 }
 
 // Module reports one module version.
 func (p *Printer) Module(r mirror.ModuleResult) {
-	p.progress.hold(func() {
-		if p.json {
-			ev := JSONEvent{Event: "module", Status: string(r.Status), Module: r.Module.String(), Version: r.Version.String(), Bytes: r.Bytes, Commit: r.Commit}
-			if r.Err != nil {
-				ev.Message = r.Err.Error()
-			}
-			p.Emit(ev)
-			return
+	if p.opts.JSON {
+		ev := moduleEvent{Status: string(r.Status), Module: r.Module.String(), Version: r.Version.String(), Bytes: r.Bytes, Commit: r.Commit}
+		if r.Err != nil && r.Status != mirror.StatusCanceled {
+			ev.Message = r.Err.Error()
 		}
-		line := fmt.Sprintf("%-9s module %s %s", r.Status, r.Module.ForDisplay(), r.Version)
-		switch {
-		case r.Err != nil:
-			var merr *mirror.ModuleError
-			if errors.As(r.Err, &merr) {
-				line += ": " + merr.Err.Error()
-			} else {
-				line += ": " + r.Err.Error()
-			}
-		case r.Status != mirror.StatusPlanned:
-			line += " (" + size.Format(r.Bytes) + commitNote(r.Commit) + ")"
+		p.emit("module", ev)
+		return
+	}
+	line := fmt.Sprintf("%-9s module %s %s", r.Status, r.Module.ForDisplay(), r.Version)
+	switch {
+	case r.Status == mirror.StatusCanceled:
+	case r.Err != nil:
+		var merr *mirror.ModuleError
+		if errors.As(r.Err, &merr) {
+			line += ": " + merr.Err.Error()
+		} else {
+			line += ": " + r.Err.Error()
 		}
-		fmt.Fprintln(p.w, line)
-	})
+		p.say(line)
+	case r.Status != mirror.StatusPlanned:
+		p.Line(line + " (" + size.Format(r.Bytes) + commitNote(r.Commit) + ")")
+	default:
+		p.Line(line)
+	}
 }
 
 func commitNote(c string) string {
@@ -199,69 +164,151 @@ func signedBy(r mirror.Result) string {
 	return ", signed by " + r.KeyID
 }
 
-// Summary closes a build: counts, warnings and, in JSON, every outcome
-// with the exit code.
-func (p *Printer) Summary(r *mirror.Report, code int) {
-	c := counts{
-		Mirrored: r.Count(mirror.StatusMirrored), Present: r.Count(mirror.StatusPresent),
-		Skipped: r.Count(mirror.StatusSkipped), Failed: r.Count(mirror.StatusFailed) + len(r.Errors),
+// counts are a build's outcomes.
+type counts struct {
+	Mirrored int `json:"mirrored"`
+	Present  int `json:"present"`
+	Skipped  int `json:"skipped"`
+	Failed   int `json:"failed"`
+	Canceled int `json:"canceled,omitempty"`
+}
+
+type jsonPackage struct {
+	Provider   string `json:"provider"`
+	Version    string `json:"version"`
+	Platform   string `json:"platform"`
+	Status     string `json:"status"`
+	KeyID      string `json:"key_id,omitempty"`
+	HashesOnly string `json:"hashes_only,omitempty"`
+}
+
+type jsonModule struct {
+	Module  string `json:"module"`
+	Version string `json:"version"`
+	Status  string `json:"status"`
+	Commit  string `json:"commit,omitempty"`
+}
+
+// buildSummary is the summary of a build.
+type buildSummary struct {
+	DryRun          bool          `json:"dry_run,omitempty"`
+	Destinations    []string      `json:"destinations"`
+	BytesDownloaded int64         `json:"bytes_downloaded"`
+	BytesPublished  int64         `json:"bytes_published"`
+	Counts          counts        `json:"counts"`
+	Packages        []jsonPackage `json:"packages"`
+	Modules         []jsonModule  `json:"modules,omitempty"`
+	LockFiles       []string      `json:"lock_files,omitempty"`
+	Warnings        []string      `json:"warnings"`
+	Errors          []string      `json:"errors"`
+}
+
+// BuildSummary closes a build (a dry run too): counts, bytes, where the
+// mirror went, warnings and, in JSON, every outcome with the exit code.
+func (p *Printer) BuildSummary(rep *appbuild.Report, err error) {
+	p.StopProgress()
+	r := rep.Build
+	if p.deferred {
+		for _, res := range r.Results {
+			p.result(res)
+		}
 	}
-	if p.json {
-		ev := JSONEvent{Event: "summary", Counts: &c, Warnings: hinted(r.Warnings), ExitCode: &code}
-		for _, res := range r.Results {
-			ev.Packages = append(ev.Packages, jsonPackage{
-				Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
-				Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly,
-			})
+	s := buildSummary{DryRun: rep.DryRun, Destinations: rep.Destinations, BytesDownloaded: rep.Downloaded, Counts: countsOf(r), Packages: []jsonPackage{}, Warnings: hinted(r.Warnings), Errors: []string{}}
+	if s.Destinations == nil {
+		s.Destinations = []string{}
+	}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	for _, res := range r.Results {
+		s.Packages = append(s.Packages, jsonPackage{
+			Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
+			Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly,
+		})
+		if res.Status == mirror.StatusMirrored {
+			s.BytesPublished += res.Bytes * int64(len(rep.Destinations))
 		}
-		for _, res := range r.Modules {
-			ev.Modules = append(ev.Modules, jsonModule{Module: res.Module.String(), Version: res.Version.String(), Status: string(res.Status), Commit: res.Commit})
-			if res.Err != nil {
-				ev.Errors = append(ev.Errors, res.Err.Error())
-			}
+		if res.Err != nil && res.Status == mirror.StatusFailed {
+			s.Errors = append(s.Errors, res.Err.Error())
 		}
-		for _, err := range r.Errors {
-			ev.Errors = append(ev.Errors, err.Error())
+	}
+	for _, res := range r.Modules {
+		s.Modules = append(s.Modules, jsonModule{Module: res.Module.String(), Version: res.Version.String(), Status: string(res.Status), Commit: res.Commit})
+		if res.Err != nil && res.Status == mirror.StatusFailed {
+			s.Errors = append(s.Errors, res.Err.Error())
 		}
-		for _, res := range r.Results {
-			if res.Err != nil {
-				ev.Errors = append(ev.Errors, res.Err.Error())
-			}
+	}
+	for _, e := range r.Errors {
+		if !errors.Is(e, context.Canceled) {
+			s.Errors = append(s.Errors, e.Error())
 		}
-		p.Emit(ev)
+	}
+	for _, f := range rep.LockFiles {
+		s.LockFiles = append(s.LockFiles, f.Path)
+	}
+	if p.opts.JSON {
+		p.Summary(s, err)
+		return
+	}
+	if rep.DryRun {
+		p.dryRunText(r)
+		return
+	}
+	p.buildText(rep, s, err)
+}
+
+func countsOf(r *mirror.Report) counts {
+	return counts{
+		Mirrored: r.Count(mirror.StatusMirrored), Present: r.Count(mirror.StatusPresent),
+		Skipped: r.Count(mirror.StatusSkipped), Failed: r.Count(mirror.StatusFailed) + len(r.Errors) - canceledErrors(r.Errors),
+		Canceled: r.Count(mirror.StatusCanceled),
+	}
+}
+
+func canceledErrors(errs []error) int {
+	n := 0
+	for _, e := range errs {
+		if errors.Is(e, context.Canceled) {
+			n++
+		}
+	}
+	return n
+}
+
+// buildText is the summary for people.
+func (p *Printer) buildText(rep *appbuild.Report, s buildSummary, err error) {
+	r, c := rep.Build, s.Counts
+	if errors.Is(err, context.Canceled) {
+		left := c.Canceled + r.CountModules(mirror.StatusCanceled)
+		p.say(fmt.Sprintf("\ninterrupted after %s: %d packages published, %d left; run the same command again to resume (partial downloads are kept)",
+			p.Elapsed().Round(100*1e6), c.Mirrored, left))
 		return
 	}
 	if len(r.Results) > 0 || len(r.Modules) == 0 {
-		fmt.Fprintf(p.w, "\n%d mirrored, %d already present, %d skipped, %d failed\n", c.Mirrored, c.Present, c.Skipped, c.Failed)
+		p.say(fmt.Sprintf("\n%d mirrored, %d already present, %d skipped, %d failed", c.Mirrored, c.Present, c.Skipped, c.Failed))
 	} else {
-		fmt.Fprintln(p.w)
+		p.say("")
 	}
 	if len(r.Modules) > 0 {
-		fmt.Fprintf(p.w, "modules: %d mirrored, %d already present, %d failed\n",
-			r.CountModules(mirror.StatusMirrored), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed))
+		p.say(fmt.Sprintf("modules: %d mirrored, %d already present, %d failed",
+			r.CountModules(mirror.StatusMirrored), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed)))
 	}
-	for _, err := range r.Errors {
+	for _, e := range r.Errors {
 		var merr *mirror.ModuleError
-		if errors.As(err, &merr) {
-			fmt.Fprintf(p.w, "failed    %s\n", err)
+		if errors.As(e, &merr) {
+			p.say("failed    " + e.Error())
 		}
 	}
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(p.w, "warnings:\n  - %s\n", WithHints(strings.Join(r.Warnings, "\n  - ")))
+		p.say("warnings:\n  - " + WithHints(strings.Join(r.Warnings, "\n  - ")))
 	}
+	p.say(fmt.Sprintf("%s downloaded, %s published into %s in %s", size.Format(s.BytesDownloaded), size.Format(s.BytesPublished),
+		strings.Join(rep.Destinations, ", "), p.Elapsed().Round(100*1e6)))
 }
 
-// Emit writes one JSON line.
-func (p *Printer) Emit(ev any) {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return
-	}
-	fmt.Fprintf(p.w, "%s\n", data)
-}
-
-// DryRunSummary closes a dry run: what would be downloaded, kept, skipped.
-func (p *Printer) DryRunSummary(r *mirror.Report) {
+// dryRunText closes a dry run for people: what would be downloaded, kept,
+// skipped.
+func (p *Printer) dryRunText(r *mirror.Report) {
 	var down, keep int64
 	for _, res := range r.Results {
 		switch res.Status {
@@ -273,18 +320,13 @@ func (p *Printer) DryRunSummary(r *mirror.Report) {
 	}
 	n := r.Count(mirror.StatusPlanned)
 	kept, skipped, failed := r.Count(mirror.StatusPresent), r.Count(mirror.StatusSkipped), r.Count(mirror.StatusFailed)
-	if p.json {
-		p.Emit(JSONEvent{Event: "plan", Message: fmt.Sprintf("download %d (%d bytes), keep %d (%d bytes), skip %d, fail %d", n, down, kept, keep, skipped, failed),
-			Counts: &counts{Present: kept, Skipped: skipped, Failed: failed, Mirrored: n}})
-		return
-	}
-	fmt.Fprintf(p.w, "\ndry run: would download %d packages (%s), keep %d (%s), skip %d; %d failed; nothing was written\n",
-		n, size.Format(down), kept, size.Format(keep), skipped, failed)
+	p.say(fmt.Sprintf("\ndry run: would download %d packages (%s), keep %d (%s), skip %d; %d failed; nothing was written",
+		n, size.Format(down), kept, size.Format(keep), skipped, failed))
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(p.w, "warnings:\n  - %s\n", WithHints(strings.Join(r.Warnings, "\n  - ")))
+		p.say("warnings:\n  - " + WithHints(strings.Join(r.Warnings, "\n  - ")))
 	}
 	if len(r.Modules) > 0 {
-		fmt.Fprintf(p.w, "dry run: would fetch %d module versions, keep %d; %d failed\n",
-			r.CountModules(mirror.StatusPlanned), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed)+len(r.Errors))
+		p.say(fmt.Sprintf("dry run: would fetch %d module versions, keep %d; %d failed",
+			r.CountModules(mirror.StatusPlanned), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed)+len(r.Errors)))
 	}
 }

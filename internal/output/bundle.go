@@ -6,7 +6,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/size"
 
-	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -14,7 +13,7 @@ import (
 // BundleCreate reports a bundle's creation, for people or as one JSON
 // object.
 func (p *Printer) BundleCreate(report *bundle.CreateReport, err error) {
-	if p.json {
+	if p.opts.JSON {
 		p.bundleJSON(createJSON(report), err)
 		return
 	}
@@ -35,7 +34,7 @@ func (p *Printer) BundleCreate(report *bundle.CreateReport, err error) {
 // BundleImport reports a bundle's import, for people or as one JSON
 // object.
 func (p *Printer) BundleImport(report *bundle.ImportReport, extras string, err error) {
-	if p.json {
+	if p.opts.JSON {
 		p.bundleJSON(importJSON(report), err)
 		return
 	}
@@ -97,8 +96,6 @@ type bundleResult struct {
 	Skipped        []string         `json:"skipped,omitempty"`
 	Warnings       []string         `json:"warnings"`
 	Problems       []mirror.Problem `json:"problems"`
-	Error          string           `json:"error,omitempty"`
-	ExitCode       int              `json:"exit_code"`
 }
 
 func createJSON(r *bundle.CreateReport) bundleResult {
@@ -133,9 +130,5 @@ func (p *Printer) bundleJSON(out bundleResult, err error) {
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
-	if err != nil {
-		out.Error = err.Error()
-	}
-	out.ExitCode = app.ExitCode(err)
-	p.Emit(out)
+	p.Summary(out, err)
 }

@@ -7,13 +7,6 @@ import (
 	"github.com/tfmirror/tfmirror/internal/views"
 )
 
-// Warnings prints what reading configurations warned about.
-func (p *Printer) Warnings(warnings []string) {
-	for _, w := range warnings {
-		p.Line("warning: " + w)
-	}
-}
-
 // LockFiles says which lock files were written and which were already
 // up to date.
 func (p *Printer) LockFiles(files []app.LockFile) {

@@ -1,21 +1,18 @@
 package output
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/prune"
 )
 
 // Prune reports a prune, for people or as one JSON object. ref names the
 // mirror when the prune did not get as far as a report.
 func (p *Printer) Prune(ref string, dryRun bool, grace time.Duration, r *prune.Report, failure error) {
-	if p.json {
-		_ = printPruneJSON(p.w, ref, dryRun, r, failure)
+	if p.opts.JSON {
+		p.Summary(pruneSummary(ref, dryRun, r, failure), failure)
 		return
 	}
 	printPrune(p.w, grace, r, failure)
@@ -98,15 +95,13 @@ type pruneJSON struct {
 	LeftAlone    []pruneLeftAloneJSON `json:"left_alone"`
 	Warnings     []string             `json:"warnings"`
 	Errors       []string             `json:"errors"`
-	ExitCode     int                  `json:"exit_code"`
 }
 
-func printPruneJSON(w io.Writer, ref string, dryRun bool, r *prune.Report, failure error) error {
+func pruneSummary(ref string, dryRun bool, r *prune.Report, failure error) pruneJSON {
 	out := pruneJSON{
 		Destination: ref, DryRun: dryRun,
 		Unlisted: []pruneVersionJSON{}, Deleted: []pruneVersionJSON{}, Waiting: []pruneVersionJSON{}, Kept: []pruneVersionJSON{},
 		FilesDeleted: []string{}, LeftAlone: []pruneLeftAloneJSON{}, Warnings: []string{}, Errors: []string{},
-		ExitCode: app.ExitCode(failure),
 	}
 	version := func(v prune.Version) pruneVersionJSON {
 		return pruneVersionJSON{Provider: v.Provider.String(), Version: v.Version.String()}
@@ -138,10 +133,5 @@ func printPruneJSON(w io.Writer, ref string, dryRun bool, r *prune.Report, failu
 	if failure != nil {
 		out.Errors = append(out.Errors, failure.Error())
 	}
-	data, err := json.Marshal(out)
-	if err != nil {
-		return errors.Join(failure, err)
-	}
-	fmt.Fprintf(w, "%s\n", data)
-	return failure
+	return out
 }

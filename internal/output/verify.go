@@ -3,33 +3,30 @@ package output
 import (
 	"fmt"
 
-	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // Verify reports a verification: each problem and warning with its path
 // and the counts, or one JSON object.
 func (p *Printer) Verify(r *mirror.VerifyReport, failure error) {
-	if p.json {
-		out := struct {
+	if p.opts.JSON {
+		p.Summary(struct {
 			Providers int              `json:"providers"`
 			Versions  int              `json:"versions"`
 			Archives  int              `json:"archives"`
 			Problems  []mirror.Problem `json:"problems"`
 			Warnings  []mirror.Problem `json:"warnings"`
-			ExitCode  int              `json:"exit_code"`
-		}{r.Providers, r.Versions, r.Archives, nonNil(r.Problems), nonNil(r.Warnings), app.ExitCode(failure)}
-		p.Emit(out)
+		}{r.Providers, r.Versions, r.Archives, nonNil(r.Problems), nonNil(r.Warnings)}, failure)
 		return
 	}
 	for _, pr := range r.Problems {
-		fmt.Fprintf(p.w, "problem  %s: %s\n", pr.Path, pr.Message)
+		p.say(fmt.Sprintf("problem  %s: %s", pr.Path, pr.Message))
 	}
 	for _, w := range r.Warnings {
-		fmt.Fprintf(p.w, "warning  %s: %s\n", w.Path, WithHints(w.Message))
+		p.say(fmt.Sprintf("warning  %s: %s", w.Path, WithHints(w.Message)))
 	}
-	fmt.Fprintf(p.w, "%d providers, %d versions, %d archives checked: %d problems, %d warnings\n",
-		r.Providers, r.Versions, r.Archives, len(r.Problems), len(r.Warnings))
+	p.say(fmt.Sprintf("%d providers, %d versions, %d archives checked: %d problems, %d warnings",
+		r.Providers, r.Versions, r.Archives, len(r.Problems), len(r.Warnings)))
 }
 
 // nonNil is s, or an empty slice for nil, so JSON shows [] and not null.

@@ -90,7 +90,9 @@ type Report struct {
 	DryRun bool
 	// Destinations name where the mirror went, in order.
 	Destinations []string
-	LockFiles    []app.LockFile
+	// Downloaded counts the archive bytes downloaded.
+	Downloaded int64
+	LockFiles  []app.LockFile
 }
 
 // Run builds. The report is set whenever the build was planned.
@@ -250,6 +252,7 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	defer func() { err = errors.Join(err, release()) }()
 	r.builder.Work = work
 	report.Build, err = r.execute(ctx, plan)
+	report.Downloaded = r.builder.Progress().Bytes
 	if ferr := r.recordFirstSeen(ctx); ferr != nil {
 		err = errors.Join(err, ferr)
 	}

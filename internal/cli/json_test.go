@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/jsonstream"
+)
+
+// With --json, stdout carries only JSON lines that end with a summary
+// carrying the exit code, on every path: a missing or bad manifest, a
+// flag that does not parse, a plan that fails, a build interrupted.
+func TestJSONOnEveryPath(t *testing.T) {
+	o := newOrigin(t)
+	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
+	for name, c := range map[string]struct {
+		manifest string
+		args     []string
+		code     int
+		error    string
+	}{
+		"missing manifest": {"", []string{"build", "--json", "--config", "missing.hcl"}, ExitUsage, "missing.hcl"},
+		"bad manifest":     {`platforms = ["linux_amd64"` + "\n", []string{"build", "--json"}, ExitUsage, "mirror.hcl:"},
+		"unknown flag":     {"", []string{"build", "--json", "--no-such-flag"}, ExitUsage, "no-such-flag"},
+		"failed plan":      {`platforms = ["linux_amd64"]` + "\nprovider \"hashicorp/nope\" { versions = \"1.0.0\" }\n" + o.hostBlock("registry.opentofu.org"), []string{"build", "--json"}, ExitUsage, "hashicorp/nope"},
+		"verify missing":   {"", []string{"verify", "--json", "no-such-dir"}, ExitUsage, "no-such-dir"},
+		"near miss":        {"", []string{"prune", "--json", "--out", "s3:/bucket"}, ExitUsage, "did you mean s3://bucket?"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.manifest != "" {
+				writeManifest(t, dir, c.manifest)
+			}
+			code, stdout, _ := o.run(t, dir, c.args...) // o.run checks the stream against the schema
+			if code != c.code {
+				t.Errorf("exit %d, want %d", code, c.code)
+			}
+			var summary struct {
+				ExitCode int    `json:"exit_code"`
+				Error    string `json:"error"`
+			}
+			if err := json.Unmarshal(summaryLine(t, stdout), &summary); err != nil || summary.ExitCode != c.code || !strings.Contains(summary.Error, c.error) {
+				t.Errorf("summary %+v (%v), want exit_code %d and an error naming %q", summary, err, c.code, c.error)
+			}
+		})
+	}
+}
+
+// An interrupted build's --json stream ends with a summary saying so,
+// exit code 130, and lists no package as failed.
+func TestJSONInterrupted(t *testing.T) {
+	o := newOrigin(t)
+	for _, typ := range []string{"a", "b", "c", "d"} {
+		o.reg.AddWithSize("hashicorp", typ, "1.0.0", 256<<10, "linux_amd64")
+	}
+	o.reg.SetArchiveDelay(40 * time.Millisecond)
+	dir := t.TempDir()
+	writeManifest(t, dir, `platforms = ["linux_amd64"]
+provider "hashicorp/a" { versions = "1.0.0" }
+provider "hashicorp/b" { versions = "1.0.0" }
+provider "hashicorp/c" { versions = "1.0.0" }
+provider "hashicorp/d" { versions = "1.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	var stdout, stderr bytes.Buffer
+	t.Chdir(dir)
+	code := Main(ctx, Env{Args: []string{"build", "--json", "--parallel", "1"}, Stdout: &stdout, Stderr: &stderr, Environ: o.environ})
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitInterrupted, stdout.String(), stderr.String())
+	}
+	jsonstream.Check(t, stdout.String(), ExitInterrupted)
+	var summary struct {
+		Interrupted bool `json:"interrupted"`
+		Counts      struct {
+			Failed, Canceled int
+		} `json:"counts"`
+	}
+	if err := json.Unmarshal(summaryLine(t, stdout.String()), &summary); err != nil || !summary.Interrupted || summary.Counts.Failed != 0 || summary.Counts.Canceled == 0 {
+		t.Errorf("summary %+v (%v): want interrupted, packages canceled and none failed\n%s", summary, err, stdout.String())
+	}
+	if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr is not one line saying the build was interrupted:\n%s", stderr.String())
+	}
+}
