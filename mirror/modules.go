@@ -310,7 +310,7 @@ func chain(r ModuleRequirement, version string) []string {
 		root = r.From
 	}
 	if root == "" {
-		root = "the manifest"
+		root = "the build"
 	}
 	last := r.Module.ForDisplay()
 	if version != "" {

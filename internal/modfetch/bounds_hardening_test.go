@@ -317,20 +317,20 @@ func TestFetchGitStallsMidTransfer(t *testing.T) {
 	t.Logf("failed after %s: %v", took, err)
 }
 
-// Environment of TestGitHelperProcess.
+// Environment of the helper process (TestMain).
 const (
 	helperLocation = "MODFETCH_HELPER_LOCATION"
 	helperDst      = "MODFETCH_HELPER_DST"
 	helperCA       = "MODFETCH_HELPER_CA"
 )
 
-// TestGitHelperProcess is no test of its own: TestFetchGitDiesWithTfmirror
-// runs the test binary with it as a process to kill, fetching the location
-// its environment names.
-func TestGitHelperProcess(t *testing.T) {
+// TestMain runs the tests, or, with helperLocation set, is the process
+// TestFetchGitDiesWithTfmirror kills: it fetches the location its
+// environment names.
+func TestMain(m *testing.M) {
 	loc := os.Getenv(helperLocation)
 	if loc == "" {
-		t.Skip("the process TestFetchGitDiesWithTfmirror kills")
+		os.Exit(m.Run())
 	}
 	f := New(Config{Environ: []string{"PATH=" + os.Getenv("PATH"), "SSL_CERT_FILE=" + os.Getenv(helperCA)}, Timeout: time.Minute})
 	_, err := f.Fetch(context.Background(), loc, os.Getenv(helperDst))
@@ -358,7 +358,7 @@ func TestFetchGitDiesWithTfmirror(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGitHelperProcess$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperLocation+"=git::"+srv.URL+"/big.git?ref=v1", helperDst+"="+dst, helperCA+"="+caFile)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -102,8 +102,6 @@ type gitRunner struct {
 	noCert string
 	// limits bound the repository while it is fetched and the checkout.
 	limits hashing.ModuleLimits
-	// watchEvery is the longest wait between two looks at the work area.
-	watchEvery time.Duration
 }
 
 // newGit prepares git for fetching u, with home as its HOME: an empty
@@ -111,7 +109,7 @@ type gitRunner struct {
 // which also holds the client certificate and key git presents to u's
 // host, if it has one.
 func (f *Fetcher) newGit(u *url.URL, home string) (*gitRunner, error) {
-	g := &gitRunner{bin: f.git, env: gitEnv(f.environ, home), limits: f.limits, watchEvery: maxWatchInterval, config: []string{
+	g := &gitRunner{bin: f.git, env: gitEnv(f.environ, home), limits: f.limits, config: []string{
 		"-c", "credential.helper=",
 		"-c", "protocol.allow=never",
 		"-c", "protocol.https.allow=always",
@@ -339,7 +337,7 @@ func (g *gitRunner) checkoutFiles(ctx context.Context, dir, commit string) error
 	if err := os.WriteFile(filepath.Join(info, "attributes"), []byte(noConversion), 0o644); err != nil {
 		return fmt.Errorf("prepare the checkout: %w", err)
 	}
-	work := &area{dir: dir, skip: ".git", what: "the checkout", maxBytes: g.limits.MaxBytes, maxEntries: g.limits.MaxFiles, every: g.watchEvery}
+	work := &area{dir: dir, skip: ".git", what: "the checkout", maxBytes: g.limits.MaxBytes, maxEntries: g.limits.MaxFiles}
 	_, err := g.runIn(ctx, work, dir, "reset", "--quiet", "--hard", commit)
 	return err
 }
@@ -347,7 +345,7 @@ func (g *gitRunner) checkoutFiles(ctx context.Context, dir, commit string) error
 // repoArea is the work area of a fetch into dst: the repository, pack
 // files included, may hold at most the module limits.
 func (g *gitRunner) repoArea(dst string) *area {
-	return &area{dir: dst, what: "the repository", maxBytes: g.limits.MaxBytes, maxEntries: g.limits.MaxFiles, every: g.watchEvery}
+	return &area{dir: dst, what: "the repository", maxBytes: g.limits.MaxBytes, maxEntries: g.limits.MaxFiles}
 }
 
 // isCommit reports whether ref is a full commit hash (SHA-1 or SHA-256).
@@ -403,8 +401,6 @@ func (g *gitRunner) runOut(ctx context.Context, work *area, dir string, out io.W
 		return "", fmt.Errorf("git %s stopped: %w", sub, over)
 	case err == nil:
 		return stdout.String(), nil
-	case ctx.Err() != nil && context.Cause(ctx) != nil && errors.As(context.Cause(ctx), &over):
-		return "", fmt.Errorf("git %s stopped: %w", sub, over)
 	case ctx.Err() != nil:
 		err = ctx.Err()
 	case errors.Is(err, exec.ErrNotFound):

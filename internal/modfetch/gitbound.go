@@ -32,7 +32,6 @@ type area struct {
 	what       string // "the repository", "the checkout", for messages
 	maxBytes   int64  // the sum of the regular files' sizes
 	maxEntries int
-	every      time.Duration // the longest wait between two looks
 }
 
 // areaError says that a work area went past its limits.
@@ -59,7 +58,7 @@ func (a *area) measure() error {
 			return err
 		case p == a.dir:
 			return nil
-		case a.skip != "" && filepath.Dir(p) == a.dir && d.Name() == a.skip:
+		case a.skip != "" && d.IsDir() && filepath.Dir(p) == a.dir && d.Name() == a.skip:
 			return fs.SkipDir
 		}
 		if entries++; entries > a.maxEntries {
@@ -112,7 +111,7 @@ func (a *area) watch(kill context.CancelCauseFunc) (stop func() error) {
 				kill(err)
 				return
 			}
-			timer.Reset(min(max(2*time.Since(start), minWatchInterval), a.every))
+			timer.Reset(min(max(2*time.Since(start), minWatchInterval), maxWatchInterval))
 		}
 	})
 	return func() error {
