@@ -60,7 +60,8 @@ type Config struct {
 	// MaxDownloadBytes bounds an archive download; 0 means
 	// DefaultMaxDownloadBytes.
 	MaxDownloadBytes int64
-	// Limits bound extraction and the fetched package (zero fields take
+	// Limits bound extraction, a git repository while it is fetched and
+	// checked out, and the fetched package (zero fields take
 	// hashing.DefaultModuleLimits).
 	Limits hashing.ModuleLimits
 	// Timeout bounds a whole Fetch; 0 means DefaultTimeout.
