@@ -8,7 +8,12 @@
 // through one port, Destination: a tree (layout.TreeDestination) or an OCI
 // registry or image layout (internal/ocistore), held to one contract by
 // mirror/desttest. It reports every package's outcome as events and in a
-// final Report. It mirrors modules the same way (ModuleBuilder).
+// final Report. It mirrors modules the same way (ModuleBuilder), and
+// follows the registry modules each mirrored module calls within limits
+// the manifest can raise (ModuleTreeLimits: the depth of a chain of calls,
+// the module versions of a build, the calls of one module); what goes
+// past one is not fetched, or, for too many calls, not published, and
+// fails with an error naming the chain of calls (ModuleLimitError).
 //
 // It owns the one trust decision, TrustPolicy.Authenticate, which the build,
 // the Locker (lock files), the Verifier (verify, bundle create and import)

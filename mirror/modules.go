@@ -34,6 +34,13 @@ type ModuleRequirement struct {
 	// MinAge holds back versions first seen upstream less than this long
 	// ago (ModuleBuilder.Cooldown).
 	MinAge time.Duration
+
+	// root and via are where the chain of calls that led to the
+	// requirement began (From of the requirement first required) and the
+	// module versions in it, the one required first first; both empty for
+	// what was required directly.
+	root string
+	via  []string
 }
 
 // ModuleSource is an origin registry of module packages.
@@ -103,6 +110,81 @@ func (e *ModuleError) Error() string {
 
 func (e *ModuleError) Unwrap() error { return e.Err }
 
+// ModuleTreeLimits bound the module tree a build follows, so that a
+// registry that answers every module with one that calls another new one,
+// or with one that calls hundreds, cannot keep a build fetching. A zero
+// field takes its default from DefaultModuleTreeLimits.
+type ModuleTreeLimits struct {
+	// MaxDepth bounds a chain of calls: the modules in it, the one
+	// required directly first.
+	MaxDepth int
+	// MaxModules bounds the module versions one build handles, required
+	// directly and called.
+	MaxModules int
+	// MaxCalls bounds the registry modules one module version calls
+	// (distinct module and constraint).
+	MaxCalls int
+}
+
+// DefaultModuleTreeLimits fit real module trees with a wide margin:
+//
+//   - depth 16: registry modules nest two or three levels (a root calls
+//     a cluster module, which calls a network or IAM module); a chain of
+//     16 is far past any in use, and reached fast when one is endless;
+//   - 1,000 module versions: a build mirrors the newest versions of tens
+//     of modules with their calls, a few hundred versions at most; a
+//     manifest that mirrors every version of many modules raises it;
+//   - 100 calls per module: the modules with the most calls make a dozen
+//     or two registry calls.
+var DefaultModuleTreeLimits = ModuleTreeLimits{MaxDepth: 16, MaxModules: 1000, MaxCalls: 100}
+
+// WithDefaults returns l with its zero (or negative) fields set from
+// DefaultModuleTreeLimits.
+func (l ModuleTreeLimits) WithDefaults() ModuleTreeLimits {
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultModuleTreeLimits.MaxDepth
+	}
+	if l.MaxModules <= 0 {
+		l.MaxModules = DefaultModuleTreeLimits.MaxModules
+	}
+	if l.MaxCalls <= 0 {
+		l.MaxCalls = DefaultModuleTreeLimits.MaxCalls
+	}
+	return l
+}
+
+// ModuleLimitError is a module tree that went past one of a build's
+// ModuleTreeLimits: which limit, the setting of the manifest that raises
+// it, and the chain of calls that led there, from where the first module
+// was required to the module that went past.
+type ModuleLimitError struct {
+	// Setting is the manifest setting: "max_module_depth", "max_modules"
+	// or "max_module_calls".
+	Setting string
+	Limit   int
+	Chain   []string
+	// Calls is how many modules the last module of the chain calls, for
+	// max_module_calls.
+	Calls int
+	// more counts further module versions refused for max_modules.
+	more int
+}
+
+func (e *ModuleLimitError) Error() string {
+	chain := strings.Join(e.Chain, " → ")
+	switch e.Setting {
+	case "max_module_depth":
+		return fmt.Sprintf("the chain of module calls %s is deeper than %d modules (raise max_module_depth in the manifest's settings block if it is real)", chain, e.Limit)
+	case "max_module_calls":
+		return fmt.Sprintf("it calls %d registry modules, more than %d (raise max_module_calls in the manifest's settings block if that is real); chain: %s", e.Calls, e.Limit, chain)
+	}
+	msg := fmt.Sprintf("the build reached %d module versions (raise max_modules in the manifest's settings block if it needs more); not mirrored: %s", e.Limit, chain)
+	if e.more > 0 {
+		msg += fmt.Sprintf(", and %d more module versions", e.more)
+	}
+	return msg
+}
+
 // ModuleBuilder mirrors module packages: it resolves requirements against
 // the origin, fetches each new version's location, packs it into a
 // package whose bytes depend only on its content, and publishes it into
@@ -122,6 +204,8 @@ type ModuleBuilder struct {
 	Parallel int
 	// Limits bound a package's content.
 	Limits hashing.ModuleLimits
+	// Tree bounds the module tree followed (zero fields: the defaults).
+	Tree ModuleTreeLimits
 	// Recheck fetches versions the trees already hold again and compares
 	// them, so an upstream tag moved to other content is reported.
 	Recheck bool
@@ -135,7 +219,9 @@ type ModuleBuilder struct {
 	Cooldown *Cooldown
 
 	mu       sync.Mutex
-	seen     map[string]bool // module + version handled
+	tree     ModuleTreeLimits
+	tooMany  *ModuleLimitError // the build reached Tree.MaxModules
+	seen     map[string]bool   // module + version handled
 	versions map[string]addrs.VersionList
 	results  []ModuleResult
 	errs     []error
@@ -145,7 +231,7 @@ type ModuleBuilder struct {
 // Build mirrors reqs and every module they call, and adds its outcomes to
 // report.
 func (b *ModuleBuilder) Build(ctx context.Context, reqs []ModuleRequirement, report *Report) {
-	b.seen, b.versions = map[string]bool{}, map[string]addrs.VersionList{}
+	b.seen, b.versions, b.tree, b.tooMany = map[string]bool{}, map[string]addrs.VersionList{}, b.Tree.WithDefaults(), nil
 	for len(reqs) > 0 && ctx.Err() == nil {
 		reqs = b.wave(ctx, reqs)
 	}
@@ -173,17 +259,27 @@ func (b *ModuleBuilder) Build(ctx context.Context, reqs []ModuleRequirement, rep
 // of the next: the calls of the versions it mirrored or found.
 func (b *ModuleBuilder) wave(ctx context.Context, reqs []ModuleRequirement) []ModuleRequirement {
 	type job struct {
-		m addrs.Module
-		v addrs.Version
+		m     addrs.Module
+		v     addrs.Version
+		chain []string
 	}
 	var jobs []job
 	for _, r := range reqs {
+		if len(r.via) >= b.tree.MaxDepth {
+			b.refuse(r, &ModuleLimitError{Setting: "max_module_depth", Limit: b.tree.MaxDepth, Chain: chain(r, "")})
+			continue
+		}
 		for _, v := range b.selectVersions(ctx, r) {
 			key := r.Module.String() + " " + v.String()
-			if !b.seen[key] {
-				b.seen[key] = true
-				jobs = append(jobs, job{r.Module, v})
+			if b.seen[key] {
+				continue
 			}
+			if len(b.seen) >= b.tree.MaxModules {
+				b.refuseOneTooMany(r, v)
+				continue
+			}
+			b.seen[key] = true
+			jobs = append(jobs, job{r.Module, v, chain(r, v.String())})
 		}
 	}
 	var next []ModuleRequirement
@@ -191,7 +287,7 @@ func (b *ModuleBuilder) wave(ctx context.Context, reqs []ModuleRequirement) []Mo
 	g.SetLimit(b.parallel())
 	for _, j := range jobs {
 		g.Go(func() error {
-			calls := b.version(gctx, j.m, j.v)
+			calls := b.version(gctx, j.m, j.v, j.chain)
 			b.mu.Lock()
 			next = append(next, calls...)
 			b.mu.Unlock()
@@ -203,6 +299,45 @@ func (b *ModuleBuilder) wave(ctx context.Context, reqs []ModuleRequirement) []Mo
 		return strings.Compare(a.Module.String()+" "+a.Constraint, c.Module.String()+" "+c.Constraint)
 	})
 	return next
+}
+
+// chain is the chain of calls that leads to a version of r's module (""
+// for the module, no version chosen): where the first module was
+// required, each module version that called the next, and r's module.
+func chain(r ModuleRequirement, version string) []string {
+	root := r.root
+	if root == "" {
+		root = r.From
+	}
+	if root == "" {
+		root = "the build"
+	}
+	last := r.Module.ForDisplay()
+	if version != "" {
+		last += " " + version
+	}
+	return slices.Concat([]string{root}, r.via, []string{last})
+}
+
+// refuse records that a requirement went past a limit.
+func (b *ModuleBuilder) refuse(r ModuleRequirement, err *ModuleLimitError) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.errs = append(b.errs, &ModuleError{Module: r.Module, Err: err})
+}
+
+// refuseOneTooMany records a module version not mirrored because the
+// build reached Tree.MaxModules: the first with its chain, the others
+// counted in the same error.
+func (b *ModuleBuilder) refuseOneTooMany(r ModuleRequirement, v addrs.Version) {
+	if b.tooMany != nil {
+		b.tooMany.more++
+		return
+	}
+	b.tooMany = &ModuleLimitError{Setting: "max_modules", Limit: b.tree.MaxModules, Chain: chain(r, v.String())}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.errs = append(b.errs, &ModuleError{Module: r.Module, Version: v.String(), Err: b.tooMany})
 }
 
 func (b *ModuleBuilder) parallel() int {
@@ -303,14 +438,18 @@ func SelectModuleVersions(r ModuleRequirement, available addrs.VersionList) ([]a
 }
 
 // version mirrors one module version into every destination that lacks
-// it and returns the requirements of the modules it calls.
-func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Version) []ModuleRequirement {
+// it and returns the requirements of the modules it calls. chain is the
+// chain of calls that led to it, itself last.
+func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Version, chain []string) []ModuleRequirement {
 	res := ModuleResult{Module: m, Version: v}
 	rec, from, lacking, err := b.held(ctx, m, v)
 	switch {
 	case err != nil:
 	case rec != nil && !b.Recheck:
 		res.Status, res.Bytes, res.Commit = StatusPresent, rec.Size, rec.Upstream.Commit
+		if err = b.checkCalls(len(rec.Calls), chain); err != nil {
+			break
+		}
 		if len(lacking) > 0 && !b.DryRun {
 			err = b.copyTo(ctx, lacking, from, m, v, *rec)
 			res.Status = StatusMirrored
@@ -319,7 +458,7 @@ func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Ver
 		res.Status = StatusPlanned
 	default:
 		var fetched layout.ModuleRecord
-		fetched, err = b.mirror(ctx, m, v)
+		fetched, err = b.mirror(ctx, m, v, chain)
 		rec = &fetched
 		res.Status, res.Bytes, res.Commit = StatusMirrored, rec.Size, rec.Upstream.Commit
 		if from != nil && len(lacking) == 0 && err == nil {
@@ -333,7 +472,16 @@ func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Ver
 	if err != nil || rec == nil {
 		return nil
 	}
-	return callRequirements(m, v, rec.Calls)
+	return callRequirements(m, v, rec.Calls, chain)
+}
+
+// checkCalls refuses a module version that calls more registry modules
+// than Tree.MaxCalls.
+func (b *ModuleBuilder) checkCalls(calls int, chain []string) error {
+	if calls <= b.tree.MaxCalls {
+		return nil
+	}
+	return &ModuleLimitError{Setting: "max_module_calls", Limit: b.tree.MaxCalls, Calls: calls, Chain: chain}
 }
 
 func (b *ModuleBuilder) finish(res ModuleResult) {
@@ -427,20 +575,23 @@ func (b *ModuleBuilder) publishModule(ctx context.Context, dests []Destination, 
 	return nil
 }
 
-func callRequirements(m addrs.Module, v addrs.Version, calls []layout.ModuleCall) []ModuleRequirement {
+// callRequirements are the requirements of a module version's calls;
+// chain is the chain of calls that led to the version (chain's result).
+func callRequirements(m addrs.Module, v addrs.Version, calls []layout.ModuleCall, chain []string) []ModuleRequirement {
 	out := make([]ModuleRequirement, 0, len(calls))
 	for _, c := range calls {
 		callee, err := addrs.ParseModule(c.Module)
 		if err != nil {
 			continue // checked when the record was read
 		}
-		out = append(out, ModuleRequirement{Module: callee, Constraint: c.Version, Newest: 1, From: m.ForDisplay() + " " + v.String()})
+		out = append(out, ModuleRequirement{Module: callee, Constraint: c.Version, Newest: 1, From: m.ForDisplay() + " " + v.String(), root: chain[0], via: chain[1:]})
 	}
 	return out
 }
 
-// mirror fetches, packs and publishes one module version.
-func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Version) (layout.ModuleRecord, error) {
+// mirror fetches, packs and publishes one module version; one that calls
+// more modules than Tree.MaxCalls is not published.
+func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Version, chain []string) (layout.ModuleRecord, error) {
 	location, err := b.Source.ModuleLocation(ctx, m, v)
 	if err != nil {
 		return layout.ModuleRecord{}, fmt.Errorf("ask the registry where the package is: %w", err)
@@ -464,6 +615,9 @@ func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Vers
 	calls, err := b.Calls.ModuleCalls(root, got.Subdir)
 	if err != nil {
 		return layout.ModuleRecord{}, fmt.Errorf("read the module's calls: %w", err)
+	}
+	if err := b.checkCalls(len(moduleCalls(calls)), chain); err != nil {
+		return layout.ModuleRecord{}, err
 	}
 	staged := filepath.Join(dir, "package.zip")
 	rec, err := pack(root, staged, b.Limits)

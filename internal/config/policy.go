@@ -78,6 +78,20 @@ func (s Settings) ZipLimits() hashing.ZipLimits {
 	return l
 }
 
+// ModuleTreeLimits are the defaults with the manifest's settings applied.
+func (s Settings) ModuleTreeLimits() mirror.ModuleTreeLimits {
+	l := mirror.DefaultModuleTreeLimits
+	for _, c := range []struct {
+		from *int
+		to   *int
+	}{{s.MaxModuleDepth, &l.MaxDepth}, {s.MaxModules, &l.MaxModules}, {s.MaxModuleCalls, &l.MaxCalls}} {
+		if c.from != nil {
+			*c.to = *c.from
+		}
+	}
+	return l
+}
+
 // TrustPolicy is the manifest's trust policy; requireSignatures (the
 // command line's override) refuses unsigned releases for every provider,
 // whatever the manifest says.

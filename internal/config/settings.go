@@ -26,6 +26,11 @@ type Settings struct {
 	SpeedTime  *time.Duration
 	// MaxArchiveBytes caps every download (httpx.Policy.MaxBodyBytes).
 	MaxArchiveBytes *int64
+	// MaxModuleDepth, MaxModules and MaxModuleCalls bound the module tree
+	// a build follows (mirror.ModuleTreeLimits).
+	MaxModuleDepth *int
+	MaxModules     *int
+	MaxModuleCalls *int
 }
 
 var settingsSchema = &hcl.BodySchema{
@@ -33,6 +38,7 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "retries"}, {Name: "connect_timeout"}, {Name: "header_timeout"}, {Name: "stall_timeout"},
 		{Name: "max_archive_entries"}, {Name: "max_unpacked_bytes"},
 		{Name: "speed_limit"}, {Name: "speed_time"}, {Name: "max_archive_bytes"},
+		{Name: "max_module_depth"}, {Name: "max_modules"}, {Name: "max_module_calls"},
 	},
 }
 
@@ -50,6 +56,12 @@ func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
 	diags = append(diags, ds...)
 	s.MaxArchiveEntries, ds = decodeCount(content, "max_archive_entries", 1)
 	diags = append(diags, ds...)
+	for name, dst := range map[string]**int{
+		"max_module_depth": &s.MaxModuleDepth, "max_modules": &s.MaxModules, "max_module_calls": &s.MaxModuleCalls,
+	} {
+		*dst, ds = decodeCount(content, name, 1)
+		diags = append(diags, ds...)
+	}
 	for name, c := range map[string]struct {
 		dst   **int64
 		least int

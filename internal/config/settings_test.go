@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 func TestSettingsBlock(t *testing.T) {
@@ -19,6 +20,9 @@ func TestSettingsBlock(t *testing.T) {
   speed_limit         = 2048
   speed_time          = "45s"
   max_archive_bytes   = 536870912
+  max_module_depth    = 4
+  max_modules         = 5000
+  max_module_calls    = 250
 }
 `), "mirror.hcl")
 	if err != nil {
@@ -29,6 +33,12 @@ func TestSettingsBlock(t *testing.T) {
 		*s.MaxArchiveEntries != 500 || *s.MaxUnpackedBytes != 1<<20 ||
 		*s.SpeedLimit != 2048 || *s.SpeedTime != 45*time.Second || *s.MaxArchiveBytes != 512<<20 {
 		t.Errorf("settings = %+v", s)
+	}
+	if got, want := s.ModuleTreeLimits(), (mirror.ModuleTreeLimits{MaxDepth: 4, MaxModules: 5000, MaxCalls: 250}); got != want {
+		t.Errorf("module tree limits = %+v, want %+v", got, want)
+	}
+	if got := (config.Settings{}).ModuleTreeLimits(); got != mirror.DefaultModuleTreeLimits {
+		t.Errorf("module tree limits without settings = %+v", got)
 	}
 	m, err = config.Parse([]byte("settings {\n  max_unpacked_bytes = \"4GiB\"\n  max_archive_bytes = \"500MB\"\n  speed_limit = \"1kB\"\n}\n"), "mirror.hcl")
 	if err != nil {
@@ -45,6 +55,9 @@ func TestSettingsBlock(t *testing.T) {
 		`settings { speed_limit = -1 }`:           "mirror.hcl:1:26: Invalid speed_limit",
 		`settings { speed_time = "slowly" }`:      "mirror.hcl:1:25: Invalid speed_time",
 		`settings { max_archive_bytes = -1 }`:     "mirror.hcl:1:32: Invalid max_archive_bytes",
+		`settings { max_module_depth = 0 }`:       "mirror.hcl:1:31: Invalid max_module_depth",
+		`settings { max_modules = -5 }`:           "mirror.hcl:1:26: Invalid max_modules",
+		`settings { max_module_calls = "x" }`:     "mirror.hcl:1:32: Unsuitable value type",
 		`settings { colour = 1 }`:                 "Unsupported argument",
 		"settings {}\nsettings {}":                "mirror.hcl:2:1: Duplicate settings block",
 	} {

@@ -188,6 +188,7 @@ func OpenModuleFetcher(s Settings) (*modfetch.Fetcher, error) {
 		},
 		MaxDownloadBytes: s.Net.MaxBodyBytes,
 		Limits:           s.ModuleLimits,
+		Net:              s.Net,
 	}), nil
 }
 

@@ -4,9 +4,10 @@
 // "file" that is a pipe or a device never ends.
 //
 // It owns the limits on the HCL files tfmirror reads (the manifest, OpenTofu
-// configuration files and dependency lock files) and their enforcement
-// before any byte reaches HCL: ReadFile reads only regular files, up to a
-// size cap, and CheckDepth refuses source nested deeper than MaxDepth.
+// configuration files, with smaller limits for those of fetched module
+// packages, and dependency lock files) and their enforcement before any
+// byte reaches HCL: ReadFile reads only regular files, up to a size cap,
+// and CheckDepth refuses source nested deeper than MaxDepth.
 //
 // It does not parse HCL and does not import it: the adapters that do
 // (internal/config, internal/tfconfig, internal/lockfile) call it first and
@@ -40,6 +41,22 @@ const (
 	// ordinary resource blocks 2 GB), as OpenTofu does reading the same
 	// file, so the cap also bounds memory.
 	MaxConfigSize = 16 << 20
+
+	// MaxModuleFileSize caps one configuration file of a module package
+	// tfmirror fetched (read for the modules it calls): outside input, read
+	// and parsed while other modules are fetched. The largest files of
+	// widely used registry modules are tens of kilobytes (variables.tf of
+	// the biggest AWS modules, about 100 KiB), so 1 MiB leaves ten times
+	// that, while HCL's memory for the densest 1 MiB stays near 300 MiB
+	// (ordinary blocks: about 130 MiB). A 15 MiB file would take gigabytes.
+	MaxModuleFileSize = 1 << 20
+
+	// MaxModuleConfigSize caps the configuration files read from one
+	// fetched module package together (the module and the modules it
+	// calls by local path): real modules hold a few hundred kilobytes of
+	// configuration. Files are parsed one at a time, so this bounds the
+	// time spent rather than the memory.
+	MaxModuleConfigSize = 4 << 20
 
 	// MaxManifestSize caps the manifest, which is written by hand: 4 MiB
 	// is tens of thousands of provider blocks, and keeps HCL's memory under

@@ -38,59 +38,56 @@ func (f *Fetcher) fetchArchive(ctx context.Context, src source, dst string) (Res
 	return Result{SHA256: hex.EncodeToString(sum[:])}, nil
 }
 
-// download streams u to file, at most maxDownload bytes, and returns the
-// SHA-256 of what it wrote.
+// download streams u to file, at most maxDownload bytes, with the
+// transfer policy's limits and retries (a host that stops sending, or
+// sends too slowly, fails the attempt), and returns the SHA-256 of what it
+// wrote.
 func (f *Fetcher) download(ctx context.Context, u *url.URL, file string) ([32]byte, error) {
-	resp, err := f.get(ctx, u)
-	if err != nil {
-		return [32]byte{}, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return [32]byte{}, fmt.Errorf("download: server answered %s", resp.Status)
-	}
-	if resp.ContentLength > f.maxDownload {
-		return [32]byte{}, fmt.Errorf("download: archive of %d bytes exceeds the limit of %d bytes", resp.ContentLength, f.maxDownload)
-	}
-	out, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("download: %w", err)
 	}
-	h := hashing.NewWriter()
-	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(resp.Body, f.maxDownload+1))
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	defer func() { _ = out.Close() }()
+	sink := &fileSink{f: out, h: hashing.NewWriter(), limit: f.maxDownload}
+	var header http.Header
+	if auth, ok := f.credentials(u.Host); ok {
+		header = http.Header{"Authorization": {auth}}
 	}
-	if err == nil && ctx.Err() != nil {
-		// The deadline may end a body as if it were complete: what arrived
-		// before it is not the archive.
-		err = context.Cause(ctx)
+	fetcher := httpx.NewFetcher(guarded(f.http), f.net)
+	if err := fetcher.Fetch(ctx, u, header, sink); err != nil {
+		return [32]byte{}, fmt.Errorf("download: %w", err)
 	}
-	switch {
-	case err != nil:
-		return [32]byte{}, fmt.Errorf("download: %w", stripURLError(err))
-	case n > f.maxDownload:
-		return [32]byte{}, fmt.Errorf("download: archive exceeds the limit of %d bytes", f.maxDownload)
+	if err := out.Close(); err != nil {
+		return [32]byte{}, fmt.Errorf("download: %w", err)
 	}
-	return h.Sum(), nil
+	return sink.h.Sum(), nil
 }
 
-// get sends the request, with the host's credentials if it has any.
-func (f *Fetcher) get(ctx context.Context, u *url.URL) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("download: %w", stripURLError(err))
-	}
-	if auth, ok := f.credentials(u.Host); ok {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := guarded(f.http).Do(req)
-	if err != nil {
-		// *url.Error would print the URL with its userinfo name and query.
-		return nil, fmt.Errorf("download: %w", stripURLError(err))
-	}
-	return resp, nil
+// fileSink is an httpx.LimitedSink writing to a file and its hash.
+type fileSink struct {
+	f     *os.File
+	h     *hashing.Writer
+	limit int64
 }
+
+func (s *fileSink) Write(p []byte) (int, error) {
+	n, err := s.f.Write(p)
+	_, _ = s.h.Write(p[:n])
+	return n, err
+}
+
+// Reset discards what an attempt wrote, for the next one.
+func (s *fileSink) Reset() error {
+	s.h = hashing.NewWriter()
+	if err := s.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := s.f.Seek(0, io.SeekStart)
+	return err
+}
+
+// Limit is the most the archive may hold.
+func (s *fileSink) Limit() int64 { return s.limit }
 
 // guarded returns a copy of c whose redirects go only where a location
 // could (https, or http to loopback) and carry no credentials once they

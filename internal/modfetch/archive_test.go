@@ -186,7 +186,7 @@ func TestFetchArchiveRefuses(t *testing.T) {
 		},
 		{name: "subdir missing", path: "/a.tgz", loc: "//nope", body: targz.Pack(t, []targz.Entry{targz.Regular("a/x", "x")}, nil), want: []string{`subdirectory "nope" is not in the package`}},
 		{name: "subdir is a file", path: "/a.tgz", loc: "//a/x", body: targz.Pack(t, []targz.Entry{targz.Regular("a/x", "x")}, nil), want: []string{"a/x is a file, not a directory"}},
-		{name: "missing", path: "/a.zip", body: nil, want: []string{"server answered 404 Not Found"}},
+		{name: "missing", path: "/a.zip", body: nil, want: []string{"returned 404 Not Found"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,7 +230,7 @@ func TestFetchArchiveTooLarge(t *testing.T) {
 	f := New(Config{HTTP: ca.Client(), MaxDownloadBytes: 100})
 	for _, path := range []string{"/sized.zip", "/chunked.zip"} {
 		_, err := f.Fetch(t.Context(), srv.URL+path, t.TempDir())
-		if err == nil || !strings.Contains(err.Error(), "exceeds the limit of 100 bytes") {
+		if err == nil || !strings.Contains(err.Error(), "exceeds the limit of 100") {
 			t.Errorf("%s: err = %v, want the download limit", path, err)
 		}
 	}

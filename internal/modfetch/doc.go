@@ -23,8 +23,11 @@
 // and an HTTP URL that is not an archive, which go-getter would have
 // followed through its X-Terraform-Get header.
 //
-// Archives are downloaded with the caller's *http.Client, within a byte
-// limit, and extracted safely: no absolute or escaping names, no entry
+// Archives are downloaded with the caller's *http.Client through an
+// httpx.Fetcher with the transfer policy provider downloads use
+// (Config.Net: connect and header timeouts, a host that stops sending for
+// the stall limit or sends slower than the speed limit fails the attempt,
+// retries), within a byte limit, and extracted safely: no absolute or escaping names, no entry
 // written through a link, no link that leaves the package, no hard link to
 // outside, no devices or pipes, and limits on entries and on the bytes
 // actually written (zip and gzip bombs). Files get mode 0644, or 0755 when
@@ -35,6 +38,31 @@
 // protocol (http to loopback hosts) allowed, and no submodules: submodules
 // and Git LFS objects are not fetched. The commit checked out is verified
 // and reported; the .git directory is removed.
+//
+// Every git fetch is bounded while it runs, not after:
+//
+//   - the repository is fetched without a checkout, while a watchdog looks
+//     at its work area (every 20-250 ms) and kills git as soon as it holds
+//     more than the module limits (Config.Limits: bytes of files and
+//     entries);
+//   - before a file is checked out, the sizes the commit records for its
+//     files (git ls-tree) are added up, and a commit whose files hold more
+//     than the limits is refused; the checkout then writes the files as
+//     committed (the attributes that rewrite content on checkout, such as
+//     eol and working-tree-encoding, are turned off), under the same
+//     watchdog;
+//   - git's HTTP transfers give up as the transfer policy's stall and
+//     speed limits say (http.lowSpeedLimit, http.lowSpeedTime), and
+//     Config.Timeout bounds the whole fetch;
+//   - git runs in a process group of its own, killed whole when the fetch
+//     ends early; on Linux git also gets a parent-death signal (SIGKILL),
+//     so that it dies with tfmirror, however tfmirror dies, and its helpers
+//     with it.
+//
+// Errors quote outside text (git's messages, with what the server said in
+// its "remote:" lines; a server's status; names in an archive): control
+// characters in it are escaped, git's messages are cut to their last
+// kilobyte, and a whole error to about 4 KiB.
 //
 // A registry's credentials (Config.Credentials) go only to the host they
 // are for: as an Authorization header on the archive request, dropped on a

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -59,11 +60,19 @@ type Config struct {
 	// MaxDownloadBytes bounds an archive download; 0 means
 	// DefaultMaxDownloadBytes.
 	MaxDownloadBytes int64
-	// Limits bound extraction and the fetched package (zero fields take
+	// Limits bound extraction, a git repository while it is fetched and
+	// checked out, and the fetched package (zero fields take
 	// hashing.DefaultModuleLimits).
 	Limits hashing.ModuleLimits
 	// Timeout bounds a whole Fetch; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Net is the transfer policy, the one provider downloads run with:
+	// archives are downloaded by an httpx.Fetcher with it (connect,
+	// header, stall and speed limits, retries, MaxBodyBytes), and git's
+	// transfers give up as its stall and speed limits say
+	// (http.lowSpeedLimit and http.lowSpeedTime). The zero Policy means
+	// httpx.DefaultPolicy().
+	Net httpx.Policy
 }
 
 // Fetcher fetches module packages. It is safe for concurrent use.
@@ -76,6 +85,7 @@ type Fetcher struct {
 	maxDownload int64
 	limits      hashing.ModuleLimits
 	timeout     time.Duration
+	net         httpx.Policy
 }
 
 // New returns a Fetcher for cfg, its zero values replaced by defaults.
@@ -83,7 +93,10 @@ func New(cfg Config) *Fetcher {
 	f := &Fetcher{
 		http: cfg.HTTP, git: cfg.Git, environ: cfg.Environ, credentials: credentialsOf(cfg.Credentials),
 		maxDownload: cfg.MaxDownloadBytes, limits: cfg.Limits.WithDefaults(), timeout: cfg.Timeout,
-		clientCerts: make(map[string]tls.Certificate, len(cfg.ClientCertificates)),
+		clientCerts: make(map[string]tls.Certificate, len(cfg.ClientCertificates)), net: cfg.Net,
+	}
+	if f.net == (httpx.Policy{}) {
+		f.net = httpx.DefaultPolicy()
 	}
 	for host, cert := range cfg.ClientCertificates {
 		f.clientCerts[strings.ToLower(host)] = cert
@@ -134,15 +147,18 @@ type Result struct {
 // Fetch fetches location into dst (an empty directory the caller made and
 // removes), which becomes the package root: the whole archive or
 // repository, even when the module lives in a subdirectory of it (modules
-// may refer to their siblings). Errors name the location, redacted.
+// may refer to their siblings). Errors name the location, redacted; what
+// they quote from outside (git's messages, a server's, names in an
+// archive) has its control characters escaped, and the message is
+// bounded.
 func (f *Fetcher) Fetch(ctx context.Context, location string, dst string) (Result, error) {
 	src, err := parseLocation(location)
 	if err != nil {
-		return Result{}, fmt.Errorf("fetch module %s: %w", src.showOr(location), err)
+		return Result{}, &fetchError{location: src.showOr(location), err: err}
 	}
 	res, err := f.fetch(ctx, src, dst)
 	if err != nil {
-		return Result{}, fmt.Errorf("fetch module %s: %w", src.shown, err)
+		return Result{}, &fetchError{location: src.shown, err: err}
 	}
 	return res, nil
 }

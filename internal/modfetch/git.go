@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -16,13 +17,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // Bounds on what is kept of git's output.
 const (
-	maxGitStderr = 4 << 10
-	maxGitStdout = 64 << 10
-	gitWaitDelay = 5 * time.Second // after git is killed, for its output to close
+	maxGitStderr  = 4 << 10
+	maxGitStdout  = 64 << 10
+	maxGitMessage = 1 << 10         // of git's messages in an error, escaped
+	gitWaitDelay  = 5 * time.Second // after git is killed, for its output to close
 )
 
 // fetchGit clones the repository into dst at the source's ref (a tag or a
@@ -54,24 +58,35 @@ func (f *Fetcher) fetchGit(ctx context.Context, src source, dst string) (Result,
 	return Result{Commit: head}, nil
 }
 
-// checkout fetches the ref into dst and returns the commit checked out.
+// checkout fetches the ref into dst without checking it out, checks that
+// the commit's files fit the module limits, then checks them out, and
+// returns the commit.
 func (g *gitRunner) checkout(ctx context.Context, src source, dst string) (string, error) {
 	commit := isCommit(src.ref)
+	target := "HEAD"
 	var err error
 	if commit {
-		err = g.checkoutCommit(ctx, src.url, strings.ToLower(src.ref), dst)
+		target, err = g.fetchCommit(ctx, src.url, strings.ToLower(src.ref), dst)
 	} else {
 		err = g.clone(ctx, src.url, src.ref, dst)
 	}
 	if err != nil {
 		return "", err
 	}
-	head, err := g.head(ctx, dst)
+	head, err := g.resolve(ctx, dst, target)
 	switch {
+	case err != nil && commit:
+		return "", fmt.Errorf("commit %s is not in the repository: %w", src.ref, err)
 	case err != nil:
 		return "", err
 	case commit && head != strings.ToLower(src.ref):
-		return "", fmt.Errorf("git checked out %s, not the commit %s asked for", head, src.ref)
+		return "", fmt.Errorf("git fetched %s, not the commit %s asked for", head, src.ref)
+	}
+	if err := g.checkTreeSize(ctx, dst, head); err != nil {
+		return "", err
+	}
+	if err := g.checkoutFiles(ctx, dst, head); err != nil {
+		return "", err
 	}
 	return head, nil
 }
@@ -85,6 +100,8 @@ type gitRunner struct {
 	// noCert is the https host no client certificate is presented to, for
 	// the hint when its server refuses the TLS handshake; "" for none.
 	noCert string
+	// limits bound the repository while it is fetched and the checkout.
+	limits hashing.ModuleLimits
 }
 
 // newGit prepares git for fetching u, with home as its HOME: an empty
@@ -92,7 +109,7 @@ type gitRunner struct {
 // which also holds the client certificate and key git presents to u's
 // host, if it has one.
 func (f *Fetcher) newGit(u *url.URL, home string) (*gitRunner, error) {
-	g := &gitRunner{bin: f.git, env: gitEnv(f.environ, home), config: []string{
+	g := &gitRunner{bin: f.git, env: gitEnv(f.environ, home), limits: f.limits, config: []string{
 		"-c", "credential.helper=",
 		"-c", "protocol.allow=never",
 		"-c", "protocol.https.allow=always",
@@ -100,6 +117,7 @@ func (f *Fetcher) newGit(u *url.URL, home string) (*gitRunner, error) {
 		"-c", "advice.detachedHead=false",
 		"-c", "init.defaultBranch=main",
 	}}
+	g.config = append(g.config, lowSpeed(f.net)...)
 	if u.Scheme == "http" { // only to loopback hosts: checkTransport
 		g.config = append(g.config, "-c", "protocol.http.allow=always")
 	}
@@ -233,54 +251,101 @@ func dropVar(name string) bool {
 }
 
 // clone makes a shallow clone of ref (a tag or branch; "" for the default
-// branch) into dst.
+// branch) into dst, without checking it out, while the repository stays
+// within the module limits.
 func (g *gitRunner) clone(ctx context.Context, u *url.URL, ref, dst string) error {
-	args := []string{"--quiet", "--depth", "1", "--no-tags", "--single-branch"}
+	args := []string{"--quiet", "--no-checkout", "--depth", "1", "--no-tags", "--single-branch"}
 	if ref != "" {
 		args = append(args, "--branch", ref)
 	}
-	_, err := g.run(ctx, filepath.Dir(dst), "clone", append(args, "--", u.String(), dst)...)
+	_, err := g.runIn(ctx, g.repoArea(dst), filepath.Dir(dst), "clone", append(args, "--", u.String(), dst)...)
 	return err
 }
 
-// checkoutCommit fetches one commit by its hash into a new repository in
-// dst and checks it out; when the server refuses to serve a commit by
-// hash, it fetches every branch and tag instead.
-func (g *gitRunner) checkoutCommit(ctx context.Context, u *url.URL, sha, dst string) error {
+// fetchCommit fetches one commit by its hash into a new repository in dst,
+// without checking it out, and returns what names it (FETCH_HEAD, or the
+// hash); when the server refuses to serve a commit by hash, it fetches
+// every branch and tag instead. The repository stays within the module
+// limits.
+func (g *gitRunner) fetchCommit(ctx context.Context, u *url.URL, sha, dst string) (string, error) {
 	if _, err := g.run(ctx, dst, "init", "--quiet"); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := g.run(ctx, dst, "remote", "add", "origin", u.String()); err != nil {
-		return err
+		return "", err
 	}
-	target := "FETCH_HEAD"
-	_, err := g.run(ctx, dst, "fetch", "--quiet", "--depth", "1", "--no-tags", "origin", sha)
-	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		if _, err2 := g.run(ctx, dst, "fetch", "--quiet", "--tags", "origin", "+refs/heads/*:refs/remotes/origin/*"); err2 != nil {
-			return fmt.Errorf("%w; then fetch the whole repository: %w", err, err2)
-		}
-		target = sha
+	repo := g.repoArea(dst)
+	_, err := g.runIn(ctx, repo, dst, "fetch", "--quiet", "--depth", "1", "--no-tags", "origin", sha)
+	if err == nil {
+		return "FETCH_HEAD", nil
 	}
-	if _, err := g.run(ctx, dst, "checkout", "--quiet", "--detach", target); err != nil {
-		return fmt.Errorf("commit %s is not in the repository: %w", sha, err)
+	var over *areaError
+	if ctx.Err() != nil || errors.As(err, &over) {
+		return "", err
 	}
-	return nil
+	if _, err2 := g.runIn(ctx, repo, dst, "fetch", "--quiet", "--tags", "origin", "+refs/heads/*:refs/remotes/origin/*"); err2 != nil {
+		return "", fmt.Errorf("%w; then fetch the whole repository: %w", err, err2)
+	}
+	return sha, nil
 }
 
-// head returns the commit checked out in dir.
-func (g *gitRunner) head(ctx context.Context, dir string) (string, error) {
-	out, err := g.run(ctx, dir, "rev-parse", "--verify", "HEAD")
+// resolve returns the commit that target names in the repository in dir.
+func (g *gitRunner) resolve(ctx context.Context, dir, target string) (string, error) {
+	out, err := g.run(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", target+"^{commit}")
 	if err != nil {
 		return "", err
 	}
 	head := strings.TrimSpace(out)
 	if !isCommit(head) {
-		return "", fmt.Errorf("git rev-parse HEAD answered %q, not a commit hash", head)
+		return "", fmt.Errorf("git rev-parse %s answered %q, not a commit hash", target, head)
 	}
 	return head, nil
+}
+
+// checkTreeSize refuses a commit whose files would not fit the module
+// limits once checked out, from the sizes the repository records for them
+// (git ls-tree), before a byte of them is written.
+func (g *gitRunner) checkTreeSize(ctx context.Context, dir, commit string) error {
+	sizer := &treeSizer{limits: g.limits}
+	_, err := g.runOut(ctx, nil, dir, sizer, "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", commit)
+	if sizer.err != nil {
+		return fmt.Errorf("commit %s: %w: not checked out", commit, sizer.err)
+	}
+	if err == nil {
+		err = sizer.finish()
+	}
+	if err != nil {
+		return fmt.Errorf("read the files of commit %s: %w", commit, err)
+	}
+	return nil
+}
+
+// noConversion turns off every git attribute that rewrites a file's
+// content when it is checked out (line endings, $Id$, filters, encodings),
+// whatever the repository's .gitattributes say: the package holds the
+// commit's files as they are, so the sizes checkTreeSize read are the
+// sizes written.
+const noConversion = "* -text -eol -crlf -ident -filter -working-tree-encoding\n"
+
+// checkoutFiles writes the commit's files into dir, as they are in the
+// commit, while the checkout stays within the module limits.
+func (g *gitRunner) checkoutFiles(ctx context.Context, dir, commit string) error {
+	info := filepath.Join(dir, ".git", "info")
+	if err := os.MkdirAll(info, 0o755); err != nil {
+		return fmt.Errorf("prepare the checkout: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(info, "attributes"), []byte(noConversion), 0o644); err != nil {
+		return fmt.Errorf("prepare the checkout: %w", err)
+	}
+	work := &area{dir: dir, skip: ".git", what: "the checkout", maxBytes: g.limits.MaxBytes, maxEntries: g.limits.MaxFiles}
+	_, err := g.runIn(ctx, work, dir, "reset", "--quiet", "--hard", commit)
+	return err
+}
+
+// repoArea is the work area of a fetch into dst: the repository, pack
+// files included, may hold at most the module limits.
+func (g *gitRunner) repoArea(dst string) *area {
+	return &area{dir: dst, what: "the repository", maxBytes: g.limits.MaxBytes, maxEntries: g.limits.MaxFiles}
 }
 
 // isCommit reports whether ref is a full commit hash (SHA-1 or SHA-256).
@@ -294,21 +359,48 @@ func isCommit(ref string) bool {
 }
 
 // run runs "git <config> <sub> <args>" in dir and returns its output. An
-// error holds the end of git's messages, without userinfo or credentials.
+// error holds the end of git's messages, without userinfo or credentials,
+// with control characters escaped.
 func (g *gitRunner) run(ctx context.Context, dir, sub string, args ...string) (string, error) {
+	return g.runOut(ctx, nil, dir, nil, sub, args...)
+}
+
+// runIn is run while watching the work area: git is stopped as soon as
+// it holds more than the area allows.
+func (g *gitRunner) runIn(ctx context.Context, work *area, dir, sub string, args ...string) (string, error) {
+	return g.runOut(ctx, work, dir, nil, sub, args...)
+}
+
+// runOut is run with the work area watched (unless work is nil) and, when
+// out is set, git's output written to it rather than returned. git runs in
+// a process group of its own, killed whole when ctx ends or the work area
+// is over its limits, and (on Linux) killed when tfmirror dies.
+func (g *gitRunner) runOut(ctx context.Context, work *area, dir string, out io.Writer, sub string, args ...string) (string, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	cmd := exec.CommandContext(ctx, g.bin, slices.Concat(g.config, []string{sub}, args)...)
 	cmd.Dir = dir
 	cmd.Env = g.env
 	stdout := &headBuffer{max: maxGitStdout}
 	stderr := &tailBuffer{max: maxGitStderr}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if out != nil {
+		cmd.Stdout = out
+	}
 	cmd.WaitDelay = gitWaitDelay
 	killGroup(cmd)
-	err := cmd.Run()
-	if err == nil {
-		return stdout.String(), nil
-	}
+	err := runLocked(cmd, func() func() error {
+		if work == nil {
+			return func() error { return nil }
+		}
+		return work.watch(cancel)
+	})
+	var over *areaError
 	switch {
+	case errors.As(err, &over):
+		return "", fmt.Errorf("git %s stopped: %w", sub, over)
+	case err == nil:
+		return stdout.String(), nil
 	case ctx.Err() != nil:
 		err = ctx.Err()
 	case errors.Is(err, exec.ErrNotFound):
@@ -340,14 +432,17 @@ var tlsRefusal = regexp.MustCompile(`(?i)TLS fatal alert|alert (certificate requ
 	`getpeername\(\) failed|Send failure|Recv failure|Connection reset by peer|non-properly terminated|SSL_(read|write)|` +
 	`SSL_ERROR_SYSCALL|unexpected eof|Empty reply from server`)
 
-// redact takes userinfo and the credentials out of git's messages and puts
-// them on one line.
+// redact takes userinfo and the credentials out of git's messages (which
+// hold what the server said, its "remote:" lines), puts them on one line,
+// escapes control characters (a server's terminal escape sequences) and
+// keeps the end of them, at most maxGitMessage bytes.
 func (g *gitRunner) redact(msg string) string {
 	if g.secret != "" {
 		msg = strings.ReplaceAll(msg, g.secret, "xxxxx")
 	}
 	msg = redactText(strings.TrimSpace(msg))
-	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " | ")), " ")
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " | ")), " ")
+	return tail(escapeControl(msg), maxGitMessage)
 }
 
 // headBuffer keeps the first max bytes written to it.

@@ -51,6 +51,10 @@ type Settings struct {
 	ZipLimits hashing.ZipLimits
 	// ModuleLimits bound what a module package may hold.
 	ModuleLimits hashing.ModuleLimits
+	// ModuleTree bounds the module tree a build follows: depth, module
+	// versions, calls per module (the manifest's max_module_depth,
+	// max_modules and max_module_calls).
+	ModuleTree mirror.ModuleTreeLimits
 	// Parallel bounds concurrent transfers (--parallel); 0 means each
 	// adapter's default.
 	Parallel int

@@ -23,6 +23,11 @@ import (
 // are not collected, .terraform/modules is never read, and calls of other
 // remote sources are not followed.
 //
+// The package is outside input: each configuration file read is refused
+// before it is parsed when it holds more than hclsafe.MaxModuleFileSize,
+// and so is one that takes the files read together past
+// hclsafe.MaxModuleConfigSize; the problem names the file.
+//
 // A local call whose directory (symlinks resolved) leaves packageRoot, as
 // a subdir that does, is a problem, as in OpenTofu; so is a configuration
 // file that is a link out of the package. A version that is not a literal
@@ -59,7 +64,7 @@ func packageLoader(packageRoot, subdir string) (*loader, frame, error) {
 	}
 	dir := filepath.Join(abs, filepath.FromSlash(subdir))
 	l := newLoader(dir, abs)
-	l.pkg = pkg
+	l.pkg, l.budget = pkg, moduleBudget()
 	real, err := realDir(dir)
 	switch {
 	case err != nil:

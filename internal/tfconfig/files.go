@@ -89,13 +89,59 @@ func preferTofu(names []string) []string {
 	return kept
 }
 
+// readBudget bounds what is read of a fetched module package
+// (ModuleCalls): each configuration file, and all of them together.
+type readBudget struct {
+	file int64 // the most one file may hold
+	left int64 // what the files not yet read may hold together
+	all  int64 // the most they may hold together, for messages
+}
+
+// mib shows a limit in MiB when it is a whole number of them.
+func mib(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// moduleBudget is the budget of one ModuleCalls.
+func moduleBudget() *readBudget {
+	return &readBudget{file: hclsafe.MaxModuleFileSize, left: hclsafe.MaxModuleConfigSize, all: hclsafe.MaxModuleConfigSize}
+}
+
 // parseFile reads and parses one configuration file. display is the name
 // used in positions. Files ending in ".json" use the JSON syntax. A file
 // that is not a regular file (a link to one is), is larger than
-// hclsafe.MaxConfigSize or nests deeper than hclsafe.MaxDepth is refused
-// before HCL reads it.
-func parseFile(path, display string) (hcl.Body, hcl.Diagnostics) {
-	src, err := hclsafe.ReadFile(path, hclsafe.MaxConfigSize)
+// hclsafe.MaxConfigSize (with a budget: than the budget's file limit, or
+// than what is left of it) or nests deeper than hclsafe.MaxDepth is
+// refused before HCL reads it.
+func parseFile(path, display string, budget *readBudget) (hcl.Body, hcl.Diagnostics) {
+	limit := int64(hclsafe.MaxConfigSize)
+	if budget != nil {
+		limit = budget.file
+		if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() && info.Size() > limit {
+			return nil, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "File too large",
+				Detail:   fmt.Sprintf("It holds %d bytes, more than %s, the most tfmirror reads from one configuration file of a fetched module.", info.Size(), mib(limit)),
+				Subject:  &hcl.Range{Filename: display},
+			}}
+		}
+	}
+	src, err := hclsafe.ReadFile(path, limit)
+	if err == nil && budget != nil {
+		if int64(len(src)) > budget.left {
+			return nil, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Module configuration too large",
+				Detail: fmt.Sprintf("With this file, the configuration files read from the module package hold more than %s, the most tfmirror reads from a fetched module.",
+					mib(budget.all)),
+				Subject: &hcl.Range{Filename: display},
+			}}
+		}
+		budget.left -= int64(len(src))
+	}
 	if err == nil {
 		syntax := hclsafe.Native
 		if strings.HasSuffix(path, ".json") {

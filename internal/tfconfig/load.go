@@ -122,6 +122,8 @@ type loader struct {
 	// local calls and files must stay inside it, and no other call is
 	// followed. "" for Load.
 	pkg string
+	// budget bounds what ModuleCalls reads of the package; nil for Load.
+	budget *readBudget
 
 	problems    []Problem
 	seenProblem map[string]bool

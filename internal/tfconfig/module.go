@@ -49,7 +49,7 @@ func (l *loader) readModule(dir string, diags *hcl.Diagnostics) *module {
 				*diags = append(*diags, d)
 				continue
 			}
-			body, d := parseFile(path, l.displayPath(path))
+			body, d := parseFile(path, l.displayPath(path), l.budget)
 			*diags = append(*diags, d...)
 			if body == nil {
 				continue

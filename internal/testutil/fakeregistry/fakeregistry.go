@@ -14,8 +14,9 @@
 // bytes served, and logs each request's scheme, host and Authorization
 // header, so tests can tell what a client did. It also serves modules
 // (module registry protocol v1, modules.v1): version listings and
-// download endpoints that give the location a test set (modules.go).
-// Only tests import it.
+// download endpoints that give the location a test set, or, as a hostile
+// registry, any module with an archive a test's function makes
+// (GenerateModules, modules.go). Only tests import it.
 package fakeregistry
 
 import (
@@ -53,9 +54,10 @@ type Registry struct {
 	plainURL  string // PlainURL, once started
 
 	mu        sync.Mutex
-	providers map[string]*provider      // by "namespace/type"
-	modules   map[string]*modulePackage // by "namespace/name/system" (modules.go)
-	files     map[string][]byte         // by URL path (AddFile)
+	providers map[string]*provider                  // by "namespace/type"
+	modules   map[string]*modulePackage             // by "namespace/name/system" (modules.go)
+	files     map[string][]byte                     // by URL path (AddFile)
+	generate  func(module string) map[string]string // GenerateModules
 	faults    faults
 	requests  []string
 	log       []Request

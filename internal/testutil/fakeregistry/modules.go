@@ -1,10 +1,13 @@
 package fakeregistry
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/regproto"
+	"github.com/tfmirror/tfmirror/internal/testutil/targz"
 )
 
 // modulesPrefix is the URL path of the modules.v1 service.
@@ -93,12 +96,52 @@ func moduleKey(req *http.Request) string {
 	return req.PathValue("ns") + "/" + req.PathValue("name") + "/" + req.PathValue("system")
 }
 
+// GenerateModules makes the registry answer for every module AddModule
+// did not add, as a hostile registry may: it has version 1.0.0, whose
+// download location is a .tar.gz archive on the registry holding the
+// files pkg returns for the module ("namespace/name/system"), path to
+// content. pkg runs for each download of the archive, with the
+// registry's lock held.
+func (r *Registry) GenerateModules(pkg func(module string) map[string]string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.generate = pkg
+}
+
+// generatedPrefix is the URL path of GenerateModules' archives.
+const generatedPrefix = "/files/generated/"
+
+// generated is the module package GenerateModules gives module, or nil
+// when it gives none: a version listing, a download answer, or the
+// archive. The caller holds r.mu.
+func (r *Registry) generated(req *http.Request) *response {
+	if r.generate == nil {
+		return nil
+	}
+	if module, ok := strings.CutPrefix(req.URL.Path, generatedPrefix); ok {
+		files := r.generate(strings.TrimSuffix(module, ".tar.gz"))
+		var entries []targz.Entry
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			entries = append(entries, targz.Regular(name, files[name]))
+		}
+		return &response{contentType: "application/octet-stream", body: targz.Pack(r.t, entries, nil)}
+	}
+	if req.PathValue("version") == "" {
+		entry := regproto.ModuleVersionList{Versions: []regproto.ModuleVersion{{Version: "1.0.0"}}}
+		return jsonResponse(regproto.ModuleVersions{Modules: []regproto.ModuleVersionList{entry}})
+	}
+	if req.PathValue("version") != "1.0.0" {
+		return nil
+	}
+	return jsonResponse(regproto.ModuleDownload{Location: generatedPrefix + moduleKey(req) + ".tar.gz"})
+}
+
 // moduleVersions lists a module's versions; nil (404) if it is unknown.
 // The caller holds r.mu.
 func (r *Registry) moduleVersions(req *http.Request) *response {
 	m := r.modules[moduleKey(req)]
 	if m == nil {
-		return nil
+		return r.generated(req)
 	}
 	entry := regproto.ModuleVersionList{Versions: []regproto.ModuleVersion{}}
 	for _, v := range m.versions {
@@ -112,7 +155,7 @@ func (r *Registry) moduleVersions(req *http.Request) *response {
 func (r *Registry) moduleDownload(req *http.Request) *response {
 	m := r.modules[moduleKey(req)]
 	if m == nil {
-		return nil
+		return r.generated(req)
 	}
 	for _, v := range m.versions {
 		switch {
@@ -145,7 +188,7 @@ func (r *Registry) AddFile(name string, body []byte) string {
 func (r *Registry) file(req *http.Request) *response {
 	body, ok := r.files[req.URL.Path]
 	if !ok {
-		return nil
+		return r.generated(req)
 	}
 	return &response{contentType: "application/octet-stream", body: body}
 }

@@ -3,12 +3,15 @@ package fakeregistry
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tfmirror/tfmirror/internal/regproto"
+	"github.com/tfmirror/tfmirror/internal/testutil/targz"
 )
 
 func TestModules(t *testing.T) {
@@ -96,5 +99,40 @@ func TestModulesConcurrent(t *testing.T) {
 	f.getJSON(t, f.reg.URL+ModuleVersionsPath("acme/net/aws"), &doc)
 	if len(doc.Modules) != 1 || len(doc.Modules[0].Versions) != 8 {
 		t.Errorf("versions: %+v", doc)
+	}
+}
+
+// TestGenerateModules: every module not added has version 1.0.0, whose
+// archive holds what the generator gives it.
+func TestGenerateModules(t *testing.T) {
+	f := newFixture(t)
+	f.reg.AddModule("acme/net/aws", "1.0.0", "https://example.com/net.tar.gz", false)
+	f.reg.GenerateModules(func(module string) map[string]string {
+		return map[string]string{"main.tf": "# " + module + "\n"}
+	})
+	var versions map[string]any
+	f.getJSON(t, f.reg.URL+ModuleVersionsPath("acme/any7/aws"), &versions)
+	want := map[string]any{"modules": []any{map[string]any{"versions": []any{map[string]any{"version": "1.0.0"}}}}}
+	if diff := cmp.Diff(want, versions); diff != "" {
+		t.Errorf("versions (-want +got):\n%s", diff)
+	}
+	var loc map[string]string
+	f.getJSON(t, f.reg.URL+ModuleDownloadPath("acme/any7/aws", "1.0.0"), &loc)
+	if loc["location"] != "/files/generated/acme/any7/aws.tar.gz" {
+		t.Fatalf("location %q", loc["location"])
+	}
+	body, _ := f.get(t, f.reg.URL+loc["location"], http.StatusOK)
+	file := filepath.Join(t.TempDir(), "a.tar.gz")
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entries := targz.Read(t, file)
+	if len(entries) != 1 || entries[0].Header.Name != "main.tf" || string(entries[0].Data) != "# acme/any7/aws\n" {
+		t.Errorf("archive %+v", entries)
+	}
+	f.get(t, f.reg.URL+ModuleDownloadPath("acme/any7/aws", "2.0.0"), http.StatusNotFound)
+	f.getJSON(t, f.reg.URL+ModuleDownloadPath("acme/net/aws", "1.0.0"), &loc)
+	if loc["location"] != "https://example.com/net.tar.gz" {
+		t.Errorf("an added module: location %q", loc["location"])
 	}
 }
