@@ -7,7 +7,9 @@
 // destination to publish into (OpenDestination), the origin registries
 // (OpenRegistry) and the fetcher of module locations (OpenModuleFetcher).
 // Every client it makes presents the same credentials, client
-// certificates, CA and proxies, with the same time limits and retries.
+// certificates, CA and proxies, with the same time limits and retries,
+// and shares the run's one record of slow hosts (settings.Hosts), so a
+// host given up on by one client is given up on by all.
 //
 // It owns naming and opening, nothing else: what is written and in which
 // order is the tree's (package layout) or the registry's (ocistore); what
@@ -17,6 +19,7 @@ package endpoint
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -157,11 +160,21 @@ func OpenRegistry(s Settings) (*registry.Client, error) {
 		return nil, err
 	}
 	return registry.New(registry.Config{
-		Fetcher:   httpx.NewFetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s.Net),
+		Fetcher:   fetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s),
 		Discovery: httpx.NewClient(transport, s.UserAgent, 3, 11*time.Second),
 		Services:  s.Services,
 		Tokens:    s.Tokens,
 	}), nil
+}
+
+// fetcher is the Fetcher of every download and document a command reads
+// over HTTP: the settings' policy, and the run's one record of slow hosts
+// (settings.Hosts), so that a host written off by one client is written
+// off for all.
+func fetcher(c *http.Client, s Settings) *httpx.Fetcher {
+	f := httpx.NewFetcher(c, s.Net)
+	f.Hosts = s.Hosts
+	return f
 }
 
 // OpenModuleFetcher returns the fetcher of module locations (https
@@ -201,7 +214,7 @@ func mirrorClient(ref Ref, s Settings) (*netmirror.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := netmirror.New(ref.Raw, httpx.NewFetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s.Net))
+	client, err := netmirror.New(ref.Raw, fetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s))
 	if err != nil {
 		return nil, inputerr.Wrap(err)
 	}

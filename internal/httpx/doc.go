@@ -9,5 +9,10 @@
 // and 5xx) with exponential backoff, as a Policy says, and caps what one
 // download may bring (Policy.MaxBodyBytes, LimitedSink).
 //
+// Retries learn about hosts: a run's Fetchers share one Hosts, and a host
+// whose transfers were too slow or stalled SlowHostStrikes (3) times in a
+// row is given up on for the rest of the run, every later request to it
+// failing at once with a *HostError naming it.
+//
 // It knows nothing about registries or mirrors.
 package httpx

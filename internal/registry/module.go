@@ -176,7 +176,9 @@ func locationFetcher(f *httpx.Fetcher) *httpx.Fetcher {
 		next = http.DefaultTransport
 	}
 	c.Transport = locationTransport{next: next}
-	return httpx.NewFetcher(&c, f.Policy).HTTPSOnly()
+	lf := httpx.NewFetcher(&c, f.Policy)
+	lf.Hosts = f.Hosts
+	return lf.HTTPSOnly()
 }
 
 // locationTransport is the transport of locationFetcher. Every response,

@@ -41,6 +41,10 @@ type Settings struct {
 	Tokens map[addrs.Hostname]string
 	// Services override service discovery per host (host blocks).
 	Services map[addrs.Hostname]map[string]string
+	// Hosts is what the run learns about the hosts it fetches from,
+	// shared by every client the command makes (httpx.Hosts); nil learns
+	// nothing.
+	Hosts *httpx.Hosts
 	// Upstreams are where providers come from (provider_installation);
 	// none means the origin registries.
 	Upstreams []Upstream
