@@ -100,14 +100,16 @@ func jsonWarnings(t *testing.T, out string) []string {
 	return warnings
 }
 
-// A registry that sends archives and checksums over plain http gets one
-// warning per release; the build still verifies and mirrors them.
+// A registry that sends archives and checksums over plain http to a host
+// the manifest allows gets one warning per release; the build still
+// verifies and mirrors them.
 func TestPlainHTTPDownloadsWarnOncePerRelease(t *testing.T) {
 	o := newOrigin(t)
 	o.reg.Add(ns, typ, base, "linux_amd64", "darwin_arm64")
 	o.reg.Add(ns, typ, next, "linux_amd64", "darwin_arm64")
 	o.reg.PlainHTTPDownloads(ns, typ, base)
-	dir := hostileBuild(t, o, ">= "+base, `"linux_amd64", "darwin_arm64"`, "")
+	allow := "settings {\n  allowed_location_hosts = [\"" + strings.TrimPrefix(o.reg.PlainURL(), "http://") + "\"]\n}"
+	dir := hostileBuild(t, o, ">= "+base, `"linux_amd64", "darwin_arm64"`, allow)
 	code, stdout, stderr := o.run(t, dir, "build", "--json")
 	if code != ExitOK {
 		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)

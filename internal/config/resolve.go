@@ -58,6 +58,7 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		ClientCertificates: certs,
 		Tokens:             maps.Clone(m.Tokens),
 		Services:           m.Services,
+		Locations:          m.Locations(),
 		Hosts:              httpx.NewHosts(),
 		Trust:              m.TrustPolicy(f.RequireSignatures),
 		ZipLimits:          m.Settings.ZipLimits(),

@@ -23,6 +23,10 @@ type Settings struct {
 	SpeedTime  *time.Duration
 	// MaxArchiveBytes caps every download (httpx.Policy.MaxBodyBytes).
 	MaxArchiveBytes *int64
+	// AllowedLocationHosts are hosts ("host" or "host:port") on which a
+	// registry or mirror may name locations whatever their scheme and
+	// address (httpx.Locations.Allowed).
+	AllowedLocationHosts []string
 }
 
 var settingsSchema = &hcl.BodySchema{
@@ -30,6 +34,7 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "retries"}, {Name: "connect_timeout"}, {Name: "header_timeout"}, {Name: "stall_timeout"},
 		{Name: "max_archive_entries"}, {Name: "max_unpacked_bytes"},
 		{Name: "speed_limit"}, {Name: "speed_time"}, {Name: "max_archive_bytes"},
+		{Name: "allowed_location_hosts"},
 	},
 }
 
@@ -56,6 +61,10 @@ func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
 		"max_archive_bytes":  {&s.MaxArchiveBytes, 0},
 	} {
 		*c.dst, ds = decodeBytes(content, name, c.least)
+		diags = append(diags, ds...)
+	}
+	if attr, ok := content.Attributes["allowed_location_hosts"]; ok {
+		s.AllowedLocationHosts, ds = decodeHostPatterns(attr)
 		diags = append(diags, ds...)
 	}
 	for name, dst := range map[string]**time.Duration{

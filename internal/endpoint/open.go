@@ -8,8 +8,10 @@
 // (OpenRegistry) and the fetcher of module locations (OpenModuleFetcher).
 // Every client it makes presents the same credentials, client
 // certificates, CA and proxies, with the same time limits and retries,
-// and shares the run's one record of slow hosts (settings.Hosts), so a
-// host given up on by one client is given up on by all.
+// holds the URLs registries and mirrors choose to the same location rule
+// (settings.Locations), and shares the run's one record of slow hosts
+// (settings.Hosts), so a host given up on by one client is given up on
+// by all.
 //
 // It owns naming and opening, nothing else: what is written and in which
 // order is the tree's (package layout) or the registry's (ocistore); what
@@ -104,7 +106,7 @@ func OpenUpstream(ctx context.Context, name string, ref Ref, s Settings) (packag
 		if err != nil {
 			return nil, nil, err
 		}
-		return layout.NewTree(client), &mirror.HashedSource{Name: name, Upstream: netmirror.NewHashed(client)}, nil
+		return layout.NewTree(client), &mirror.HashedSource{Name: name, Upstream: netmirror.NewHashed(client, s.Locations)}, nil
 	}
 	m, err := OpenMirror(ctx, ref, s)
 	return m, nil, err
@@ -164,6 +166,7 @@ func OpenRegistry(s Settings) (*registry.Client, error) {
 		Discovery: httpx.NewClient(transport, s.UserAgent, 3, 11*time.Second),
 		Services:  s.Services,
 		Tokens:    s.Tokens,
+		Locations: s.Locations,
 	}), nil
 }
 
@@ -180,7 +183,8 @@ func fetcher(c *http.Client, s Settings) *httpx.Fetcher {
 // OpenModuleFetcher returns the fetcher of module locations (https
 // archives and git): the same TLS trust, client certificates and proxies
 // as every other client, and the registries' credentials, each only for
-// its own host.
+// its own host, and to a location another registry names only as the
+// settings' location rule says.
 func OpenModuleFetcher(s Settings) (*modfetch.Fetcher, error) {
 	httpEnv := s.HTTP()
 	transport, err := httpx.NewRoundTripper(httpEnv, s.Net)
@@ -201,6 +205,7 @@ func OpenModuleFetcher(s Settings) (*modfetch.Fetcher, error) {
 		},
 		MaxDownloadBytes: s.Net.MaxBodyBytes,
 		Limits:           s.ModuleLimits,
+		Locations:        s.Locations,
 	}), nil
 }
 

@@ -41,6 +41,10 @@ type Settings struct {
 	Tokens map[addrs.Hostname]string
 	// Services override service discovery per host (host blocks).
 	Services map[addrs.Hostname]map[string]string
+	// Locations is the rule for URLs registries and mirrors choose:
+	// where they may send tfmirror, and which hosts' credentials their
+	// locations may carry (httpx.Locations).
+	Locations httpx.Locations
 	// Hosts is what the run learns about the hosts it fetches from,
 	// shared by every client the command makes (httpx.Hosts); nil learns
 	// nothing.
