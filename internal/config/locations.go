@@ -13,13 +13,16 @@ import (
 )
 
 // The manifest's say over locations (URLs a registry or mirror chooses;
-// the rule is httpx.Locations'):
+// the rule is httpx.Locations') and over OCI token services:
 //
 //	settings {
 //	  # A registry or mirror may send tfmirror to these hosts even over
 //	  # plain http, on loopback or private addresses, or off a network
 //	  # mirror's own origin: "host" (any port) or "host:port".
 //	  allowed_location_hosts = ["artifacts.internal:8080"]
+//	  # OCI registries whose token service is on another host or port:
+//	  # the registry's credentials may go to these realms.
+//	  oci_token_realms = { "registry.example.com" = ["auth.example.com"] }
 //	}
 //
 //	credentials "code.example.com" {
@@ -63,6 +66,38 @@ func joinHostPort(host, port string) string {
 		return "[" + host + "]:" + port
 	}
 	return host + ":" + port
+}
+
+// decodeTokenRealms reads oci_token_realms: registry host (as in the
+// repository template) to the hosts of its token service.
+func decodeTokenRealms(attr *hcl.Attribute) (map[string][]string, hcl.Diagnostics) {
+	var raw map[string][]string
+	if diags := gohcl.DecodeExpression(attr.Expr, nil, &raw); diags.HasErrors() {
+		return nil, diags
+	}
+	out := make(map[string][]string, len(raw))
+	for registry, realms := range raw {
+		host, port, err := httpx.ParseHostPattern(registry)
+		if err != nil {
+			return nil, errAt(attr.Expr.Range(), "Invalid oci_token_realms", fmt.Sprintf("registry %s; write the registry's host as in the repository template.", err))
+		}
+		if port != "" {
+			host = joinHostPort(host, port)
+		}
+		for _, r := range realms {
+			rh, rp, err := httpx.ParseHostPattern(r)
+			if err != nil {
+				return nil, errAt(attr.Expr.Range(), "Invalid oci_token_realms", fmt.Sprintf("realm of %s: %s; write the token service's host, with a port unless it is 443.", registry, err))
+			}
+			if rp != "" {
+				rh = joinHostPort(rh, rp)
+			}
+			if !slices.Contains(out[host], rh) {
+				out[host] = append(out[host], rh)
+			}
+		}
+	}
+	return out, nil
 }
 
 // decodeLocationsFrom reads a block's for_locations_from: registry host

@@ -59,6 +59,7 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		Tokens:             maps.Clone(m.Tokens),
 		Services:           m.Services,
 		Locations:          m.Locations(),
+		OCITokenRealms:     m.Settings.OCITokenRealms,
 		Hosts:              httpx.NewHosts(),
 		Trust:              m.TrustPolicy(f.RequireSignatures),
 		ZipLimits:          m.Settings.ZipLimits(),

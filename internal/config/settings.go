@@ -27,6 +27,9 @@ type Settings struct {
 	// registry or mirror may name locations whatever their scheme and
 	// address (httpx.Locations.Allowed).
 	AllowedLocationHosts []string
+	// OCITokenRealms are, per OCI registry host, the hosts of token
+	// services on another host or port that may receive its credentials.
+	OCITokenRealms map[string][]string
 }
 
 var settingsSchema = &hcl.BodySchema{
@@ -34,7 +37,7 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "retries"}, {Name: "connect_timeout"}, {Name: "header_timeout"}, {Name: "stall_timeout"},
 		{Name: "max_archive_entries"}, {Name: "max_unpacked_bytes"},
 		{Name: "speed_limit"}, {Name: "speed_time"}, {Name: "max_archive_bytes"},
-		{Name: "allowed_location_hosts"},
+		{Name: "allowed_location_hosts"}, {Name: "oci_token_realms"},
 	},
 }
 
@@ -65,6 +68,10 @@ func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
 	}
 	if attr, ok := content.Attributes["allowed_location_hosts"]; ok {
 		s.AllowedLocationHosts, ds = decodeHostPatterns(attr)
+		diags = append(diags, ds...)
+	}
+	if attr, ok := content.Attributes["oci_token_realms"]; ok {
+		s.OCITokenRealms, ds = decodeTokenRealms(attr)
 		diags = append(diags, ds...)
 	}
 	for name, dst := range map[string]**time.Duration{

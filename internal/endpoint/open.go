@@ -237,6 +237,7 @@ func openOCI(ctx context.Context, ref Ref, s Settings) (*ocistore.Store, error) 
 	store, err := ocistore.New(ctx, ref.Raw, ocistore.Config{
 		Environ: s.Env.List(), UserAgent: s.UserAgent, Parallel: s.Parallel, ClientCertificates: s.ClientCertificates,
 		Retries: s.Net.Retries, ConnectTimeout: s.Net.ConnectTimeout, HeaderTimeout: s.Net.HeaderTimeout,
+		TokenRealms: s.OCITokenRealms,
 	})
 	if err != nil {
 		return nil, inputerr.Wrap(err) // a template or layout path that cannot be used

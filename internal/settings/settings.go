@@ -45,6 +45,10 @@ type Settings struct {
 	// where they may send tfmirror, and which hosts' credentials their
 	// locations may carry (httpx.Locations).
 	Locations httpx.Locations
+	// OCITokenRealms are, per OCI registry host (as in a repository
+	// template), the token service hosts on another host or port that
+	// may receive the registry's credentials.
+	OCITokenRealms map[string][]string
 	// Hosts is what the run learns about the hosts it fetches from,
 	// shared by every client the command makes (httpx.Hosts); nil learns
 	// nothing.
