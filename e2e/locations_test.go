@@ -29,7 +29,8 @@ import (
 //     host and a certificate problem.
 //   - oci://: a registry over TLS (private CA) with Docker's token
 //     authentication. Given: a Docker config (DOCKER_CONFIG) or
-//     TFMIRROR_OCI_USERNAME and TFMIRROR_OCI_PASSWORD; without credentials
+//     TFMIRROR_OCI_USERNAME and TFMIRROR_OCI_PASSWORD, and the token
+//     service (on another port) named in oci_token_realms; without credentials
 //     the error names the registry and says that no credentials were
 //     found (not that the ones given lack a scope).
 //   - s3://: versitygw over TLS (private CA). Given: its credentials in the
@@ -102,14 +103,22 @@ func TestLocations(t *testing.T) {
 		template := func(repo string) string {
 			return "oci://" + srv.Host + "/tf/" + repo + "/${hostname}/${namespace}/${type}"
 		}
+		// The token service runs on another port of 127.0.0.1: the
+		// registry's credentials go there only because the manifest says so.
+		realms := fmt.Sprintf("settings {\n  oci_token_realms = { %q = [%q] }\n}\n", srv.Host, strings.TrimPrefix(srv.Tokens.URL, "https://"))
+		manifest, err := os.ReadFile(filepath.Join(f.work, "mirror.hcl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(f.work, "oci-realm.hcl"), string(manifest)+"\n"+realms)
 		site := template("site")
-		if stdout, stderr, code := runTfmirror(t, f.work, dockerConfig, "build", "--config", "mirror.hcl", "--out", site); code != 0 {
+		if stdout, stderr, code := runTfmirror(t, f.work, dockerConfig, "build", "--config", "oci-realm.hcl", "--out", site); code != 0 {
 			t.Fatalf("publishing the mirror into the registry: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 		runLocationCells(t, locationServer{
 			granted: []locationAccess{
-				{name: "with a Docker config", env: dockerConfig},
-				{name: "with TFMIRROR_OCI_USERNAME", env: append(slices.Clone(caEnv),
+				{name: "with a Docker config", env: dockerConfig, manifest: realms},
+				{name: "with TFMIRROR_OCI_USERNAME", manifest: realms, env: append(slices.Clone(caEnv),
 					"TFMIRROR_OCI_USERNAME="+srv.Username, "TFMIRROR_OCI_PASSWORD="+srv.Password)},
 			},
 			refused: locationAccess{name: "without credentials", env: caEnv},

@@ -114,7 +114,13 @@ configuration "config" {}
 host "registry.opentofu.org" {
   services = { "modules.v1" = %q }
 }
-`, f.reg.ModulesURL))
+
+# The git server runs on another port of 127.0.0.1, a loopback address:
+# the registry may send tfmirror there only because the manifest says so.
+settings {
+  allowed_location_hosts = [%q]
+}
+`, f.reg.ModulesURL, strings.TrimPrefix(f.git.URL, "https://")))
 	return f
 }
 

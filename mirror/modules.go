@@ -48,15 +48,31 @@ type ModuleSource interface {
 	// ModuleVersions lists the versions the registry offers.
 	ModuleVersions(ctx context.Context, m addrs.Module) (addrs.VersionList, error)
 	// ModuleLocation returns the go-getter location the registry points
-	// at for one version, relative locations already resolved.
-	ModuleLocation(ctx context.Context, m addrs.Module, v addrs.Version) (string, error)
+	// at for one version, relative locations already resolved, and who
+	// named it.
+	ModuleLocation(ctx context.Context, m addrs.Module, v addrs.Version) (ModuleLocation, error)
+}
+
+// ModuleLocation is where a module registry says a version's package is,
+// and which registry said so: the fetcher holds a location to what the
+// registry that names it may name, and gives it only the credentials the
+// manifest lets that registry's locations have.
+type ModuleLocation struct {
+	// Location is the go-getter location, relative locations resolved.
+	// It may hold credentials (a presigned URL): never print it.
+	Location string
+	// Registry is the host the module's address names.
+	Registry addrs.Hostname
+	// NamedAt is the URL of the registry's answer that named the
+	// location (its download endpoint).
+	NamedAt string
 }
 
 // ModuleFetcher fetches what a module location names.
 type ModuleFetcher interface {
 	// FetchModule fetches location into dir, an empty directory that
 	// becomes the package root.
-	FetchModule(ctx context.Context, location, dir string) (ModuleFetch, error)
+	FetchModule(ctx context.Context, location ModuleLocation, dir string) (ModuleFetch, error)
 }
 
 // ModuleFetch is what fetching a location found.

@@ -53,11 +53,12 @@ func (f *fakeModules) ModuleVersions(_ context.Context, m addrs.Module) (addrs.V
 	return out, nil
 }
 
-func (f *fakeModules) ModuleLocation(_ context.Context, m addrs.Module, v addrs.Version) (string, error) {
-	return "mem:" + m.String() + "@" + v.String(), nil
+func (f *fakeModules) ModuleLocation(_ context.Context, m addrs.Module, v addrs.Version) (ModuleLocation, error) {
+	return ModuleLocation{Location: "mem:" + m.String() + "@" + v.String(), Registry: m.Host}, nil
 }
 
-func (f *fakeModules) FetchModule(_ context.Context, location, dir string) (ModuleFetch, error) {
+func (f *fakeModules) FetchModule(_ context.Context, loc ModuleLocation, dir string) (ModuleFetch, error) {
+	location := loc.Location
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fetches++

@@ -22,6 +22,10 @@ import (
 type origin struct {
 	reg     *fakeregistry.Registry
 	environ []string
+	// locationHosts are the hosts besides the registry's own on which
+	// its download answers may name locations (allowed_location_hosts):
+	// every test server runs on 127.0.0.1, a loopback address.
+	locationHosts []string
 }
 
 func newOrigin(t *testing.T) origin {

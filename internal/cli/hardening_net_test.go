@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -99,14 +100,16 @@ func jsonWarnings(t *testing.T, out string) []string {
 	return warnings
 }
 
-// A registry that sends archives and checksums over plain http gets one
-// warning per release; the build still verifies and mirrors them.
+// A registry that sends archives and checksums over plain http to a host
+// the manifest allows gets one warning per release; the build still
+// verifies and mirrors them.
 func TestPlainHTTPDownloadsWarnOncePerRelease(t *testing.T) {
 	o := newOrigin(t)
 	o.reg.Add(ns, typ, base, "linux_amd64", "darwin_arm64")
 	o.reg.Add(ns, typ, next, "linux_amd64", "darwin_arm64")
 	o.reg.PlainHTTPDownloads(ns, typ, base)
-	dir := hostileBuild(t, o, ">= "+base, `"linux_amd64", "darwin_arm64"`, "")
+	allow := "settings {\n  allowed_location_hosts = [\"" + strings.TrimPrefix(o.reg.PlainURL(), "http://") + "\"]\n}"
+	dir := hostileBuild(t, o, ">= "+base, `"linux_amd64", "darwin_arm64"`, allow)
 	code, stdout, stderr := o.run(t, dir, "build", "--json")
 	if code != ExitOK {
 		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
@@ -324,5 +327,73 @@ func TestTransferLimitFlagsAreValidated(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s: exit %d, stderr %q; want %d and %q", strings.Join(tt.args, " "), code, stderr, ExitUsage, tt.want)
 		}
+	}
+}
+
+// twelvePlatforms are the platforms of a release of 12 archives.
+var twelvePlatforms = []string{
+	"linux_amd64", "linux_arm64", "linux_386", "linux_arm", "darwin_amd64", "darwin_arm64",
+	"windows_amd64", "windows_386", "windows_arm64", "freebsd_amd64", "freebsd_386", "freebsd_arm",
+}
+
+// quoted is platforms as an HCL list's items.
+func quoted(platforms []string) string {
+	return `"` + strings.Join(platforms, `", "`) + `"`
+}
+
+// An origin that trickles every archive (20 bytes a second, under a speed
+// limit of 1 KiB/s over 1 s) fails a release of 12 archives well within
+// the bound below, with the host named: after 3 slow transfers the run
+// gives up on the host, and the other archives fail at once instead of
+// each spending its 5 attempts. Without that, the same build made all 60
+// requests and took about 20 s (two waves of 8 and 4 archives, each 5
+// attempts of 1 s plus backoff between them).
+func TestTricklingOriginGivenUp(t *testing.T) {
+	const bound = 8 * time.Second
+	o := newOrigin(t)
+	o.reg.Add(ns, typ, base, twelvePlatforms...)
+	var archives []string
+	for _, p := range twelvePlatforms {
+		archive := fakeregistry.ArchivePath(ns, typ, base, p)
+		archives = append(archives, archive)
+		o.reg.Drip(archive, 100, 50*time.Millisecond)
+	}
+	dir := hostileBuild(t, o, base, quoted(twelvePlatforms), "")
+	code, out, took := o.runWithin(t, dir, 90*time.Second, "build", "--speed-limit", "1024", "--speed-time", "1s", "--stall-timeout", "5s")
+	host := strings.TrimPrefix(o.reg.URL, "https://")
+	if code != ExitFailure || !strings.Contains(out, "gave up on "+host+" for the rest of this run after ") {
+		t.Fatalf("exit %d after %s, want %d and the host %s given up on:\n%s", code, took, ExitFailure, host, out)
+	}
+	requests := 0
+	for _, a := range archives {
+		requests += o.reg.RequestCount(a)
+	}
+	t.Logf("12 trickling archives failed in %s after %d archive requests", took, requests)
+	if took > bound {
+		t.Errorf("the build took %s, want under %s", took, bound)
+	}
+	if requests > 8+3 {
+		t.Errorf("%d archive requests, want the first wave of 8 and few more (each archive's own 5 attempts would make 60)", requests)
+	}
+	for _, p := range twelvePlatforms {
+		if !strings.Contains(out, fmt.Sprintf("%s/%s %s %s: ", "registry.opentofu.org/hashicorp", typ, base, p)) {
+			t.Errorf("no failure reported for %s:\n%s", p, out)
+		}
+	}
+}
+
+// A host that is slow once or twice and then sends at full speed is not
+// given up on: two archives of 12 trickle on their first request, their
+// retries and every other archive arrive, and the build succeeds.
+func TestSlowOnceOriginNotGivenUp(t *testing.T) {
+	o := newOrigin(t)
+	o.reg.Add(ns, typ, base, twelvePlatforms...)
+	for _, p := range twelvePlatforms[:2] {
+		o.reg.Drip(fakeregistry.ArchivePath(ns, typ, base, p), 1, 50*time.Millisecond)
+	}
+	dir := hostileBuild(t, o, base, quoted(twelvePlatforms), "")
+	code, out, took := o.runWithin(t, dir, 60*time.Second, "build", "--speed-limit", "1024", "--speed-time", "1s", "--stall-timeout", "5s")
+	if code != ExitOK || !strings.Contains(out, "12 mirrored") {
+		t.Fatalf("exit %d after %s, want all 12 mirrored:\n%s", code, took, out)
 	}
 }

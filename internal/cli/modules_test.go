@@ -25,7 +25,7 @@ func moduleOrigin(t *testing.T) (origin, *gitserver.Server, map[string]string) {
 	reg := fakeregistry.New(t, ca)
 	git := gitserver.Start(t, ca)
 	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
-	o := origin{reg: reg, environ: []string{"SSL_CERT_FILE=" + caFile}}
+	o := origin{reg: reg, environ: []string{"SSL_CERT_FILE=" + caFile}, locationHosts: []string{strings.TrimPrefix(git.URL, "https://")}}
 
 	commits := map[string]string{}
 	commits["tagged"] = git.Commit(t, "tagged", map[string]string{"main.tf": "# tagged\n"}, "v1.0.0")
@@ -43,11 +43,15 @@ func moduleOrigin(t *testing.T) (origin, *gitserver.Server, map[string]string) {
 }
 
 func moduleManifest(o origin, blocks string) string {
-	return blocks + `
+	text := blocks + `
 host "registry.opentofu.org" {
   services = { "modules.v1" = "` + o.reg.ModulesURL + `" }
 }
 `
+	if len(o.locationHosts) > 0 {
+		text += "settings {\n  allowed_location_hosts = [\"" + strings.Join(o.locationHosts, `", "`) + "\"]\n}\n"
+	}
+	return text
 }
 
 func readModuleRecord(t *testing.T, site, module, version string) layout.ModuleRecord {

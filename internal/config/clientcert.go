@@ -14,10 +14,14 @@ import (
 // TLS: an origin registry, a mirror or an OCI registry.
 type ClientCertificate struct {
 	CertFile, KeyFile string
+	// ForLocationsFrom are the registries (host names) whose locations
+	// on the host may be fetched presenting the certificate, besides the
+	// host's own registry's.
+	ForLocationsFrom []string
 }
 
 var clientCertSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "cert_file", Required: true}, {Name: "key_file", Required: true},
+	{Name: "cert_file", Required: true}, {Name: "key_file", Required: true}, {Name: "for_locations_from"},
 }}
 
 // decodeClientCertificate reads a client_certificate "HOSTNAME" block;
@@ -41,6 +45,11 @@ func decodeClientCertificate(block *hcl.Block, dir string, certs map[addrs.Hostn
 		}
 		if !filepath.IsAbs(*dst) {
 			*dst = filepath.Join(dir, *dst)
+		}
+	}
+	if attr, ok := content.Attributes["for_locations_from"]; ok {
+		if c.ForLocationsFrom, ds = decodeLocationsFrom(attr); ds.HasErrors() {
+			return ds
 		}
 	}
 	if _, dup := certs[host]; dup {

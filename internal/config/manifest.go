@@ -32,6 +32,9 @@ type Manifest struct {
 	Services map[addrs.Hostname]map[string]string
 	// Tokens are registry credentials from credentials blocks.
 	Tokens map[addrs.Hostname]string
+	// TokensFrom are the credentials blocks' for_locations_from: for a
+	// host, the registries whose locations on it may carry its token.
+	TokensFrom map[addrs.Hostname][]string
 	// Trust is the signature policy from trust blocks.
 	Trust mirror.TrustPolicy
 	// Settings are the settings block's values.
@@ -107,6 +110,8 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 		Services: make(map[addrs.Hostname]map[string]string),
 		Tokens:   make(map[addrs.Hostname]string),
 
+		TokensFrom: make(map[addrs.Hostname][]string),
+
 		ClientCertificates: make(map[addrs.Hostname]ClientCertificate),
 	}
 	var defaults []addrs.Platform
@@ -146,7 +151,7 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 		case "host":
 			diags = append(diags, decodeHost(block, m.Services)...)
 		case "credentials":
-			diags = append(diags, decodeCredentials(block, m.Tokens)...)
+			diags = append(diags, decodeCredentials(block, m.Tokens, m.TokensFrom)...)
 		case "settings":
 			diags = append(diags, decodeSettings(block, &m.Settings, &settingsSeen)...)
 		case "trust":
@@ -240,21 +245,40 @@ func decodeHost(block *hcl.Block, services map[addrs.Hostname]map[string]string)
 	return nil
 }
 
-func decodeCredentials(block *hcl.Block, tokens map[addrs.Hostname]string) hcl.Diagnostics {
+// decodeCredentials reads a credentials block: a token, and the
+// registries whose locations on the host may carry it
+// (for_locations_from). The token may be left to a TF_TOKEN_ variable
+// when for_locations_from is set.
+func decodeCredentials(block *hcl.Block, tokens map[addrs.Hostname]string, from map[addrs.Hostname][]string) hcl.Diagnostics {
 	host, diags := hostLabel(block)
 	if diags.HasErrors() {
 		return diags
 	}
-	content, ds := block.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "token", Required: true}}})
+	content, ds := block.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "token"}, {Name: "for_locations_from"}}})
 	if ds.HasErrors() {
 		return ds
 	}
-	var token string
-	if ds := gohcl.DecodeExpression(content.Attributes["token"].Expr, nil, &token); ds.HasErrors() {
-		return ds
-	}
-	if _, dup := tokens[host]; dup {
+	_, seen := tokens[host]
+	if _, seenFrom := from[host]; seen || seenFrom {
 		return duplicate(block, "credentials", string(host))
+	}
+	if attr, ok := content.Attributes["for_locations_from"]; ok {
+		registries, ds := decodeLocationsFrom(attr)
+		if ds.HasErrors() {
+			return ds
+		}
+		from[host] = registries
+	}
+	attr, ok := content.Attributes["token"]
+	if !ok {
+		if _, ok := from[host]; ok {
+			return nil // the token comes from TF_TOKEN_*
+		}
+		return errAt(block.Body.MissingItemRange(), "Missing token", fmt.Sprintf("The credentials block for %q needs a token (or, with the token in a TF_TOKEN_ variable, for_locations_from alone).", host.ForDisplay()))
+	}
+	var token string
+	if ds := gohcl.DecodeExpression(attr.Expr, nil, &token); ds.HasErrors() {
+		return ds
 	}
 	tokens[host] = token
 	return nil

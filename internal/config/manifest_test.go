@@ -568,7 +568,7 @@ credentials "example.com" {
 }
 `,
 			want: []string{
-				at(3, 27) + `Missing required argument: The argument "token" is required, but no definition was found.`,
+				at(3, 27) + `Missing token: The credentials block for "example.com" needs a token (or, with the token in a TF_TOKEN_ variable, for_locations_from alone).`,
 				marker(`credentials "example.com" {`, 27, 1),
 			},
 		},
@@ -651,7 +651,7 @@ credentials "example.com" {
 		at(7, 10) + "Invalid provider",
 		at(13, 16) + "Invalid platform",
 		at(16, 6) + "Invalid hostname",
-		at(20, 27) + "Missing required argument",
+		at(20, 27) + "Missing token",
 	}
 	assertInOrder(t, err.Error(), want)
 	if len(cerr.Diags) != len(want) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/environ"
+	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
@@ -57,6 +58,9 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		ClientCertificates: certs,
 		Tokens:             maps.Clone(m.Tokens),
 		Services:           m.Services,
+		Locations:          m.Locations(),
+		OCITokenRealms:     m.Settings.OCITokenRealms,
+		Hosts:              httpx.NewHosts(),
 		Trust:              m.TrustPolicy(f.RequireSignatures),
 		ZipLimits:          m.Settings.ZipLimits(),
 		ModuleTree:         m.Settings.ModuleTreeLimits(),

@@ -31,6 +31,13 @@ type Settings struct {
 	MaxModuleDepth *int
 	MaxModules     *int
 	MaxModuleCalls *int
+	// AllowedLocationHosts are hosts ("host" or "host:port") on which a
+	// registry or mirror may name locations whatever their scheme and
+	// address (httpx.Locations.Allowed).
+	AllowedLocationHosts []string
+	// OCITokenRealms are, per OCI registry host, the hosts of token
+	// services on another host or port that may receive its credentials.
+	OCITokenRealms map[string][]string
 }
 
 var settingsSchema = &hcl.BodySchema{
@@ -39,6 +46,7 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "max_archive_entries"}, {Name: "max_unpacked_bytes"},
 		{Name: "speed_limit"}, {Name: "speed_time"}, {Name: "max_archive_bytes"},
 		{Name: "max_module_depth"}, {Name: "max_modules"}, {Name: "max_module_calls"},
+		{Name: "allowed_location_hosts"}, {Name: "oci_token_realms"},
 	},
 }
 
@@ -71,6 +79,14 @@ func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
 		"max_archive_bytes":  {&s.MaxArchiveBytes, 0},
 	} {
 		*c.dst, ds = decodeBytes(content, name, c.least)
+		diags = append(diags, ds...)
+	}
+	if attr, ok := content.Attributes["allowed_location_hosts"]; ok {
+		s.AllowedLocationHosts, ds = decodeHostPatterns(attr)
+		diags = append(diags, ds...)
+	}
+	if attr, ok := content.Attributes["oci_token_realms"]; ok {
+		s.OCITokenRealms, ds = decodeTokenRealms(attr)
 		diags = append(diags, ds...)
 	}
 	for name, dst := range map[string]**time.Duration{

@@ -7,7 +7,11 @@
 // destination to publish into (OpenDestination), the origin registries
 // (OpenRegistry) and the fetcher of module locations (OpenModuleFetcher).
 // Every client it makes presents the same credentials, client
-// certificates, CA and proxies, with the same time limits and retries.
+// certificates, CA and proxies, with the same time limits and retries,
+// holds the URLs registries and mirrors choose to the same location rule
+// (settings.Locations), and shares the run's one record of slow hosts
+// (settings.Hosts), so a host given up on by one client is given up on
+// by all.
 //
 // It owns naming and opening, nothing else: what is written and in which
 // order is the tree's (package layout) or the registry's (ocistore); what
@@ -17,6 +21,7 @@ package endpoint
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -101,7 +106,7 @@ func OpenUpstream(ctx context.Context, name string, ref Ref, s Settings) (packag
 		if err != nil {
 			return nil, nil, err
 		}
-		return layout.NewTree(client), &mirror.HashedSource{Name: name, Upstream: netmirror.NewHashed(client)}, nil
+		return layout.NewTree(client), &mirror.HashedSource{Name: name, Upstream: netmirror.NewHashed(client, s.Locations)}, nil
 	}
 	m, err := OpenMirror(ctx, ref, s)
 	return m, nil, err
@@ -157,17 +162,29 @@ func OpenRegistry(s Settings) (*registry.Client, error) {
 		return nil, err
 	}
 	return registry.New(registry.Config{
-		Fetcher:   httpx.NewFetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s.Net),
+		Fetcher:   fetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s),
 		Discovery: httpx.NewClient(transport, s.UserAgent, 3, 11*time.Second),
 		Services:  s.Services,
 		Tokens:    s.Tokens,
+		Locations: s.Locations,
 	}), nil
+}
+
+// fetcher is the Fetcher of every download and document a command reads
+// over HTTP: the settings' policy, and the run's one record of slow hosts
+// (settings.Hosts), so that a host written off by one client is written
+// off for all.
+func fetcher(c *http.Client, s Settings) *httpx.Fetcher {
+	f := httpx.NewFetcher(c, s.Net)
+	f.Hosts = s.Hosts
+	return f
 }
 
 // OpenModuleFetcher returns the fetcher of module locations (https
 // archives and git): the same TLS trust, client certificates and proxies
 // as every other client, and the registries' credentials, each only for
-// its own host.
+// its own host, and to a location another registry names only as the
+// settings' location rule says.
 func OpenModuleFetcher(s Settings) (*modfetch.Fetcher, error) {
 	httpEnv := s.HTTP()
 	transport, err := httpx.NewRoundTripper(httpEnv, s.Net)
@@ -189,6 +206,7 @@ func OpenModuleFetcher(s Settings) (*modfetch.Fetcher, error) {
 		MaxDownloadBytes: s.Net.MaxBodyBytes,
 		Limits:           s.ModuleLimits,
 		Net:              s.Net,
+		Locations:        s.Locations,
 	}), nil
 }
 
@@ -202,7 +220,7 @@ func mirrorClient(ref Ref, s Settings) (*netmirror.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := netmirror.New(ref.Raw, httpx.NewFetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s.Net))
+	client, err := netmirror.New(ref.Raw, fetcher(httpx.NewClient(transport, s.UserAgent, httpx.MaxRedirects, 0), s))
 	if err != nil {
 		return nil, inputerr.Wrap(err)
 	}
@@ -220,6 +238,7 @@ func openOCI(ctx context.Context, ref Ref, s Settings) (*ocistore.Store, error) 
 	store, err := ocistore.New(ctx, ref.Raw, ocistore.Config{
 		Environ: s.Env.List(), UserAgent: s.UserAgent, Parallel: s.Parallel, ClientCertificates: s.ClientCertificates,
 		Retries: s.Net.Retries, ConnectTimeout: s.Net.ConnectTimeout, HeaderTimeout: s.Net.HeaderTimeout,
+		TokenRealms: s.OCITokenRealms,
 	})
 	if err != nil {
 		return nil, inputerr.Wrap(err) // a template or layout path that cannot be used

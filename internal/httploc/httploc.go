@@ -4,7 +4,11 @@
 // document names. It owns fetching one with an httpx.Fetcher (its retries,
 // time limits and size limits, a body over a limit wrapping
 // mirror.ErrTooLarge), showing its URL only redacted, and telling its size
-// and transport; nothing else.
+// and transport; nothing else. A location a server named (NamedBy) is
+// fetched under httpx.WithLocation, so its redirects are held to the
+// location rule and it is presented no client certificate the rule does
+// not give it; whether the URL itself may be fetched is checked by whoever
+// read it from the server's document (httpx.Locations.Check).
 package httploc
 
 import (
@@ -26,10 +30,30 @@ import (
 type Location struct {
 	fetch *httpx.Fetcher
 	url   *url.URL
+	// named: by and rule are the server that named the URL and the
+	// location rule it is held to.
+	named bool
+	by    httpx.Namer
+	rule  httpx.Locations
 }
 
 // New returns the file at u, fetched with f.
 func New(f *httpx.Fetcher, u *url.URL) Location { return Location{fetch: f, url: u} }
+
+// NamedBy returns l as a location by names, fetched under rule
+// (httpx.WithLocation).
+func (l Location) NamedBy(rule httpx.Locations, by httpx.Namer) Location {
+	l.named, l.by, l.rule = true, by, rule
+	return l
+}
+
+// context is ctx for a request of l.
+func (l Location) context(ctx context.Context) context.Context {
+	if !l.named {
+		return ctx
+	}
+	return httpx.WithLocation(ctx, l.rule, l.by)
+}
 
 // URL returns the file's URL, unredacted: never print it.
 func (l Location) URL() *url.URL { return l.url }
@@ -45,7 +69,7 @@ var (
 // MaxBodyBytes or the sink's Limit is an error wrapping
 // mirror.ErrTooLarge.
 func (l Location) Fetch(ctx context.Context, sink mirror.Sink) error {
-	err := l.fetch.Fetch(ctx, l.url, nil, sink)
+	err := l.fetch.Fetch(l.context(ctx), l.url, nil, sink)
 	if errors.Is(err, httpx.ErrTooLarge) {
 		return tooLargeError{err}
 	}
@@ -71,7 +95,7 @@ func (l Location) Origin() string { return l.url.Scheme + "://" + l.url.Host }
 // Size asks for the file's size with a HEAD request, without
 // credentials, as downloads are made.
 func (l Location) Size(ctx context.Context) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, l.url.String(), nil)
+	req, err := http.NewRequestWithContext(l.context(ctx), http.MethodHead, l.url.String(), nil)
 	if err != nil {
 		return 0, fmt.Errorf("HEAD %s: %w", httpx.Redact(l.url), httpx.UnwrapURLError(err))
 	}

@@ -9,5 +9,17 @@
 // and 5xx) with exponential backoff, as a Policy says, and caps what one
 // download may bring (Policy.MaxBodyBytes, LimitedSink).
 //
+// Retries learn about hosts: a run's Fetchers share one Hosts, and a host
+// whose transfers were too slow or stalled SlowHostStrikes (3) times in a
+// row is given up on for the rest of the run, every later request to it
+// failing at once with a *HostError naming it.
+//
+// It owns the location rule (Locations): where a server may send
+// tfmirror when it chooses a URL for it (a registry's download location,
+// a mirror's archive URL), and which hosts' credentials such a URL may
+// carry. Its callers say who named each URL (Namer) and check it
+// (Locations.Check) before fetching it under WithLocation, which holds
+// its redirects and client certificates to the rule too.
+//
 // It knows nothing about registries or mirrors.
 package httpx

@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"net/netip"
 	"time"
 )
 
@@ -12,3 +13,11 @@ func SetSleep(f *Fetcher, sleep func(ctx context.Context, d time.Duration) error
 
 // Backoff exposes Policy.backoff.
 func Backoff(p Policy, retry int) time.Duration { return p.backoff(retry) }
+
+// SetLookup replaces how the location rule resolves host names until the
+// test ends.
+func SetLookup(t interface{ Cleanup(func()) }, lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)) {
+	prev := lookupNetIP
+	lookupNetIP = lookup
+	t.Cleanup(func() { lookupNetIP = prev })
+}

@@ -41,9 +41,16 @@ type Sink interface {
 // Every error names the requested URL as Redact shows it and, after more
 // than one attempt, how many were made; it is a *RequestError, and a
 // *StatusError inside it is reachable with errors.As.
+//
+// With Hosts, it learns about hosts across the run: a host written off
+// there (too slow or stalled again and again) gets no more attempts, and
+// requests to it fail at once with a *HostError naming it.
 type Fetcher struct {
 	Client *http.Client // nil means http.DefaultClient
 	Policy Policy
+	// Hosts, if set, is the run's record of slow hosts, shared by every
+	// Fetcher of the run.
+	Hosts *Hosts
 
 	// httpsOnly refuses plain http requests and redirects (HTTPSOnly).
 	httpsOnly bool
@@ -254,6 +261,7 @@ type outcome struct {
 	restart       bool // the partial body must be discarded before the retry
 	retryAfter    time.Duration
 	hasRetryAfter bool
+	from          *url.URL // where the answer came from, after redirects; nil without one
 }
 
 // run makes attempts until one succeeds, one fails for good, the retries
@@ -270,6 +278,9 @@ func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func()
 	}
 	retries := max(f.Policy.Retries, 0)
 	for attempt := 1; ; attempt++ {
+		if err := f.Hosts.check(u); err != nil {
+			return &RequestError{URL: Redact(u), Attempts: attempt - 1, Err: fmt.Errorf("request %s: %w", Redact(u), err)}
+		}
 		o := f.attempt(ctx, u, headers(), consume)
 		if o.err == nil {
 			return nil
@@ -282,6 +293,11 @@ func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func()
 			return fail
 		}
 		if !o.retry || attempt > retries {
+			return fail
+		}
+		if err := f.Hosts.check(o.from); err != nil {
+			// No wait for a retry that would not be made.
+			fail.Err = fmt.Errorf("%w; no retry: %w", o.err, err)
 			return fail
 		}
 		wait := f.Policy.backoff(attempt)
@@ -335,13 +351,29 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, header http.Header, c
 		return o
 	}
 	defer resp.Body.Close()
+	from := resp.Request.URL
+	if err := f.Hosts.check(from); err != nil {
+		// A redirect led to a host written off.
+		return outcome{err: fmt.Errorf("request %s: %w", Redact(u), err), from: from}
+	}
 	if o, done := answerStatus(u, resp); done {
+		o.from = from
 		return o
 	}
 	dog := f.watch(resp.Body, cancel)
 	err := consume(resp, dog)
 	dog.stop()
-	return f.verdict(ctx, actx, u, err)
+	o = f.verdict(ctx, actx, u, err)
+	o.from = from
+	switch cause := context.Cause(actx); {
+	case o.err == nil:
+		f.Hosts.done(from)
+	case o.retry && errors.Is(cause, errStalled):
+		f.Hosts.slow(from, fmt.Errorf("stalled: no data for %s", f.Policy.StallTimeout))
+	case o.retry && errors.Is(cause, errTooSlow):
+		f.Hosts.slow(from, cause)
+	}
+	return o
 }
 
 // send makes the request; without a response, the outcome says why.

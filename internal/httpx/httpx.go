@@ -73,14 +73,19 @@ func NewTransport(env Environment, p Policy) (*http.Transport, error) {
 // follows at most maxRedirects redirects, and none back to a URL it has
 // already visited. A redirect that leaves the first request's origin
 // (scheme, host or port) loses the Authorization and Cookie headers.
-// timeout 0 means none (for large downloads, which are bounded by their
-// context and the Fetcher's stall and speed limits instead).
+// A redirect of a request for a location (WithLocation) goes only where
+// the location rule lets its namer send tfmirror. timeout 0 means none
+// (for large downloads, which are bounded by their context and the
+// Fetcher's stall and speed limits instead).
 func NewClient(transport http.RoundTripper, userAgent string, maxRedirects int, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Transport: userAgentTransport{next: transport, agent: userAgent},
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			DropCredentials(req, via)
+			if err := CheckRedirectLocation(req); err != nil {
+				return err
+			}
 			if len(via) > maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
 			}

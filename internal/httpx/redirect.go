@@ -24,6 +24,9 @@ func HTTPSOnlyClient(c *http.Client) *http.Client {
 		if req.URL.Scheme != "https" {
 			return fmt.Errorf("refused the redirect from %s to %s: only https is allowed here", Redact(via[len(via)-1].URL), Redact(req.URL))
 		}
+		if err := CheckRedirectLocation(req); err != nil {
+			return err
+		}
 		if next != nil {
 			return next(req, via)
 		}
@@ -60,14 +63,19 @@ func sameOrigin(a, b *url.URL) bool {
 
 // canonicalHost is host:port with the scheme's default port made explicit.
 func canonicalHost(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
-		}
+	return strings.ToLower(u.Hostname()) + ":" + portOf(u)
+}
+
+// portOf is u's port, the scheme's default when it has none.
+func portOf(u *url.URL) string {
+	if port := u.Port(); port != "" {
+		return port
 	}
-	return strings.ToLower(u.Hostname()) + ":" + port
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
 }

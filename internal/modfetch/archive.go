@@ -90,8 +90,10 @@ func (s *fileSink) Reset() error {
 func (s *fileSink) Limit() int64 { return s.limit }
 
 // guarded returns a copy of c whose redirects go only where a location
-// could (https, or http to loopback) and carry no credentials once they
-// have left the first request's origin; then c's own policy applies.
+// could (https, or http to loopback; for a location a registry named,
+// only where the location rule lets it send the fetch) and carry no
+// credentials once they have left the first request's origin; then c's
+// own policy applies.
 func guarded(c *http.Client) *http.Client {
 	g := *c
 	next := c.CheckRedirect
@@ -99,6 +101,9 @@ func guarded(c *http.Client) *http.Client {
 		httpx.DropCredentials(req, via)
 		if err := checkTransport(req.URL, false); err != nil {
 			return fmt.Errorf("refused the redirect to %s: %w", httpx.Redact(req.URL), err)
+		}
+		if err := httpx.CheckRedirectLocation(req); err != nil {
+			return err
 		}
 		if next != nil {
 			return next(req, via)

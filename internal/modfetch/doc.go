@@ -17,6 +17,20 @@
 //     source even when written after the subdirectory.
 //
 // Plain http is accepted only to 127.0.0.1, ::1 and localhost (for tests).
+//
+// A location a registry named (FetchModule, with the mirror.ModuleLocation
+// the registry client returns) is held to the location rule
+// (httpx.Locations, Config.Locations) with that registry as its namer,
+// before anything is fetched: off the registry's own origin (its download
+// endpoint's, or https://REGISTRY_HOST) it is refused over plain http and
+// on a loopback, link-local or private address unless the manifest allows
+// its host (allowed_location_hosts), and it gets its host's credentials
+// and client certificate only when the manifest's credentials or
+// client_certificate block for that host lists the registry in
+// for_locations_from: a registry cannot make tfmirror fetch a private
+// module with another host's token and publish it. A failure then says
+// which credentials were withheld and how to send them. Redirects of
+// archive downloads are held to the rule too.
 // Everything else is refused with an error that says so: other go-getter
 // forms (ssh, file, s3::, hg::, shorthands such as "github.com/org/repo"),
 // relative locations (the caller resolves them against the download URL)
@@ -65,7 +79,8 @@
 // kilobyte, and a whole error to about 4 KiB.
 //
 // A registry's credentials (Config.Credentials) go only to the host they
-// are for: as an Authorization header on the archive request, dropped on a
+// are for, and for a location a registry named only as the rule above
+// says: as an Authorization header on the archive request, dropped on a
 // redirect to another origin; for git, as an http.extraHeader scoped to that
 // host's URL, passed through git's environment (GIT_CONFIG_COUNT) rather
 // than its command line, with redirects refused. They never appear in a URL,

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/opentofu/svchost"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/httpx"
@@ -73,6 +76,10 @@ type Config struct {
 	// (http.lowSpeedLimit and http.lowSpeedTime). The zero Policy means
 	// httpx.DefaultPolicy().
 	Net httpx.Policy
+	// Locations is the rule FetchModule holds a registry's locations to
+	// (httpx.Locations): where the registry may send the fetch, and which
+	// hosts' credentials and client certificates its locations may have.
+	Locations httpx.Locations
 }
 
 // Fetcher fetches module packages. It is safe for concurrent use.
@@ -86,13 +93,23 @@ type Fetcher struct {
 	limits      hashing.ModuleLimits
 	timeout     time.Duration
 	net         httpx.Policy
+	locations   httpx.Locations
+	// withheld says what of its host's a location was not given (under),
+	// for the hint of a failure: its credentials, its client certificate.
+	withheld []withheld
+}
+
+// withheld is what a location was not given, for the hint of a failure.
+type withheld struct {
+	what, to    string // "send its credentials for HOST", "send them"
+	block, host string // the manifest block that would allow it
 }
 
 // New returns a Fetcher for cfg, its zero values replaced by defaults.
 func New(cfg Config) *Fetcher {
 	f := &Fetcher{
 		http: cfg.HTTP, git: cfg.Git, environ: cfg.Environ, credentials: credentialsOf(cfg.Credentials),
-		maxDownload: cfg.MaxDownloadBytes, limits: cfg.Limits.WithDefaults(), timeout: cfg.Timeout,
+		maxDownload: cfg.MaxDownloadBytes, limits: cfg.Limits.WithDefaults(), timeout: cfg.Timeout, locations: cfg.Locations,
 		clientCerts: make(map[string]tls.Certificate, len(cfg.ClientCertificates)), net: cfg.Net,
 	}
 	if f.net == (httpx.Policy{}) {
@@ -150,7 +167,9 @@ type Result struct {
 // may refer to their siblings). Errors name the location, redacted; what
 // they quote from outside (git's messages, a server's, names in an
 // archive) has its control characters escaped, and the message is
-// bounded.
+// bounded. The location is taken as the user's own: its host gets its
+// credentials and client certificate; a location a registry named is
+// fetched with FetchModule.
 func (f *Fetcher) Fetch(ctx context.Context, location string, dst string) (Result, error) {
 	src, err := parseLocation(location)
 	if err != nil {
@@ -221,11 +240,65 @@ func checkEmptyDir(dst string) error {
 }
 
 // FetchModule is Fetch as the build's module fetcher
-// (mirror.ModuleFetcher).
-func (f *Fetcher) FetchModule(ctx context.Context, location, dir string) (mirror.ModuleFetch, error) {
-	res, err := f.Fetch(ctx, location, dir)
+// (mirror.ModuleFetcher), of a location a registry named: it is held to
+// the location rule (Config.Locations) with that registry as its namer,
+// before anything is fetched. A location on the registry's own origin
+// (its download endpoint's, or https://REGISTRY_HOST) gets its host's
+// credentials and client certificate, as Fetch gives them; one on
+// another host gets them only when the rule lists the registry for that
+// host (for_locations_from in the manifest), and a failure then says what
+// was withheld. Redirects of archive downloads are held to the rule too.
+func (f *Fetcher) FetchModule(ctx context.Context, loc mirror.ModuleLocation, dir string) (mirror.ModuleFetch, error) {
+	src, err := parseLocation(loc.Location)
 	if err != nil {
-		return mirror.ModuleFetch{}, err
+		return mirror.ModuleFetch{}, fmt.Errorf("fetch module %s: %w", src.showOr(loc.Location), err)
+	}
+	by := namerOf(loc)
+	if err := f.locations.Check(ctx, by, src.url); err != nil {
+		return mirror.ModuleFetch{}, fmt.Errorf("fetch module %s: %w", src.shown, err)
+	}
+	g := f.under(by, src.url)
+	res, err := g.fetch(httpx.WithLocation(ctx, f.locations, by), src, dir)
+	if err != nil {
+		for _, w := range g.withheld {
+			err = fmt.Errorf("%w (tfmirror did not %s: the location was named by the registry %s; to %s, list the registry in for_locations_from of the manifest's %s %q block)", err, w.what, by.Name, w.to, w.block, w.host)
+		}
+		return mirror.ModuleFetch{}, fmt.Errorf("fetch module %s: %w", src.shown, err)
 	}
 	return mirror.ModuleFetch{Subdir: res.Subdir, Commit: res.Commit, ArchiveSHA256: res.SHA256, Source: res.Source}, nil
+}
+
+// namerOf is the registry that named loc: its own origins are its
+// download endpoint's and https://REGISTRY_HOST.
+func namerOf(loc mirror.ModuleLocation) httpx.Namer {
+	by := httpx.Namer{Name: string(loc.Registry), Kind: "registry", Own: []*url.URL{{Scheme: "https", Host: string(loc.Registry)}}}
+	if u, err := url.Parse(loc.NamedAt); err == nil && u.Host != "" {
+		by.Own = append(by.Own, u)
+	}
+	return by
+}
+
+// under returns a copy of f for fetching u, a location by names: the
+// credentials and client certificate of u's host only when the rule lets
+// the namer's locations have them.
+func (f *Fetcher) under(by httpx.Namer, u *url.URL) *Fetcher {
+	g := *f
+	key := strings.ToLower(u.Host)
+	if h, err := svchost.ForComparison(u.Host); err == nil {
+		key = string(h)
+	}
+	if !f.locations.MayCarryCredentials(by, u, key) {
+		if _, ok := f.credentials(u.Host); ok {
+			g.withheld = append(g.withheld, withheld{fmt.Sprintf("send its credentials for %s", key), "send them", "credentials", key})
+		}
+		g.credentials = func(string) (string, bool) { return "", false }
+	}
+	if !f.locations.MayPresentCertificate(by, u) {
+		if _, ok := f.clientCert(u); ok {
+			host := strings.ToLower(u.Hostname())
+			g.withheld = append(g.withheld, withheld{fmt.Sprintf("present its client certificate for %s", host), "present it", "client_certificate", host})
+		}
+		g.clientCerts = nil
+	}
+	return &g
 }

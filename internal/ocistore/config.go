@@ -6,7 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +40,9 @@ import (
 //   - else none (anonymous).
 //
 // Credentials are only ever given to the template's registry host; a
-// redirect to another origin (scheme, host or port) drops them.
+// redirect to another origin (scheme, host or port) drops them, and a
+// token service (the realm of a Bearer challenge) on another host or port
+// gets them only when TokenRealms names it for the registry.
 type Config struct {
 	// Environ is the process environment as the CLI was given it,
 	// "KEY=value" strings; for a duplicated key the last one counts. Read:
@@ -62,6 +66,12 @@ type Config struct {
 	HeaderTimeout time.Duration
 	// Parallel is the default of PushOptions.Parallel; 0: 4.
 	Parallel int
+	// TokenRealms are, per registry host (as in the template, lower
+	// case), the hosts ("host" or "host:port") of a token service on
+	// another host or port that may receive the registry's credentials.
+	// A token service on the registry's own host and port always may; any
+	// other gets the credentials refused (realmGuard).
+	TokenRealms map[string][]string
 }
 
 // Environment variables of explicit credentials.
@@ -257,4 +267,82 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	httpx.DropCredentials(req, via)
 	return nil
+}
+
+// realmGuard is the transport of one registry's auth client: a request
+// that carries the registry's credentials (basic authentication, or the
+// OAuth2 form with a password or refresh token: what the auth client
+// sends a token realm) to another origin than the registry's is refused
+// before it is sent, unless its host is one of realms. A Bearer challenge
+// may name any realm; oras-go refuses plain http and private addresses,
+// but would send the password to https://auth.other.example.
+type realmGuard struct {
+	next     http.RoundTripper
+	registry string // host[:port] of the template
+	realms   []string
+}
+
+// guardRealms returns c with its transport behind a realmGuard for
+// registry.
+func guardRealms(c *http.Client, registry string, realms []string) *http.Client {
+	g := *c
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	g.Transport = realmGuard{next: next, registry: hostPort443(strings.ToLower(registry)), realms: realms}
+	return &g
+}
+
+func (g realmGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !carriesCredentials(req) || g.own(req.URL) || httpx.HostMatches(g.realms, req.URL) {
+		return g.next.RoundTrip(req)
+	}
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return nil, &RealmError{Registry: g.registry, Realm: httpx.Redact(&url.URL{Scheme: req.URL.Scheme, Host: req.URL.Host, Path: req.URL.Path})}
+}
+
+// own reports whether u is on the registry's origin (Docker Hub's
+// traffic goes to registry-1.docker.io).
+func (g realmGuard) own(u *url.URL) bool {
+	host := hostPort443(strings.ToLower(u.Host))
+	return u.Scheme == "https" && (host == g.registry || (g.registry == "docker.io" && host == "registry-1.docker.io"))
+}
+
+// hostPort443 is host[:port] without an explicit ":443", https's port.
+func hostPort443(hostport string) string {
+	return strings.TrimSuffix(hostport, ":443")
+}
+
+// carriesCredentials reports whether req is what the auth client sends a
+// token realm with credentials.
+func carriesCredentials(req *http.Request) bool {
+	if _, _, ok := req.BasicAuth(); ok {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	return req.Method == http.MethodPost && mt == "application/x-www-form-urlencoded"
+}
+
+// RealmError is a registry's credentials refused to its token service on
+// another host.
+type RealmError struct {
+	Registry string // host[:port]
+	Realm    string // the realm's URL without its query
+}
+
+func (e *RealmError) Error() string {
+	return fmt.Sprintf("refused to send the credentials of %s to its token service %s on another host or port: a registry's credentials go only to its own host and port, and to token services the manifest names for it: settings { oci_token_realms = { %q = [%q] } }",
+		e.Registry, e.Realm, e.Registry, realmHost(e.Realm))
+}
+
+// realmHost is the host[:port] of a realm's URL, for the hint.
+func realmHost(realm string) string {
+	u, err := url.Parse(realm)
+	if err != nil {
+		return "HOST"
+	}
+	return hostPort443(u.Host)
 }

@@ -34,7 +34,9 @@
 //   - the registry client: oras-go's remote repository with its auth
 //     client (Docker-style config files and credential helpers, explicit
 //     credentials from the environment, per-repository token scopes,
-//     credentials never sent to another origin on a redirect), httpx's
+//     credentials never sent to another origin on a redirect, nor to a
+//     token realm on another host or port than the registry's unless
+//     Config.TokenRealms names it for the registry), httpx's
 //     transport (TLS trust from SSL_CERT_FILE, proxies,
 //     connect and header timeouts), retries, and errors that say what
 //     went wrong (401, 403, an unreachable registry, an untrusted

@@ -309,7 +309,7 @@ func (s *Store) clientLocked(host string) (*registryClient, error) {
 	c := &registryClient{
 		creds: creds,
 		auth: &auth.Client{
-			Client:     s.http,
+			Client:     guardRealms(s.http, host, s.cfg.TokenRealms[strings.ToLower(host)]),
 			Header:     http.Header{"User-Agent": {s.userAgent}},
 			Cache:      auth.NewCache(),
 			Credential: creds.credential,

@@ -100,7 +100,7 @@ func TestTokenAuthPush(t *testing.T) {
 			policy.KeyID = keyID
 			srv := registrytest.StartWithToken(t, nil, policy)
 			logs := captureLogs(t)
-			s := openStore(t, "oci://"+template(srv), registryEnviron(t, srv))
+			s := openTokenStore(t, srv, "oci://"+template(srv), registryEnviron(t, srv))
 			foo, bar := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseProvider("hashicorp/bar")
 			repos := map[string]string{} // repository name -> its provider
 			var reports []string
@@ -237,7 +237,7 @@ func TestTokenAuthDenied(t *testing.T) {
 			logs := captureLogs(t)
 			foo := addrs.MustParseProvider("hashicorp/foo")
 			rel := newRelease(t, foo, "1.0.0", "", "linux_amd64")
-			s := openStore(t, "oci://"+srv.Host+"/"+tc.prefix+"/${hostname}/${namespace}/${type}", registryEnviron(t, srv))
+			s := openTokenStore(t, srv, "oci://"+srv.Host+"/"+tc.prefix+"/${hostname}/${namespace}/${type}", registryEnviron(t, srv))
 			before := len(srv.Requests(t))
 
 			var err error
@@ -302,7 +302,7 @@ func TestTokenAuthDenied(t *testing.T) {
 func TestTokenAuthWrongPassword(t *testing.T) {
 	srv := registrytest.StartWithToken(t, nil, tokenPolicy())
 	wrong := srv.WrongDockerConfig(t)
-	s := openStore(t, "oci://"+template(srv), []string{"SSL_CERT_FILE=" + srv.CAFile, "DOCKER_CONFIG=" + wrong, "HOME=" + t.TempDir()})
+	s := openTokenStore(t, srv, "oci://"+template(srv), []string{"SSL_CERT_FILE=" + srv.CAFile, "DOCKER_CONFIG=" + wrong, "HOME=" + t.TempDir()})
 	rel := newRelease(t, addrs.MustParseProvider("hashicorp/foo"), "1.0.0", "", "linux_amd64")
 	_, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{})
 	if !errors.Is(err, ocistore.ErrUnauthorized) {
@@ -313,4 +313,89 @@ func TestTokenAuthWrongPassword(t *testing.T) {
 	if len(srv.Tokens.Tokens()) != 0 {
 		t.Errorf("the token service issued a token for a wrong password")
 	}
+}
+
+// openTokenStore opens ref in srv, a registry whose token service runs on
+// another port of 127.0.0.1: the store is told, explicitly, that the
+// registry's credentials may go there (Config.TokenRealms).
+func openTokenStore(t testing.TB, srv *registrytest.Server, ref string, env []string) *ocistore.Store {
+	t.Helper()
+	s, err := ocistore.New(t.Context(), ref, ocistore.Config{
+		Environ:     env,
+		TokenRealms: map[string][]string{srv.Host: {strings.TrimPrefix(srv.Tokens.URL, "https://")}},
+	})
+	if err != nil {
+		t.Fatalf("ocistore.New(%q): %v", ref, err)
+	}
+	return s
+}
+
+// TestTokenRealmElsewhereGetsNoPassword: a registry whose Bearer
+// challenge names a token service on another host or port (here another
+// port of 127.0.0.1: oras-go itself would send the password to any
+// https realm with a public name) does not get the registry's
+// credentials sent there unless the store is told that realm may have
+// them: the push fails naming the registry, the realm and the setting,
+// the token service never sees a user name or password, and no password
+// shows in the error. An anonymous token request to the same realm is
+// still made (it carries nothing).
+func TestTokenRealmElsewhereGetsNoPassword(t *testing.T) {
+	policy := tokenPolicy()
+	policy.Anonymous = []registrytest.Grant{{Prefix: "tf/", Actions: []string{"pull"}}}
+	srv := registrytest.StartWithToken(t, nil, policy)
+	realm := strings.TrimPrefix(srv.Tokens.URL, "https://")
+	for _, tc := range []struct {
+		name   string
+		realms map[string][]string
+	}{
+		{"no realm named", nil},
+		{"a realm named for another registry", map[string][]string{"registry.example.com": {realm}}},
+		{"another port of the realm's host named", map[string][]string{srv.Host: {"127.0.0.1:1"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(srv.Tokens.Requests())
+			s, err := ocistore.New(t.Context(), "oci://"+template(srv), ocistore.Config{Environ: registryEnviron(t, srv), TokenRealms: tc.realms})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := newRelease(t, addrs.MustParseProvider("hashicorp/foo"), "1.0.0", "", "linux_amd64")
+			_, err = s.Push(t.Context(), rel.Release, ocistore.PushOptions{})
+			for _, r := range srv.Tokens.Requests()[before:] {
+				if r.User != "" {
+					t.Errorf("the token service on another port got the user %q (authenticated %v)", r.User, r.Authenticated)
+				}
+			}
+			var re *ocistore.RealmError
+			if !errors.As(err, &re) || re.Registry != srv.Host || !strings.Contains(re.Realm, realm) {
+				t.Fatalf("Push with the realm on another port: %v, want a RealmError naming %s and %s", err, srv.Host, realm)
+			}
+			checkNames(t, err, []string{srv.Password}, srv.Host, realm, "oci_token_realms")
+			if n := srv.BlobUploads(t); n != 0 {
+				t.Errorf("%d blobs uploaded", n)
+			}
+		})
+	}
+	t.Run("anonymous", func(t *testing.T) {
+		before := len(srv.Tokens.Requests())
+		s, err := ocistore.New(t.Context(), "oci://"+template(srv), ocistore.Config{Environ: []string{"SSL_CERT_FILE=" + srv.CAFile, "HOME=" + t.TempDir()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Release(t.Context(), addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("9.9.9")); err != nil {
+			t.Errorf("anonymous read through the realm on another port: %v", err)
+		}
+		if reqs := srv.Tokens.Requests()[before:]; len(reqs) == 0 || reqs[0].User != "" {
+			t.Errorf("token requests %+v, want anonymous ones", reqs)
+		}
+	})
+	t.Run("realm named", func(t *testing.T) {
+		s := openTokenStore(t, srv, "oci://"+template(srv), registryEnviron(t, srv))
+		rel := newRelease(t, addrs.MustParseProvider("hashicorp/foo"), "1.0.0", "", "linux_amd64")
+		if _, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{}); err != nil {
+			t.Fatalf("Push with the realm named: %v", err)
+		}
+		if reqs := srv.Tokens.Requests(); len(reqs) == 0 || !reqs[len(reqs)-1].Authenticated {
+			t.Errorf("the named realm was not asked with the credentials: %+v", reqs)
+		}
+	})
 }

@@ -49,20 +49,25 @@ type Config struct {
 	Services map[addrs.Hostname]map[string]string
 	// Tokens are bearer tokens per registry host.
 	Tokens map[addrs.Hostname]string
+	// Locations is the rule the URLs of download documents are held to,
+	// with the provider's registry as their namer.
+	Locations httpx.Locations
 }
 
 // Client talks to provider registries. Requests that may carry a token
 // (service discovery and API calls) are made over https only, and lose the
 // token on a redirect to another origin; a registry that names or
 // redirects to a plain http URL for them gets an error naming it.
-// Archives and checksums may come over http (their signature protects
-// them) and never carry the token.
+// Archives and checksums never carry the token; they may come over plain
+// http (their signature protects them) from the registry's own origin, or
+// from a host the location rule allows.
 type Client struct {
 	fetch  *httpx.Fetcher // downloads
 	api    *httpx.Fetcher // API calls: https only
 	locAPI *httpx.Fetcher // api that also reads module download answers (locationFetcher)
 	disco  *disco.Disco
 	tokens map[addrs.Hostname]string
+	locs   httpx.Locations
 }
 
 var _ mirror.Source = (*Client)(nil)
@@ -85,7 +90,7 @@ func New(cfg Config) *Client {
 	if fetch == nil {
 		fetch = httpx.NewFetcher(cfg.HTTP, httpx.DefaultPolicy())
 	}
-	return &Client{fetch: fetch, api: fetch.HTTPSOnly(), locAPI: locationFetcher(fetch), disco: d, tokens: cfg.Tokens}
+	return &Client{fetch: fetch, api: fetch.HTTPSOnly(), locAPI: locationFetcher(fetch), disco: d, tokens: cfg.Tokens, locs: cfg.Locations}
 }
 
 // discoveryClient is c (nil: one like svchost's own, 11s and 3 redirects)

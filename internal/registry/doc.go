@@ -10,7 +10,14 @@
 // relative to the document that named it, and attaches credentials only to
 // requests that go to the registry API (and discovery), never to archive or
 // checksum downloads; those requests go over https only and lose the token
-// on a redirect to another origin. URLs appear in errors, and as the
+// on a redirect to another origin. The URLs of a download document are
+// locations the provider's registry names: held to the location rule
+// (httpx.Locations, Config.Locations) before anything is fetched, so one
+// off the registry's own origin is refused over plain http or on a
+// loopback or private address unless the manifest allows its host, and
+// fetched under it (redirects included). A module download location is
+// returned with who named it (mirror.ModuleLocation); its fetcher holds
+// it to the same rule. URLs appear in errors, and as the
 // locations' String, only as httpx.Redact shows them. It reads the
 // package size OpenTofu 1.12 registries announce (the "packages" field)
 // into mirror.PackageMeta. It does not verify signatures or checksums:

@@ -30,7 +30,7 @@ func TestPackageMetaLocations(t *testing.T) {
 	doc["shasums_signature_url"] = "http://downloads.example.org/files/" + sigName
 	mux := docHandler(t, doc).(*http.ServeMux)
 	mux.Handle("GET /files/"+zipName, serveAs("application/zip", archive))
-	srv, call := metaServer(t, mux)
+	srv, call := metaServerWith(t, mux, httpx.Locations{Allowed: []string{"downloads.example.org:80"}})
 	meta, err := call()
 	if err != nil {
 		t.Fatalf("PackageMeta: %v", err)

@@ -70,24 +70,28 @@ func parseModuleVersions(data []byte) (addrs.VersionList, error) {
 // on a 204 answer. As in OpenTofu, a location that begins with "/", "./"
 // or "../" is resolved against the download URL into an absolute URL;
 // any other is returned as written. No location is an error.
-func (c *Client) ModuleLocation(ctx context.Context, m addrs.Module, v addrs.Version) (string, error) {
+//
+// The location comes with who named it: m's registry host, and the
+// download URL that answered. The fetcher holds the location to the
+// location rule (httpx.Locations) with that registry as its namer.
+func (c *Client) ModuleLocation(ctx context.Context, m addrs.Module, v addrs.Version) (mirror.ModuleLocation, error) {
 	u, err := c.moduleURL(ctx, m, v.String(), "download")
 	if err != nil {
-		return "", fmt.Errorf("module %s version %s: %w", m, v, err)
+		return mirror.ModuleLocation{}, fmt.Errorf("module %s version %s: %w", m, v, err)
 	}
 	ans := &downloadAnswer{}
 	data, _, err := c.apiGetWith(context.WithValue(ctx, downloadAnswerKey{}, ans), c.locAPI, m.Host, u, maxDownloadBytes)
 	if err != nil {
-		return "", fmt.Errorf("module %s version %s: get download location: %w", m, v, err)
+		return mirror.ModuleLocation{}, fmt.Errorf("module %s version %s: get download location: %w", m, v, err)
 	}
 	loc, err := ans.location(data)
 	if err == nil {
 		loc, err = resolveLocation(u, loc)
 	}
 	if err != nil {
-		return "", fmt.Errorf("module %s version %s: download answer from %s: %w", m, v, httpx.Redact(u), err)
+		return mirror.ModuleLocation{}, fmt.Errorf("module %s version %s: download answer from %s: %w", m, v, httpx.Redact(u), err)
 	}
-	return loc, nil
+	return mirror.ModuleLocation{Location: loc, Registry: m.Host, NamedAt: u.String()}, nil
 }
 
 // moduleURL discovers m's module registry and returns the URL of the
@@ -176,7 +180,9 @@ func locationFetcher(f *httpx.Fetcher) *httpx.Fetcher {
 		next = http.DefaultTransport
 	}
 	c.Transport = locationTransport{next: next}
-	return httpx.NewFetcher(&c, f.Policy).HTTPSOnly()
+	lf := httpx.NewFetcher(&c, f.Policy)
+	lf.Hosts = f.Hosts
+	return lf.HTTPSOnly()
 }
 
 // locationTransport is the transport of locationFetcher. Every response,

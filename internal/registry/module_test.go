@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 func module(host addrs.Hostname, namespace, name, system string) addrs.Module {
@@ -62,8 +63,8 @@ func TestModulesFakeRegistry(t *testing.T) {
 		{"2.0.0-beta1", "s3::https://s3.amazonaws.com/bucket/net.zip"}, // as written
 	} {
 		got, err := c.ModuleLocation(ctx(t), m, addrs.MustParseVersion(tt.version))
-		if err != nil || got != tt.want {
-			t.Errorf("ModuleLocation(%s) = %q, %v; want %q", tt.version, got, err, tt.want)
+		if err != nil || got.Location != tt.want || got.Registry != m.Host || got.NamedAt != download+tt.version+"/download" {
+			t.Errorf("ModuleLocation(%s) = %+v, %v; want %q named at %s by %s", tt.version, got, err, tt.want, download+tt.version+"/download", m.Host)
 		}
 	}
 
@@ -122,14 +123,14 @@ func TestModuleErrors(t *testing.T) {
 	if _, err := c.ModuleVersions(ctx(t), module(host, "acme", "net", "aws")); err != nil {
 		t.Errorf("ModuleVersions after a 502: %v", err)
 	}
-	if got, err := c.ModuleLocation(ctx(t), module(host, "acme", "net", "aws"), addrs.MustParseVersion("1.1.0")); err != nil || !strings.HasSuffix(got, "/1.1.0/y.tgz") {
+	if got, err := c.ModuleLocation(ctx(t), module(host, "acme", "net", "aws"), addrs.MustParseVersion("1.1.0")); err != nil || !strings.HasSuffix(got.Location, "/1.1.0/y.tgz") {
 		t.Errorf("ModuleLocation after two 503s = %q, %v", got, err)
 	}
 
 	// A relative location resolves against the download URL asked for, as
 	// in OpenTofu, not against where a redirect led.
 	reg.Redirect(fakeregistry.ModuleDownloadPath("acme/net/aws", "1.0.0"), fakeregistry.ModuleDownloadPath("acme/net/aws", "1.1.0"))
-	if got, err := c.ModuleLocation(ctx(t), module(host, "acme", "net", "aws"), v1); err != nil || got != reg.URL+"/v1/modules/acme/net/aws/1.0.0/y.tgz" {
+	if got, err := c.ModuleLocation(ctx(t), module(host, "acme", "net", "aws"), v1); err != nil || got.Location != reg.URL+"/v1/modules/acme/net/aws/1.0.0/y.tgz" {
 		t.Errorf("ModuleLocation through a redirect = %q, %v", got, err)
 	}
 	reg.Reset()
@@ -223,7 +224,9 @@ func TestModuleDocuments(t *testing.T) {
 				list, err = c.ModuleVersions(ctx(t), m)
 				got = strings.Join(versionStrings(list), " ")
 			} else {
-				got, err = c.ModuleLocation(ctx(t), m, addrs.MustParseVersion("1.0.0"))
+				var loc mirror.ModuleLocation
+				loc, err = c.ModuleLocation(ctx(t), m, addrs.MustParseVersion("1.0.0"))
+				got = loc.Location
 			}
 			host := strings.TrimPrefix(srv.URL, "https://")
 			if tt.wantErr != "" {
@@ -255,7 +258,7 @@ func TestModuleDiscovery(t *testing.T) {
 		t.Fatalf("ModuleVersions through an absolute modules.v1: %v, %v", list, err)
 	}
 	loc, err := c.ModuleLocation(ctx(t), m, list[0])
-	if err != nil || loc != reg.ModulesURL+"acme/net/aws/1.0.0/a.tgz" {
+	if err != nil || loc.Location != reg.ModulesURL+"acme/net/aws/1.0.0/a.tgz" {
 		t.Errorf("ModuleLocation = %q, %v", loc, err)
 	}
 	// As OpenTofu does, the host's token goes to the API its discovery
@@ -327,7 +330,7 @@ func FuzzModuleDocuments(f *testing.F) {
 			}
 		}
 		loc, err := c.ModuleLocation(t.Context(), m, addrs.MustParseVersion("1.0.0"))
-		if err == nil && loc == "" {
+		if err == nil && loc.Location == "" {
 			t.Fatal("empty location without an error")
 		}
 	})

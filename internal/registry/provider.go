@@ -63,14 +63,19 @@ func (c *Client) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Vers
 		return mirror.PackageMeta{}, err
 	}
 	rel := path.Join(p.Namespace, p.Type, v.String(), "download", plat.OS, plat.Arch)
-	data, final, err := c.apiGet(ctx, p.Hostname, base.ResolveReference(&url.URL{Path: rel}), maxDownloadBytes)
+	docURL := base.ResolveReference(&url.URL{Path: rel})
+	data, final, err := c.apiGet(ctx, p.Hostname, docURL, maxDownloadBytes)
 	if isNotFound(err) {
 		return mirror.PackageMeta{}, fmt.Errorf("%s %s %s: %w", p, v, plat, mirror.ErrPlatformUnavailable)
 	}
 	if err != nil {
 		return mirror.PackageMeta{}, err
 	}
+	by := httpx.Namer{Name: p.Hostname.ForDisplay(), Kind: "registry", Own: []*url.URL{docURL, {Scheme: "https", Host: string(p.Hostname)}}}
 	meta, err := parseDownload(data, final, plat, c.fetch)
+	if err == nil {
+		err = c.checkLocations(ctx, by, &meta)
+	}
 	if err != nil {
 		return mirror.PackageMeta{}, fmt.Errorf("parse download document %s: %w", httpx.Redact(final), err)
 	}
@@ -92,6 +97,28 @@ func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform, f *httpx.F
 		return mirror.PackageMeta{}, fmt.Errorf("packages: %w", err)
 	}
 	return meta, nil
+}
+
+// checkLocations holds the URLs of a download document to the location
+// rule, by the registry that named them, and makes them fetched under it
+// (its redirects too).
+func (c *Client) checkLocations(ctx context.Context, by httpx.Namer, meta *mirror.PackageMeta) error {
+	for _, ref := range []struct {
+		name string
+		loc  *mirror.Location
+	}{
+		{"download_url", &meta.Archive}, {"shasums_url", &meta.Sums}, {"shasums_signature_url", &meta.Signature},
+	} {
+		l, ok := (*ref.loc).(httploc.Location)
+		if !ok {
+			continue
+		}
+		if err := c.locs.Check(ctx, by, l.URL()); err != nil {
+			return fmt.Errorf("%s: %w", ref.name, err)
+		}
+		*ref.loc = l.NamedBy(c.locs, by)
+	}
+	return nil
 }
 
 // announcedSize is the size the "packages" field gives the platform's

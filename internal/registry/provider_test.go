@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/registry"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -51,9 +52,20 @@ func baseDoc() map[string]any {
 // registry.example.com, which is forced to point at the server.
 func metaServer(t *testing.T, h http.Handler) (*server, func() (mirror.PackageMeta, error)) {
 	t.Helper()
+	return metaServerWith(t, h, httpx.Locations{})
+}
+
+// metaServerWith is metaServer with a client that holds the document's
+// URLs to locs.
+func metaServerWith(t *testing.T, h http.Handler, locs httpx.Locations) (*server, func() (mirror.PackageMeta, error)) {
+	t.Helper()
 	ca := testca.New(t)
 	srv := newServer(t, ca, h)
-	c := newClient(t, ca, map[addrs.Hostname]map[string]string{metaHost: {"providers.v1": srv.URL + "/api/v1/providers/"}}, nil)
+	api, disco := clients(t, ca)
+	c := registry.New(registry.Config{
+		Fetcher: httpx.NewFetcher(api, fastPolicy()), Discovery: disco, Locations: locs,
+		Services: map[addrs.Hostname]map[string]string{metaHost: {"providers.v1": srv.URL + "/api/v1/providers/"}},
+	})
 	return srv, func() (mirror.PackageMeta, error) {
 		return c.PackageMeta(ctx(t), provider(metaHost, "acme", "foo"), addrs.MustParseVersion("1.0.0"), linuxAMD64)
 	}
@@ -76,14 +88,17 @@ func TestPackageMetaResolvesURLs(t *testing.T) {
 		name string
 		ref  string
 		want string // srv.URL is prepended when want starts with "/"
+		// allowed are the hosts on which the registry may name locations
+		// whatever their scheme and address.
+		allowed []string
 	}{
-		{"relative to the document's directory", zipName, "/api/v1/providers/acme/foo/1.0.0/download/linux/" + zipName},
-		{"dot segments", "../../files/" + zipName, "/api/v1/providers/acme/foo/1.0.0/files/" + zipName},
-		{"absolute path", "/releases/" + zipName, "/releases/" + zipName},
-		{"query kept", "/releases/" + zipName + "?sig=abc", "/releases/" + zipName + "?sig=abc"},
-		{"scheme-relative on another host", "//cdn.example.net/" + zipName, "https://cdn.example.net/" + zipName},
-		{"absolute on another host", "https://downloads.example.org/x/" + zipName, "https://downloads.example.org/x/" + zipName},
-		{"plain http allowed, as in OpenTofu", "http://downloads.example.org/" + zipName, "http://downloads.example.org/" + zipName},
+		{"relative to the document's directory", zipName, "/api/v1/providers/acme/foo/1.0.0/download/linux/" + zipName, nil},
+		{"dot segments", "../../files/" + zipName, "/api/v1/providers/acme/foo/1.0.0/files/" + zipName, nil},
+		{"absolute path", "/releases/" + zipName, "/releases/" + zipName, nil},
+		{"query kept", "/releases/" + zipName + "?sig=abc", "/releases/" + zipName + "?sig=abc", nil},
+		{"scheme-relative on another host", "//cdn.example.net/" + zipName, "https://cdn.example.net/" + zipName, nil},
+		{"absolute on another host", "https://downloads.example.org/x/" + zipName, "https://downloads.example.org/x/" + zipName, nil},
+		{"plain http on an allowed host", "http://downloads.example.org/" + zipName, "http://downloads.example.org/" + zipName, []string{"downloads.example.org"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +106,7 @@ func TestPackageMetaResolvesURLs(t *testing.T) {
 			doc["download_url"] = tt.ref
 			doc["shasums_url"] = tt.ref + ".sums"
 			doc["shasums_signature_url"] = tt.ref + ".sig"
-			srv, call := metaServer(t, docHandler(t, doc))
+			srv, call := metaServerWith(t, docHandler(t, doc), httpx.Locations{Allowed: tt.allowed})
 			meta, err := call()
 			if err != nil {
 				t.Fatalf("PackageMeta: %v", err)

@@ -42,6 +42,18 @@ type Settings struct {
 	Tokens map[addrs.Hostname]string
 	// Services override service discovery per host (host blocks).
 	Services map[addrs.Hostname]map[string]string
+	// Locations is the rule for URLs registries and mirrors choose:
+	// where they may send tfmirror, and which hosts' credentials their
+	// locations may carry (httpx.Locations).
+	Locations httpx.Locations
+	// OCITokenRealms are, per OCI registry host (as in a repository
+	// template), the token service hosts on another host or port that
+	// may receive the registry's credentials.
+	OCITokenRealms map[string][]string
+	// Hosts is what the run learns about the hosts it fetches from,
+	// shared by every client the command makes (httpx.Hosts); nil learns
+	// nothing.
+	Hosts *httpx.Hosts
 	// Upstreams are where providers come from (provider_installation);
 	// none means the origin registries.
 	Upstreams []Upstream
