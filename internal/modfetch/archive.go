@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 )
 
@@ -47,7 +48,7 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, file string) ([32]by
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return [32]byte{}, fmt.Errorf("download: server answered %s", resp.Status)
+		return [32]byte{}, fmt.Errorf("download: server answered %s", excerpt.Text(resp.Status, 0))
 	}
 	if resp.ContentLength > f.maxDownload {
 		return [32]byte{}, fmt.Errorf("download: archive of %d bytes exceeds the limit of %d bytes", resp.ContentLength, f.maxDownload)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -180,11 +181,7 @@ func (s source) showOr(location string) string {
 	if s.shown != "" {
 		return s.shown
 	}
-	text := redactText(location)
-	if len(text) > 200 {
-		text = text[:200] + "..."
-	}
-	return fmt.Sprintf("%q", text)
+	return excerpt.Quote(redactText(location))
 }
 
 // checkEmptyDir refuses a dst that is not an empty directory.

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // Bounds on what is kept of git's output.
@@ -278,7 +280,7 @@ func (g *gitRunner) head(ctx context.Context, dir string) (string, error) {
 	}
 	head := strings.TrimSpace(out)
 	if !isCommit(head) {
-		return "", fmt.Errorf("git rev-parse HEAD answered %q, not a commit hash", head)
+		return "", fmt.Errorf("git rev-parse HEAD answered %s, not a commit hash", excerpt.Quote(head))
 	}
 	return head, nil
 }
