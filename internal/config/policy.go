@@ -78,6 +78,21 @@ func (s Settings) ZipLimits() hashing.ZipLimits {
 	return l
 }
 
+// ListLimits are the manifest's bounds on paginated listings; unset
+// ones are the adapters' defaults.
+func (s Settings) ListLimits() settings.ListLimits {
+	var l settings.ListLimits
+	for _, f := range []struct {
+		from *int
+		to   *int
+	}{{s.MaxListPages, &l.MaxPages}, {s.MaxBucketObjects, &l.MaxObjects}, {s.MaxRepositoryTags, &l.MaxTags}} {
+		if f.from != nil {
+			*f.to = *f.from
+		}
+	}
+	return l
+}
+
 // TrustPolicy is the manifest's trust policy; requireSignatures (the
 // command line's override) refuses unsigned releases for every provider,
 // whatever the manifest says.

@@ -59,6 +59,7 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		Services:           m.Services,
 		Trust:              m.TrustPolicy(f.RequireSignatures),
 		ZipLimits:          m.Settings.ZipLimits(),
+		Lists:              m.Settings.ListLimits(),
 		Parallel:           f.Parallel,
 		LockTimeout:        f.LockTimeout,
 		CacheDir:           cacheDir(env),

@@ -23,6 +23,11 @@ type Settings struct {
 	SpeedTime  *time.Duration
 	// MaxArchiveBytes caps every download (httpx.Policy.MaxBodyBytes).
 	MaxArchiveBytes *int64
+	// MaxListPages, MaxBucketObjects and MaxRepositoryTags bound one
+	// paginated listing (settings.ListLimits).
+	MaxListPages      *int
+	MaxBucketObjects  *int
+	MaxRepositoryTags *int
 }
 
 var settingsSchema = &hcl.BodySchema{
@@ -30,6 +35,7 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "retries"}, {Name: "connect_timeout"}, {Name: "header_timeout"}, {Name: "stall_timeout"},
 		{Name: "max_archive_entries"}, {Name: "max_unpacked_bytes"},
 		{Name: "speed_limit"}, {Name: "speed_time"}, {Name: "max_archive_bytes"},
+		{Name: "max_list_pages"}, {Name: "max_bucket_objects"}, {Name: "max_repository_tags"},
 	},
 }
 
@@ -47,6 +53,12 @@ func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
 	diags = append(diags, ds...)
 	s.MaxArchiveEntries, ds = decodeCount(content, "max_archive_entries", 1)
 	diags = append(diags, ds...)
+	for name, dst := range map[string]**int{
+		"max_list_pages": &s.MaxListPages, "max_bucket_objects": &s.MaxBucketObjects, "max_repository_tags": &s.MaxRepositoryTags,
+	} {
+		*dst, ds = decodeCount(content, name, 1)
+		diags = append(diags, ds...)
+	}
 	for name, c := range map[string]struct {
 		dst   **int64
 		least int
