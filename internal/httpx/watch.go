@@ -71,16 +71,19 @@ type watchedBody struct {
 	once sync.Once
 }
 
+// Read reads the body. Once the watch has cancelled the request, every
+// read fails, even one that seems to end the body well: a server may end
+// a chunked body cleanly because the client hung up.
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.dog.Read(p)
-	switch {
-	case err == nil:
-	case errors.Is(err, io.EOF):
+	if err == nil {
+		return n, nil
+	}
+	if cause := context.Cause(b.ctx); errors.Is(cause, errStalled) || errors.Is(cause, errTooSlow) {
+		return n, &watchError{url: b.url, cause: cause, stall: b.p.StallTimeout}
+	}
+	if errors.Is(err, io.EOF) {
 		b.end()
-	default:
-		if cause := context.Cause(b.ctx); errors.Is(cause, errStalled) || errors.Is(cause, errTooSlow) {
-			err = &watchError{url: b.url, cause: cause, stall: b.p.StallTimeout}
-		}
 	}
 	return n, err
 }
