@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // Hash is a package hash in OpenTofu's "scheme:value" form.
@@ -101,7 +102,7 @@ func HashArchiveStreamed(path string, sum [sha256.Size]byte, limits ZipLimits, s
 func checkNames(files []*zip.File) error {
 	for _, f := range files {
 		if strings.Contains(f.Name, "\n") {
-			return fmt.Errorf("file name %q contains a newline", f.Name)
+			return fmt.Errorf("file name %s contains a newline", excerpt.Quote(f.Name))
 		}
 	}
 	return nil

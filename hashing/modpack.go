@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // ModuleLimits bound the work of packing (and, for its callers, of
@@ -154,7 +155,7 @@ func collectModule(root *os.Root, lim ModuleLimits) ([]moduleEntry, error) {
 // moduleEntryOf checks one walked path and returns its entry.
 func moduleEntryOf(root *os.Root, name string, d fs.DirEntry) (moduleEntry, error) {
 	if strings.ContainsAny(name, "\\\n\r") {
-		return moduleEntry{}, fmt.Errorf("%q: name contains a backslash or a line break", name)
+		return moduleEntry{}, fmt.Errorf("%s: name contains a backslash or a line break", excerpt.Quote(name))
 	}
 	switch typ := d.Type(); {
 	case typ.IsDir():

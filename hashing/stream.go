@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/flate"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // DefaultStreamBuffer is how many bytes a StreamHasher holds that it has
@@ -386,13 +388,13 @@ func (sp *streamParser) next(seen int) (e StreamEntry, end bool, err error) {
 	descriptor := e.Flags&flagDataDescriptor != 0
 	switch {
 	case e.Flags&unsupportedFlags != 0:
-		return e, false, fmt.Errorf("entry %q is encrypted", e.Name)
+		return e, false, fmt.Errorf("entry %s is encrypted", excerpt.Quote(e.Name))
 	case e.Method != zipMethodStore && e.Method != zipMethodDeflate:
-		return e, false, fmt.Errorf("entry %q has compression method %d", e.Name, e.Method)
+		return e, false, fmt.Errorf("entry %s has compression method %d", excerpt.Quote(e.Name), e.Method)
 	case descriptor && e.Method == zipMethodStore:
-		return e, false, fmt.Errorf("stored entry %q has a data descriptor: its length is unknown", e.Name)
+		return e, false, fmt.Errorf("stored entry %s has a data descriptor: its length is unknown", excerpt.Quote(e.Name))
 	case hasZip64(name[nameLen:]) || (!descriptor && (csize == maxUint32 || usize == maxUint32)):
-		return e, false, fmt.Errorf("entry %q has ZIP64 fields", e.Name)
+		return e, false, fmt.Errorf("entry %s has ZIP64 fields", excerpt.Quote(e.Name))
 	}
 	e.DataOffset = sp.pos()
 
@@ -406,7 +408,7 @@ func (sp *streamParser) next(seen int) (e StreamEntry, end bool, err error) {
 	sp.out.reset(budget)
 	if e.Method == zipMethodStore {
 		if csize != usize {
-			return e, false, fmt.Errorf("stored entry %q has %d bytes unpacked and %d packed", e.Name, usize, csize)
+			return e, false, fmt.Errorf("stored entry %s has %d bytes unpacked and %d packed", excerpt.Quote(e.Name), usize, csize)
 		}
 		if sp.buf == nil {
 			sp.buf = make([]byte, 32<<10)
@@ -424,7 +426,7 @@ func (sp *streamParser) next(seen int) (e StreamEntry, end bool, err error) {
 
 	if !descriptor {
 		if e.CompressedSize != uint64(csize) || e.UncompressedSize != uint64(usize) {
-			return e, false, fmt.Errorf("entry %q is not the length its local header says", e.Name)
+			return e, false, fmt.Errorf("entry %s is not the length its local header says", excerpt.Quote(e.Name))
 		}
 	} else if err := sp.descriptor(e); err != nil {
 		return e, false, err
@@ -473,7 +475,7 @@ func (sp *streamParser) descriptor(e StreamEntry) error {
 	csize := binary.LittleEndian.Uint32(body[4:])
 	usize := binary.LittleEndian.Uint32(body[8:])
 	if crc != e.CRC32 || uint64(csize) != e.CompressedSize || uint64(usize) != e.UncompressedSize {
-		return fmt.Errorf("the data descriptor of entry %q does not describe its data", e.Name)
+		return fmt.Errorf("the data descriptor of entry %s does not describe its data", excerpt.Quote(e.Name))
 	}
 	return nil
 }
@@ -494,12 +496,12 @@ func (sp *streamParser) dataError(e StreamEntry, err error) error {
 		if e.Flags&flagDataDescriptor != 0 {
 			return sp.tooLarge()
 		}
-		return fmt.Errorf("entry %q unpacks to more than its local header says", e.Name)
+		return fmt.Errorf("entry %s unpacks to more than its local header says", excerpt.Quote(e.Name))
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return sp.readError(err)
 	}
-	return fmt.Errorf("read entry %q: %w", e.Name, err)
+	return fmt.Errorf("read entry %s: %w", excerpt.Quote(e.Name), err)
 }
 
 // hasZip64 says whether the extra fields hold a ZIP64 one.
@@ -582,7 +584,7 @@ func streamedSums(files []*zip.File, res *StreamResult) (map[string][sha256.Size
 		case err != nil:
 			return nil, fmt.Sprintf("entry %d: %v", i, err)
 		case f.Name != e.Name:
-			return nil, fmt.Sprintf("entry %d is %q in the central directory, %q in its local header", i, f.Name, e.Name)
+			return nil, fmt.Sprintf("entry %d is %s in the central directory, %s in its local header", i, excerpt.Quote(f.Name), excerpt.Quote(e.Name))
 		case f.Method != e.Method,
 			f.Flags&(flagDataDescriptor|unsupportedFlags) != e.Flags&(flagDataDescriptor|unsupportedFlags),
 			off != e.DataOffset,
@@ -591,7 +593,7 @@ func streamedSums(files []*zip.File, res *StreamResult) (map[string][sha256.Size
 			f.UncompressedSize64 != e.UncompressedSize,
 			// A directory's content is not read, only its size checked.
 			strings.HasSuffix(f.Name, "/") && e.UncompressedSize != 0:
-			return nil, fmt.Sprintf("entry %q: the central directory and the stream disagree", f.Name)
+			return nil, fmt.Sprintf("entry %s: the central directory and the stream disagree", excerpt.Quote(f.Name))
 		}
 		sums[f.Name] = e.SHA256
 	}

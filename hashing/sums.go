@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // Sums is a parsed SHA256SUMS document: file name to SHA-256 digest.
@@ -32,7 +34,7 @@ func ParseSums(doc []byte) (Sums, error) {
 			return nil, fmt.Errorf("parse SHA256SUMS line %d: %w", i+1, err)
 		}
 		if _, dup := sums[name]; dup {
-			return nil, fmt.Errorf("parse SHA256SUMS line %d: %q is listed twice", i+1, name)
+			return nil, fmt.Errorf("parse SHA256SUMS line %d: %s is listed twice", i+1, excerpt.Quote(name))
 		}
 		sums[name] = sum
 	}
@@ -46,13 +48,13 @@ func parseSumsLine(line []byte) (string, [sha256.Size]byte, error) {
 		return "", sum, fmt.Errorf("blank line")
 	}
 	if len(fields) != 2 {
-		return "", sum, fmt.Errorf("want \"<sha256>  <file name>\", got %q", line)
+		return "", sum, fmt.Errorf("want \"<sha256>  <file name>\", got %s", excerpt.Bytes(line))
 	}
 	if len(fields[0]) != hex.EncodedLen(sha256.Size) {
-		return "", sum, fmt.Errorf("%q is not a SHA-256 digest", fields[0])
+		return "", sum, fmt.Errorf("%s is not a SHA-256 digest", excerpt.Bytes(fields[0]))
 	}
 	if _, err := hex.Decode(sum[:], fields[0]); err != nil {
-		return "", sum, fmt.Errorf("%q is not a SHA-256 digest", fields[0])
+		return "", sum, fmt.Errorf("%s is not a SHA-256 digest", excerpt.Bytes(fields[0]))
 	}
 	return string(fields[1]), sum, nil
 }
@@ -88,10 +90,10 @@ func (s Sums) Format() []byte {
 func ParseHex(s string) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	if len(s) != hex.EncodedLen(sha256.Size) {
-		return sum, fmt.Errorf("%q is not a SHA-256 digest", s)
+		return sum, fmt.Errorf("%s is not a SHA-256 digest", excerpt.Quote(s))
 	}
 	if _, err := hex.Decode(sum[:], []byte(s)); err != nil {
-		return sum, fmt.Errorf("%q is not a SHA-256 digest", s)
+		return sum, fmt.Errorf("%s is not a SHA-256 digest", excerpt.Quote(s))
 	}
 	return sum, nil
 }

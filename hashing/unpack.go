@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // UnpackEntry is one archive entry as it unpacks into a package directory.
@@ -22,7 +24,7 @@ type EntryError struct {
 }
 
 func (e *EntryError) Error() string {
-	return fmt.Sprintf("entry %q: %s", e.Entry, e.Reason)
+	return fmt.Sprintf("entry %s: %s", excerpt.Quote(e.Entry), e.Reason)
 }
 
 // CheckUnpackable is the rule every provider archive must pass to be
@@ -73,7 +75,7 @@ func CheckUnpackable(files []*zip.File) ([]UnpackEntry, error) {
 		}
 		for p := path.Dir(name); p != "."; p = path.Dir(p) {
 			if isDir, ok := seen[p]; ok && !isDir {
-				return nil, refuse("parent %q is a file entry", p)
+				return nil, refuse("parent %s is a file entry", excerpt.Quote(p))
 			}
 			parents[p] = true
 		}

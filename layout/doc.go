@@ -5,7 +5,11 @@
 //   - the network mirror layout (host/namespace/type/index.json,
 //     <version>.json, the archives, the kept origin files and provenance,
 //     catalog.json) and the byte-exact JSON those files hold: no other
-//     package parses them; they read a tree through Tree's typed reads;
+//     package parses them; they read a tree through Tree's typed reads,
+//     each document bounded before it is parsed (MaxDocumentBytes,
+//     MaxSumsBytes; MaxVersions versions in an index.json, MaxPlatforms
+//     archives in a <version>.json), and a decoder's complaint quoted
+//     bounded and escaped (package excerpt);
 //   - the one publish planner (Tree.PublishAll) with its explicit merge
 //     policy (Policy: Repair for builds, Refuse for bundle import) and the
 //     publish order (FileKind): archives and origin files, then provenance,

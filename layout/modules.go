@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // ModulesDir is the directory under the tree's root that holds module
@@ -91,6 +92,9 @@ type ModuleIndex struct {
 
 // DecodeModuleIndex parses a module's index.json.
 func DecodeModuleIndex(data []byte) (ModuleIndex, error) {
+	if err := checkMembers(data, "versions", MaxVersions); err != nil {
+		return ModuleIndex{}, fmt.Errorf("parse module index.json: %w", err)
+	}
 	var idx ModuleIndex
 	if err := decodeStrict(data, &idx); err != nil {
 		return ModuleIndex{}, fmt.Errorf("parse module index.json: %w", err)
@@ -108,7 +112,7 @@ func DecodeModuleRecord(data []byte) (ModuleRecord, error) {
 		return ModuleRecord{}, fmt.Errorf("parse module record: %w", err)
 	}
 	if b, err := hex.DecodeString(r.SHA256); err != nil || len(b) != 32 {
-		return ModuleRecord{}, fmt.Errorf("parse module record: sha256 %q is not a SHA-256 digest", r.SHA256)
+		return ModuleRecord{}, fmt.Errorf("parse module record: sha256 %s is not a SHA-256 digest", excerpt.Quote(r.SHA256))
 	}
 	if r.Size < 0 {
 		return ModuleRecord{}, errors.New("parse module record: negative size")
@@ -134,7 +138,7 @@ func CheckSubdir(s string) error {
 		return nil
 	}
 	if path.IsAbs(s) || strings.Contains(s, `\`) || path.Clean(s) != s || s == ".." || strings.HasPrefix(s, "../") {
-		return fmt.Errorf("subdirectory %q is not a plain path inside the package", s)
+		return fmt.Errorf("subdirectory %s is not a plain path inside the package", excerpt.Quote(s))
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 
 	tfaddr "github.com/opentofu/registry-address/v2"
 	"github.com/opentofu/svchost"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // Provider is a fully qualified provider address such as
@@ -24,7 +26,7 @@ const DefaultRegistryHost = tfaddr.DefaultProviderRegistryHost
 // hostnames are normalized, namespaces and types are case-folded.
 func ParseProvider(s string) (Provider, error) {
 	if !utf8.ValidString(s) {
-		return Provider{}, fmt.Errorf("invalid provider address %q: not valid UTF-8", s)
+		return Provider{}, fmt.Errorf("invalid provider address %s: not valid UTF-8", excerpt.Quote(s))
 	}
 	p, err := tfaddr.ParseProviderSource(s)
 	if err == nil && !p.HasKnownNamespace() {
@@ -32,23 +34,23 @@ func ParseProvider(s string) (Provider, error) {
 		// is the built-in provider and anything else is hashicorp/<type>.
 		// Parse again: tfaddr skips its type-prefix checks for one part.
 		if p.Type == "terraform" {
-			return Provider{}, fmt.Errorf("invalid provider address %q: built-in providers are part of the CLI and cannot be mirrored", s)
+			return Provider{}, fmt.Errorf("invalid provider address %s: built-in providers are part of the CLI and cannot be mirrored", excerpt.Quote(s))
 		}
 		p, err = tfaddr.ParseProviderSource("hashicorp/" + p.Type)
 	}
 	if err != nil {
-		return Provider{}, fmt.Errorf("invalid provider address %q: %w", s, err)
+		return Provider{}, fmt.Errorf("invalid provider address %s: %w", excerpt.Quote(s), excerpt.Error(err))
 	}
 	if q, err := tfaddr.ParseProviderSource(p.String()); err != nil || !q.Equals(p) {
 		// The library lets some punycode-like hostnames ("Xn--", "Xn--.")
 		// through as an address that does not parse again.
-		return Provider{}, fmt.Errorf("invalid provider address %q: invalid hostname", s)
+		return Provider{}, fmt.Errorf("invalid provider address %s: invalid hostname", excerpt.Quote(s))
 	}
 	if p.IsBuiltIn() {
-		return Provider{}, fmt.Errorf("invalid provider address %q: built-in providers are part of the CLI and cannot be mirrored", s)
+		return Provider{}, fmt.Errorf("invalid provider address %s: built-in providers are part of the CLI and cannot be mirrored", excerpt.Quote(s))
 	}
 	if !p.HasKnownNamespace() || p.IsLegacy() {
-		return Provider{}, fmt.Errorf("invalid provider address %q: a namespace is required", s)
+		return Provider{}, fmt.Errorf("invalid provider address %s: a namespace is required", excerpt.Quote(s))
 	}
 	return p, nil
 }
@@ -72,7 +74,7 @@ func (p Platform) String() string { return p.OS + "_" + p.Arch }
 func ParsePlatform(s string) (Platform, error) {
 	os, arch, ok := strings.Cut(s, "_")
 	if !ok || strings.Contains(arch, "_") || !isPlatformPart(os) || !isPlatformPart(arch) {
-		return Platform{}, fmt.Errorf("invalid platform %q: must be os_arch, such as linux_amd64", s)
+		return Platform{}, fmt.Errorf("invalid platform %s: must be os_arch, such as linux_amd64", excerpt.Quote(s))
 	}
 	return Platform{OS: os, Arch: arch}, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/apparentlymart/go-versions/versions"
 	"github.com/apparentlymart/go-versions/versions/constraints"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // NormalizeConstraints combines every version constraint declared for one
@@ -28,7 +30,7 @@ func NormalizeConstraints(raw []string) (string, error) {
 			return constraints.ParseRubyStyleMulti(s)
 		})
 		if err != nil {
-			return "", fmt.Errorf("invalid version constraint %q: %w", s, err)
+			return "", fmt.Errorf("invalid version constraint %s: %w", excerpt.Quote(s), excerpt.Error(err))
 		}
 		for _, sel := range specs {
 			sel.Boundary = sel.Boundary.ConstrainToZero()

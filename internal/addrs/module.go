@@ -7,6 +7,8 @@ import (
 
 	goversion "github.com/hashicorp/go-version"
 	tfaddr "github.com/opentofu/registry-address/v2"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // Module is a module package in a module registry, such as
@@ -29,7 +31,7 @@ func ParseModule(s string) (Module, error) {
 		return Module{}, err
 	}
 	if subdir != "" {
-		return Module{}, fmt.Errorf("invalid module address %q: a module package address has no //subdirectory", s)
+		return Module{}, fmt.Errorf("invalid module address %s: a module package address has no //subdirectory", excerpt.Quote(s))
 	}
 	return m, nil
 }
@@ -38,14 +40,14 @@ func ParseModule(s string) (Module, error) {
 // may end in "//subdir", and returns the package and the subdirectory.
 func ParseModuleSource(s string) (Module, string, error) {
 	if !utf8.ValidString(s) {
-		return Module{}, "", fmt.Errorf("invalid module address %q: not valid UTF-8", s)
+		return Module{}, "", fmt.Errorf("invalid module address %s: not valid UTF-8", excerpt.Quote(s))
 	}
 	m, err := tfaddr.ParseModuleSource(s)
 	if err != nil {
-		return Module{}, "", fmt.Errorf("invalid module address %q: %w", s, err)
+		return Module{}, "", fmt.Errorf("invalid module address %s: %w", excerpt.Quote(s), excerpt.Error(err))
 	}
 	if strings.Contains(string(m.Package.Host), ":") {
-		return Module{}, "", fmt.Errorf("invalid module address %q: a registry host with a port cannot be mirrored", s)
+		return Module{}, "", fmt.Errorf("invalid module address %s: a registry host with a port cannot be mirrored", excerpt.Quote(s))
 	}
 	return m.Package, m.Subdir, nil
 }
@@ -70,7 +72,7 @@ func ParseModuleConstraint(s string) (ModuleConstraint, error) {
 	}
 	cons, err := goversion.NewConstraint(s)
 	if err != nil {
-		return c, fmt.Errorf("version constraint %q: %w", s, err)
+		return c, fmt.Errorf("version constraint %s: %w", excerpt.Quote(s), excerpt.Error(err))
 	}
 	c.cons = cons
 	return c, nil

@@ -6,6 +6,8 @@ import (
 	"github.com/apparentlymart/go-versions/versions"
 	"github.com/apparentlymart/go-versions/versions/constraints"
 	goversion "github.com/hashicorp/go-version"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // Version is a provider release version with OpenTofu's semantics.
@@ -23,12 +25,12 @@ func ParseVersion(s string) (v Version, err error) {
 	// lock files are outside input, so that must be an error.
 	defer func() {
 		if recover() != nil {
-			v, err = Version{}, fmt.Errorf("invalid version %q: a number is too large", s)
+			v, err = Version{}, fmt.Errorf("invalid version %s: a number is too large", excerpt.Quote(s))
 		}
 	}()
 	v, err = versions.ParseVersion(s)
 	if err != nil {
-		return Version{}, fmt.Errorf("invalid version %q: %w", s, err)
+		return Version{}, fmt.Errorf("invalid version %s: %w", excerpt.Quote(s), excerpt.Error(err))
 	}
 	return v, nil
 }
@@ -44,11 +46,11 @@ func ParseConstraints(s string) (VersionSet, error) {
 		return versions.Released, nil
 	}
 	if _, err := goversion.NewConstraint(s); err != nil {
-		return versions.None, fmt.Errorf("invalid version constraint %q: %w", s, err)
+		return versions.None, fmt.Errorf("invalid version constraint %s: %w", excerpt.Quote(s), excerpt.Error(err))
 	}
 	cs, err := constraints.ParseRubyStyleMulti(s)
 	if err != nil {
-		return versions.None, fmt.Errorf("invalid version constraint %q: %w", s, err)
+		return versions.None, fmt.Errorf("invalid version constraint %s: %w", excerpt.Quote(s), excerpt.Error(err))
 	}
 	return versions.MeetingConstraints(cs), nil
 }

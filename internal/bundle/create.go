@@ -41,6 +41,11 @@ type CreateOptions struct {
 	ModuleLimits hashing.ModuleLimits
 	// Trust decides which releases may be packed: the build's policy.
 	Trust mirror.TrustPolicy
+	// MaxFileBytes bounds a file copied from a store that is not a
+	// directory (a bucket) when its listing does not give its size: the
+	// size limit of downloads (settings max_archive_bytes). 0:
+	// DefaultMaxFileBytes.
+	MaxFileBytes int64
 }
 
 // LockFile is a lock file to include as lock-files/NAME/.terraform.lock.hcl.
@@ -149,7 +154,7 @@ func createFromStore(ctx context.Context, opts CreateOptions, store layout.Store
 		return nil, fmt.Errorf("copy %s: %w", store.Location(), err)
 	}
 	defer func() { _ = os.RemoveAll(work) }()
-	snap, err := newSnapshot(store, filepath.Join(work, "mirror"))
+	snap, err := newSnapshot(store, filepath.Join(work, "mirror"), opts.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

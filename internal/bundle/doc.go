@@ -37,8 +37,12 @@
 // Both ends take a tree their caller opened (a directory or a bucket,
 // through internal/endpoint): Create packs a directory in place under its
 // lock and copies any other store's mirror into a local snapshot first,
-// without its lock (see createFromStore); Import writes through the
-// destination's store, under its Publish lock, the same way for both.
+// without its lock (see createFromStore), copying no file past the size
+// the store's listing gives it (documents past their size limit, files a
+// listing does not size past CreateOptions.MaxFileBytes): an object that
+// goes on past its bound is refused before more than the bound is
+// written. Import writes through the destination's store, under its
+// Publish lock, the same way for both.
 //
 // It does not decide what a mirror contains (package layout does), how its
 // contents are verified (package mirror does), open locations (package

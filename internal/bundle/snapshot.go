@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,24 +32,53 @@ import (
 // builds publish into the store meanwhile; each file is downloaded once,
 // so what is verified is what is packed. Something deleted meanwhile (a
 // prune) is missing from the copy, and verification refuses it.
+//
+// No copy is larger than the store says it is: a file is copied up to
+// the size the store's listing gives it (a store that lists sizes, as a
+// bucket does), else up to maxFile; a document up to the size documents
+// may have (layout.MaxDocumentBytes: documents change while builds
+// publish), SHA256SUMS and signatures up to layout.MaxSumsBytes. An
+// object that goes on past its bound is refused as soon as it does,
+// without writing a byte past the bound into the work area.
 type snapshot struct {
-	remote layout.Store
-	root   string // the local copy
+	remote  layout.Store
+	root    string // the local copy
+	maxFile int64  // the bound of a file whose size the listing does not give
 
 	mu      sync.Mutex
 	fetched map[string]error // nil once copied; the error of a path that could not be
 	listing []string         // the first listing of the whole tree
+	sizes   map[string]int64 // the sizes that listing gives, if the store lists them
 	listed  bool
 }
 
+// sizedLister is a store whose listing gives each object's size, as a
+// bucket's does (s3store.Store).
+type sizedLister interface {
+	ListSizes(ctx context.Context, dir string) (map[string]int64, error)
+}
+
+// DefaultMaxFileBytes is the default of CreateOptions.MaxFileBytes: the
+// default size limit of downloads.
+const DefaultMaxFileBytes = 1 << 30
+
+// ErrLargerThanListed means an object of a store went on past the size
+// its listing gives it, or past the bound of its kind of file.
+var ErrLargerThanListed = errors.New("the object is larger than the store says")
+
 var _ layout.Store = (*snapshot)(nil)
 
-// newSnapshot returns a snapshot of remote kept in root, which it creates.
-func newSnapshot(remote layout.Store, root string) (*snapshot, error) {
+// newSnapshot returns a snapshot of remote kept in root, which it
+// creates; maxFile bounds a file the listing gives no size (0:
+// DefaultMaxFileBytes).
+func newSnapshot(remote layout.Store, root string, maxFile int64) (*snapshot, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("copy %s: %w", remote.Location(), err)
 	}
-	return &snapshot{remote: remote, root: root, fetched: map[string]error{}}, nil
+	if maxFile <= 0 {
+		maxFile = DefaultMaxFileBytes
+	}
+	return &snapshot{remote: remote, root: root, maxFile: maxFile, fetched: map[string]error{}}, nil
 }
 
 // Location names the store copied, never the local copy.
@@ -109,18 +140,51 @@ func (s *snapshot) Stat(ctx context.Context, rel string) (layout.FileInfo, error
 }
 
 // List lists the store copied, and keeps its first listing of the whole
-// tree.
+// tree, with the sizes it gives when the store lists them.
 func (s *snapshot) List(ctx context.Context, dir string) ([]string, error) {
-	files, err := s.remote.List(ctx, dir)
+	sl, sized := s.remote.(sizedLister)
+	s.mu.Lock()
+	first := dir == "" && !s.listed
+	s.mu.Unlock()
+	if !first || !sized {
+		files, err := s.remote.List(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if dir == "" && !s.listed {
+			s.listing, s.listed = files, true
+		}
+		return files, nil
+	}
+	sizes, err := sl.ListSizes(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
+	files := slices.Sorted(maps.Keys(sizes))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if dir == "" && !s.listed {
-		s.listing, s.listed = files, true
+	if !s.listed {
+		s.listing, s.sizes, s.listed = files, sizes, true
 	}
 	return files, nil
+}
+
+// bound is the most bytes the copy of rel may have, and what says so.
+// Called with s.mu held.
+func (s *snapshot) bound(rel string) (int64, string) {
+	name := path.Base(rel)
+	switch {
+	case strings.HasSuffix(name, ".json"):
+		return layout.MaxDocumentBytes, "the size a document may have"
+	case strings.HasSuffix(name, "SHA256SUMS"), strings.HasSuffix(name, ".sig"):
+		return layout.MaxSumsBytes, "the size a checksum file or signature may have"
+	}
+	if n, ok := s.sizes[rel]; ok {
+		return n, "the size the store's listing gives it"
+	}
+	return s.maxFile, "the size limit of downloads (settings max_archive_bytes)"
 }
 
 // Put refuses: a snapshot is read only.
@@ -181,7 +245,17 @@ func (s *snapshot) download(ctx context.Context, rel string) (err error) {
 			_ = os.Remove(local)
 		}
 	}()
-	if _, err := io.Copy(f, body); err != nil {
+	limit, why := s.bound(rel)
+	n, err := io.Copy(f, io.LimitReader(body, limit))
+	if err == nil && n == limit {
+		// One byte more tells an object that ends at its bound from one
+		// that goes on.
+		var one [1]byte
+		if m, _ := io.ReadFull(body, one[:]); m > 0 {
+			err = fmt.Errorf("%w: more than %d bytes, %s; refused", ErrLargerThanListed, limit, why)
+		}
+	}
+	if err != nil {
 		_ = f.Close()
 		return fmt.Errorf("read %s: %w", s.name(rel), err)
 	}

@@ -81,15 +81,29 @@ func (s Settings) ZipLimits() hashing.ZipLimits {
 // ModuleTreeLimits are the defaults with the manifest's settings applied.
 func (s Settings) ModuleTreeLimits() mirror.ModuleTreeLimits {
 	l := mirror.DefaultModuleTreeLimits
-	for _, c := range []struct {
-		from *int
-		to   *int
-	}{{s.MaxModuleDepth, &l.MaxDepth}, {s.MaxModules, &l.MaxModules}, {s.MaxModuleCalls, &l.MaxCalls}} {
+	setInts(intSetting{s.MaxModuleDepth, &l.MaxDepth}, intSetting{s.MaxModules, &l.MaxModules}, intSetting{s.MaxModuleCalls, &l.MaxCalls})
+	return l
+}
+
+// ListLimits are the manifest's bounds on paginated listings; unset
+// ones are the adapters' defaults.
+func (s Settings) ListLimits() settings.ListLimits {
+	var l settings.ListLimits
+	setInts(intSetting{s.MaxListPages, &l.MaxPages}, intSetting{s.MaxBucketObjects, &l.MaxObjects}, intSetting{s.MaxRepositoryTags, &l.MaxTags})
+	return l
+}
+
+// intSetting is a whole-number setting the manifest may set (from) and
+// where it goes (to).
+type intSetting struct{ from, to *int }
+
+// setInts applies the settings the manifest sets.
+func setInts(list ...intSetting) {
+	for _, c := range list {
 		if c.from != nil {
 			*c.to = *c.from
 		}
 	}
-	return l
 }
 
 // TrustPolicy is the manifest's trust policy; requireSignatures (the

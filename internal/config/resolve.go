@@ -64,6 +64,7 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		Trust:              m.TrustPolicy(f.RequireSignatures),
 		ZipLimits:          m.Settings.ZipLimits(),
 		ModuleTree:         m.Settings.ModuleTreeLimits(),
+		Lists:              m.Settings.ListLimits(),
 		Parallel:           f.Parallel,
 		LockTimeout:        f.LockTimeout,
 		CacheDir:           cacheDir(env),

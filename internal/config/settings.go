@@ -38,6 +38,11 @@ type Settings struct {
 	// OCITokenRealms are, per OCI registry host, the hosts of token
 	// services on another host or port that may receive its credentials.
 	OCITokenRealms map[string][]string
+	// MaxListPages, MaxBucketObjects and MaxRepositoryTags bound one
+	// paginated listing (settings.ListLimits).
+	MaxListPages      *int
+	MaxBucketObjects  *int
+	MaxRepositoryTags *int
 }
 
 var settingsSchema = &hcl.BodySchema{
@@ -47,6 +52,7 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "speed_limit"}, {Name: "speed_time"}, {Name: "max_archive_bytes"},
 		{Name: "max_module_depth"}, {Name: "max_modules"}, {Name: "max_module_calls"},
 		{Name: "allowed_location_hosts"}, {Name: "oci_token_realms"},
+		{Name: "max_list_pages"}, {Name: "max_bucket_objects"}, {Name: "max_repository_tags"},
 	},
 }
 
@@ -66,6 +72,7 @@ func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
 	diags = append(diags, ds...)
 	for name, dst := range map[string]**int{
 		"max_module_depth": &s.MaxModuleDepth, "max_modules": &s.MaxModules, "max_module_calls": &s.MaxModuleCalls,
+		"max_list_pages": &s.MaxListPages, "max_bucket_objects": &s.MaxBucketObjects, "max_repository_tags": &s.MaxRepositoryTags,
 	} {
 		*dst, ds = decodeCount(content, name, 1)
 		diags = append(diags, ds...)

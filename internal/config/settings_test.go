@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/config"
+	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -60,6 +61,35 @@ func TestSettingsBlock(t *testing.T) {
 		`settings { max_module_calls = "x" }`:     "mirror.hcl:1:32: Unsuitable value type",
 		`settings { colour = 1 }`:                 "Unsupported argument",
 		"settings {}\nsettings {}":                "mirror.hcl:2:1: Duplicate settings block",
+	} {
+		if _, err := config.Parse([]byte(src), "mirror.hcl"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", src, err, want)
+		}
+	}
+}
+
+// The bounds of paginated listings come from the settings block; unset
+// ones are the adapters' defaults (zero).
+func TestListLimits(t *testing.T) {
+	m, err := config.Parse([]byte(`settings {
+  max_list_pages      = 50
+  max_bucket_objects  = 2000000
+  max_repository_tags = 300
+}
+`), "mirror.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Settings.ListLimits(), (settings.ListLimits{MaxPages: 50, MaxObjects: 2_000_000, MaxTags: 300}); got != want {
+		t.Errorf("ListLimits = %+v, want %+v", got, want)
+	}
+	if got := (config.Settings{}).ListLimits(); got != (settings.ListLimits{}) {
+		t.Errorf("ListLimits of no settings = %+v", got)
+	}
+	for src, want := range map[string]string{
+		`settings { max_list_pages = 0 }`:      "mirror.hcl:1:29: Invalid max_list_pages",
+		`settings { max_bucket_objects = -1 }`: "mirror.hcl:1:33: Invalid max_bucket_objects",
+		`settings { max_repository_tags = 0 }`: "mirror.hcl:1:34: Invalid max_repository_tags",
 	} {
 		if _, err := config.Parse([]byte(src), "mirror.hcl"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", src, err, want)

@@ -231,14 +231,19 @@ func openS3(ctx context.Context, ref Ref, s Settings) (*s3store.Store, error) {
 	if _, _, err := s3store.ParseURI(ref.Raw); err != nil {
 		return nil, inputerr.Wrap(err)
 	}
-	return s3store.New(ctx, ref.Raw, s3store.Config{Environ: s.Env.List()}) // the store's errors name the bucket
+	return s3store.New(ctx, ref.Raw, s3store.Config{ // the store's errors name the bucket
+		Environ: s.Env.List(), Net: s.Net,
+		MaxListObjects: s.Lists.MaxObjects, MaxListPages: s.Lists.MaxPages,
+	})
 }
 
 func openOCI(ctx context.Context, ref Ref, s Settings) (*ocistore.Store, error) {
 	store, err := ocistore.New(ctx, ref.Raw, ocistore.Config{
 		Environ: s.Env.List(), UserAgent: s.UserAgent, Parallel: s.Parallel, ClientCertificates: s.ClientCertificates,
 		Retries: s.Net.Retries, ConnectTimeout: s.Net.ConnectTimeout, HeaderTimeout: s.Net.HeaderTimeout,
-		TokenRealms: s.OCITokenRealms,
+		TokenRealms:  s.OCITokenRealms,
+		StallTimeout: s.Net.StallTimeout, SpeedLimit: s.Net.SpeedLimit, SpeedTime: s.Net.SpeedTime,
+		MaxTags: s.Lists.MaxTags, MaxListPages: s.Lists.MaxPages,
 	})
 	if err != nil {
 		return nil, inputerr.Wrap(err) // a template or layout path that cannot be used

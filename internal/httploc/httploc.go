@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -109,7 +110,7 @@ func (l Location) Size(ctx context.Context) (int64, error) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
-		return 0, fmt.Errorf("HEAD %s: %s, length %d", httpx.Redact(l.url), resp.Status, resp.ContentLength)
+		return 0, fmt.Errorf("HEAD %s: %s, length %d", httpx.Redact(l.url), excerpt.Text(resp.Status, 0), resp.ContentLength)
 	}
 	return resp.ContentLength, nil
 }

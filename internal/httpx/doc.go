@@ -21,5 +21,12 @@
 // (Locations.Check) before fetching it under WithLocation, which holds
 // its redirects and client certificates to the rule too.
 //
+// Every read from outside has the same time bounds, whatever client makes
+// it: connect and header timeouts (NewTransport), and the stall and speed
+// limits on every body, the Fetcher's own, and WatchTransport's (or
+// Watch's) for the clients the Fetcher does not send for (the S3 SDK's,
+// oras's). A server's status line appears in errors bounded and escaped
+// (package excerpt), as every quote of outside text does.
+//
 // It knows nothing about registries or mirrors.
 package httpx

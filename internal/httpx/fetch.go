@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/syncx"
 )
 
@@ -203,7 +204,7 @@ func checkContentRange(resp *http.Response, offset int64) error {
 	var start, end int64
 	var total string
 	if _, err := fmt.Sscanf(resp.Header.Get("Content-Range"), "bytes %d-%d/%s", &start, &end, &total); err != nil {
-		return fmt.Errorf("unusable Content-Range %q", resp.Header.Get("Content-Range"))
+		return fmt.Errorf("unusable Content-Range %s", excerpt.Quote(resp.Header.Get("Content-Range")))
 	}
 	if start != offset {
 		return fmt.Errorf("asked to resume at byte %d, the server sent from byte %d", offset, start)
@@ -416,7 +417,7 @@ func answerStatus(u *url.URL, resp *http.Response) (outcome, bool) {
 		return outcome{err: fmt.Errorf("%s refused to resume (416)", Redact(u)), retry: true, restart: true}, true
 	}
 	o := outcome{
-		err:   &StatusError{URL: Redact(u), StatusCode: resp.StatusCode, Status: resp.Status, OverTLS: resp.TLS != nil},
+		err:   &StatusError{URL: Redact(u), StatusCode: resp.StatusCode, Status: excerpt.Text(resp.Status, 0), OverTLS: resp.TLS != nil},
 		retry: retryableStatus(resp.StatusCode),
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {

@@ -116,7 +116,7 @@ func (t userAgentTransport) RoundTrip(req *http.Request) (*http.Response, error)
 type StatusError struct {
 	URL        string // redacted
 	StatusCode int
-	Status     string
+	Status     string // as the server sent it, bounded and escaped (excerpt.Text)
 	// OverTLS: the answer came over TLS, where a 400 is how nginx (and
 	// others) refuse a request without the client certificate they require.
 	OverTLS bool

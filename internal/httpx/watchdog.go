@@ -38,7 +38,11 @@ type watchdog struct {
 
 // watch starts a watchdog over body as f's policy says.
 func (f *Fetcher) watch(body io.Reader, cancel context.CancelCauseFunc) *watchdog {
-	p := f.Policy
+	return newWatchdog(body, cancel, f.Policy)
+}
+
+// newWatchdog starts a watchdog over body as p says.
+func newWatchdog(body io.Reader, cancel context.CancelCauseFunc, p Policy) *watchdog {
 	w := &watchdog{r: body, cancel: cancel, stallFor: p.StallTimeout, window: p.SpeedTime, rate: p.SpeedLimit}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -71,7 +72,7 @@ func (x *extractor) zipEntry(f *zip.File) error {
 	}
 	r, err := f.Open()
 	if err != nil {
-		return fmt.Errorf("read entry %q: %w", f.Name, err)
+		return fmt.Errorf("read entry %s: %w", excerpt.Quote(f.Name), err)
 	}
 	defer func() { _ = r.Close() }()
 	switch {
@@ -80,7 +81,7 @@ func (x *extractor) zipEntry(f *zip.File) error {
 	case mode&fs.ModeSymlink != 0:
 		target, err := io.ReadAll(io.LimitReader(r, maxLinkTarget+1))
 		if err != nil {
-			return fmt.Errorf("read entry %q: %w", f.Name, err)
+			return fmt.Errorf("read entry %s: %w", excerpt.Quote(f.Name), err)
 		}
 		return x.symlink(f.Name, string(target))
 	}
@@ -209,18 +210,18 @@ func (x *extractor) mkdir(raw, p string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := x.root.Mkdir(p, 0o755); err != nil {
-			return fmt.Errorf("extract %q: %w", raw, err)
+			return fmt.Errorf("extract %s: %w", excerpt.Quote(raw), err)
 		}
 		if err := x.root.Chmod(p, 0o755); err != nil { // whatever the umask
-			return fmt.Errorf("extract %q: %w", raw, err)
+			return fmt.Errorf("extract %s: %w", excerpt.Quote(raw), err)
 		}
 		return nil
 	case err != nil:
-		return fmt.Errorf("extract %q: %w", raw, err)
+		return fmt.Errorf("extract %s: %w", excerpt.Quote(raw), err)
 	case info.Mode()&fs.ModeSymlink != 0:
-		return refuse(raw, "goes through the symbolic link %q", p)
+		return refuse(raw, "goes through the symbolic link %s", excerpt.Quote(p))
 	case !info.IsDir():
-		return refuse(raw, "goes through %q, which is a %s", p, atomicfile.TypeName(info.Mode()))
+		return refuse(raw, "goes through %s, which is a %s", excerpt.Quote(p), atomicfile.TypeName(info.Mode()))
 	}
 	return nil
 }
@@ -259,7 +260,7 @@ func (x *extractor) write(raw, name string, r io.Reader, mode fs.FileMode) error
 		return refuse(raw, "is a duplicate of an entry already extracted")
 	}
 	if err != nil {
-		return fmt.Errorf("extract %q: %w", raw, err)
+		return fmt.Errorf("extract %s: %w", excerpt.Quote(raw), err)
 	}
 	n, err := io.Copy(out, io.LimitReader(r, x.left+1))
 	if err == nil {
@@ -270,7 +271,7 @@ func (x *extractor) write(raw, name string, r io.Reader, mode fs.FileMode) error
 	}
 	switch {
 	case err != nil:
-		return fmt.Errorf("extract %q: %w", raw, err)
+		return fmt.Errorf("extract %s: %w", excerpt.Quote(raw), err)
 	case n > x.left:
 		return refuse(raw, "archive unpacks to more than the limit of %d bytes", x.limits.MaxBytes)
 	}
@@ -291,16 +292,16 @@ func (x *extractor) symlink(raw, target string) error {
 	case target == "" || len(target) > maxLinkTarget || strings.ContainsAny(target, "\\\x00"):
 		return refuse(raw, "symbolic link has an empty, overlong or invalid target")
 	case strings.HasPrefix(target, "/"):
-		return refuse(raw, "symbolic link to the absolute path %q", target)
+		return refuse(raw, "symbolic link to the absolute path %s", excerpt.Quote(target))
 	}
 	if to := path.Join(path.Dir(name), target); to == ".." || strings.HasPrefix(to, "../") {
-		return refuse(raw, "symbolic link to %q leaves the package directory", target)
+		return refuse(raw, "symbolic link to %s leaves the package directory", excerpt.Quote(target))
 	}
 	if err := x.parent(raw, name); err != nil {
 		return err
 	}
 	if err := x.root.Symlink(target, name); err != nil {
-		return fmt.Errorf("extract %q: %w", raw, err)
+		return fmt.Errorf("extract %s: %w", excerpt.Quote(raw), err)
 	}
 	return nil
 }
@@ -314,18 +315,18 @@ func (x *extractor) hardlink(raw, target string, mode fs.FileMode) error {
 	}
 	to, why := entryName(target)
 	if why != "" || to == "" {
-		return refuse(raw, "hard link to %q leaves the package directory or is invalid", target)
+		return refuse(raw, "hard link to %s leaves the package directory or is invalid", excerpt.Quote(target))
 	}
 	if dir := path.Dir(to); dir != "." && !x.dirs[dir] {
-		return refuse(raw, "hard link to %q, which is not a file extracted before it", target)
+		return refuse(raw, "hard link to %s, which is not a file extracted before it", excerpt.Quote(target))
 	}
 	info, err := x.root.Lstat(to)
 	if err != nil || !info.Mode().IsRegular() {
-		return refuse(raw, "hard link to %q, which is not a file extracted before it", target)
+		return refuse(raw, "hard link to %s, which is not a file extracted before it", excerpt.Quote(target))
 	}
 	in, err := x.root.Open(to)
 	if err != nil {
-		return fmt.Errorf("extract %q: %w", raw, err)
+		return fmt.Errorf("extract %s: %w", excerpt.Quote(raw), err)
 	}
 	defer func() { _ = in.Close() }()
 	return x.write(raw, name, in, mode)

@@ -15,6 +15,7 @@ import (
 	"github.com/opentofu/svchost"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -215,11 +216,7 @@ func (s source) showOr(location string) string {
 	if s.shown != "" {
 		return s.shown
 	}
-	text := redactText(location)
-	if len(text) > 200 {
-		text = text[:200] + "..."
-	}
-	return fmt.Sprintf("%q", text)
+	return excerpt.Quote(redactText(location))
 }
 
 // checkEmptyDir refuses a dst that is not an empty directory.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // Bounds on what is kept of git's output.
@@ -297,7 +298,7 @@ func (g *gitRunner) resolve(ctx context.Context, dir, target string) (string, er
 	}
 	head := strings.TrimSpace(out)
 	if !isCommit(head) {
-		return "", fmt.Errorf("git rev-parse %s answered %q, not a commit hash", target, head)
+		return "", fmt.Errorf("git rev-parse %s answered %s, not a commit hash", target, excerpt.Quote(head))
 	}
 	return head, nil
 }

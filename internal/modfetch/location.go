@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 )
 
@@ -43,7 +44,7 @@ func parseLocation(loc string) (source, error) {
 		getter, rest = m[1], m[2]
 	}
 	if getter != "" && getter != "git" {
-		return source{}, fmt.Errorf("%s:: sources are not supported: only https archives and git::https repositories", getter)
+		return source{}, fmt.Errorf("%s:: sources are not supported: only https archives and git::https repositories", excerpt.Text(getter, 0))
 	}
 	raw, subdir := splitSubdir(rest)
 	u, err := url.Parse(raw)
@@ -101,7 +102,7 @@ func cleanSubdir(subdir string) (string, error) {
 	if subdir == "" {
 		return "", nil
 	}
-	refuse := func(why string) error { return fmt.Errorf("subdirectory %q %s", subdir, why) }
+	refuse := func(why string) error { return fmt.Errorf("subdirectory %s %s", excerpt.Quote(subdir), why) }
 	if strings.HasPrefix(subdir, "/") || strings.ContainsAny(subdir, "\\\x00") {
 		return "", refuse("is absolute or holds a backslash or NUL")
 	}
@@ -129,9 +130,9 @@ func checkTransport(u *url.URL, git bool) error {
 	case u.Scheme == "http":
 		return errors.New("plain http is not allowed (only to 127.0.0.1, ::1 or localhost, for tests): use https")
 	case git:
-		return fmt.Errorf("git over %s is not supported: only git::https", u.Scheme)
+		return fmt.Errorf("git over %s is not supported: only git::https", excerpt.Text(u.Scheme, 0))
 	}
-	return fmt.Errorf("scheme %s is not supported: only https archives and git::https repositories", u.Scheme)
+	return fmt.Errorf("scheme %s is not supported: only https archives and git::https repositories", excerpt.Text(u.Scheme, 0))
 }
 
 func isLoopback(host string) bool {
@@ -160,7 +161,7 @@ func (s *source) parseGitQuery() error {
 	}
 	if len(depths) == 1 {
 		if n, err := strconv.Atoi(depths[0]); err != nil || n < 1 {
-			return fmt.Errorf("depth %q is not a positive number", depths[0])
+			return fmt.Errorf("depth %s is not a positive number", excerpt.Quote(depths[0]))
 		}
 	}
 	s.url.RawQuery = rest
@@ -174,7 +175,7 @@ func checkRef(ref string) error {
 		strings.Contains(ref, "..") || strings.Contains(ref, "@{") ||
 		strings.ContainsFunc(ref, func(r rune) bool { return r <= ' ' || r == 0x7f || strings.ContainsRune(`~^:?*[\`, r) })
 	if bad {
-		return fmt.Errorf("ref %q is not a valid tag, branch or commit name", ref)
+		return fmt.Errorf("ref %s is not a valid tag, branch or commit name", excerpt.Quote(ref))
 	}
 	return nil
 }
@@ -190,7 +191,7 @@ func (s *source) parseArchiveKind() error {
 	case len(hints) == 1:
 		kind, ok := archiveKindOf(hints[0])
 		if !ok {
-			return fmt.Errorf("archive=%s is not supported: only zip, tar.gz and tgz", hints[0])
+			return fmt.Errorf("archive=%s is not supported: only zip, tar.gz and tgz", excerpt.Text(hints[0], 0))
 		}
 		s.archive = kind
 		return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -78,15 +79,15 @@ func resolveSubdir(dst, pattern string) (string, error) {
 		next := path.Join(found, part)
 		if strings.ContainsAny(part, "*?[") {
 			if next, err = matchOne(root, found, part); err != nil {
-				return "", fmt.Errorf("subdirectory %q: %w", pattern, err)
+				return "", fmt.Errorf("subdirectory %s: %w", excerpt.Quote(pattern), err)
 			}
 		}
 		info, err := root.Lstat(next)
 		if err != nil {
-			return "", fmt.Errorf("subdirectory %q is not in the package: %w", pattern, err)
+			return "", fmt.Errorf("subdirectory %s is not in the package: %w", excerpt.Quote(pattern), err)
 		}
 		if !info.IsDir() {
-			return "", fmt.Errorf("subdirectory %q: %s is a %s, not a directory", pattern, next, atomicfile.TypeName(info.Mode()))
+			return "", fmt.Errorf("subdirectory %s: %s is a %s, not a directory", excerpt.Quote(pattern), excerpt.Text(next, 0), atomicfile.TypeName(info.Mode()))
 		}
 		found = next
 	}
@@ -110,7 +111,7 @@ func matchOne(root *os.Root, dir, pattern string) (string, error) {
 		if dir == "." {
 			where = "the package root"
 		}
-		return "", fmt.Errorf("%q matches %d directories in %s, not one", pattern, len(matches), where)
+		return "", fmt.Errorf("%s matches %d directories in %s, not one", excerpt.Quote(pattern), len(matches), where)
 	}
 	return matches[0], nil
 }

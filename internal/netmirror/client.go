@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -31,7 +32,7 @@ var _ layout.Reader = (*Client)(nil)
 func New(base string, f *httpx.Fetcher) (*Client, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("mirror URL %q must be an http or https URL", base)
+		return nil, fmt.Errorf("mirror URL %s must be an http or https URL", excerpt.Quote(base))
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
@@ -60,7 +61,7 @@ func (c *Client) ReadFile(ctx context.Context, rel string, limit int64) ([]byte,
 		return nil, notFound(err)
 	}
 	if isClientJSON(rel) && mt != "application/json" {
-		return nil, fmt.Errorf("%s is served as %q; OpenTofu requires application/json", c.url(rel).Redacted(), mt)
+		return nil, fmt.Errorf("%s is served as %s; OpenTofu requires application/json", c.url(rel).Redacted(), excerpt.Quote(mt))
 	}
 	return data, nil
 }
@@ -90,7 +91,7 @@ func (c *Client) Stat(ctx context.Context, rel string) (layout.FileInfo, error) 
 	case resp.StatusCode == http.StatusNotFound:
 		return layout.FileInfo{}, fmt.Errorf("HEAD %s: %w", u.Redacted(), fs.ErrNotExist)
 	case resp.StatusCode != http.StatusOK:
-		return layout.FileInfo{}, fmt.Errorf("HEAD %s: %s", u.Redacted(), resp.Status)
+		return layout.FileInfo{}, fmt.Errorf("HEAD %s: %s", u.Redacted(), excerpt.Text(resp.Status, 0))
 	}
 	info := layout.FileInfo{Size: resp.ContentLength}
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httploc"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/layout"
@@ -66,7 +67,7 @@ func (h *Hashed) Describe(ctx context.Context, p addrs.Provider, v addrs.Version
 	}
 	ref, err := url.Parse(a.URL)
 	if err != nil {
-		return mirror.HashedPackage{}, fmt.Errorf("%s: %s %s %s: archive url: %w", h.Location(), p, v, plat, err)
+		return mirror.HashedPackage{}, fmt.Errorf("%s: %s %s %s: archive url: %w", h.Location(), p, v, plat, excerpt.Error(err))
 	}
 	u := h.c.url(layout.VersionPath(p, v)).ResolveReference(ref)
 	if (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || u.Host == "" {

@@ -64,6 +64,18 @@ type Config struct {
 	// HeaderTimeout bounds the wait for response headers once a request
 	// is sent; 0: 60s.
 	HeaderTimeout time.Duration
+	// StallTimeout, and SpeedLimit (bytes a second) over SpeedTime, bound
+	// every answer's body, blobs and manifests included, as they bound
+	// downloads (httpx.WatchTransport): a registry that stops sending, or
+	// trickles, fails the read that waits for it. 0: no limit.
+	StallTimeout time.Duration
+	SpeedLimit   int64
+	SpeedTime    time.Duration
+	// MaxTags bounds the tags of one repository a listing reads, and
+	// MaxListPages the pages of one listing (of tags, of referrers):
+	// past either the listing fails with ErrListTooLong. 0:
+	// DefaultMaxTags and DefaultMaxListPages.
+	MaxTags, MaxListPages int
 	// Parallel is the default of PushOptions.Parallel; 0: 4.
 	Parallel int
 	// TokenRealms are, per registry host (as in the template, lower
@@ -206,11 +218,14 @@ func (c *credentialSource) describe() string {
 
 // newHTTPClient is the client under the auth client: httpx's transport
 // (the CA store of cfg, proxies of env, bounded connect and header
-// times), retries of what may go away, and redirects that never carry
-// credentials to another origin.
+// times, and stall and speed limits on every body), retries of what may
+// go away, and redirects that never carry credentials to another origin.
 func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
 	caFile := env["SSL_CERT_FILE"]
-	policy := httpx.Policy{ConnectTimeout: cfg.ConnectTimeout, HeaderTimeout: cfg.HeaderTimeout}
+	policy := httpx.Policy{
+		ConnectTimeout: cfg.ConnectTimeout, HeaderTimeout: cfg.HeaderTimeout,
+		StallTimeout: cfg.StallTimeout, SpeedLimit: cfg.SpeedLimit, SpeedTime: cfg.SpeedTime,
+	}
 	if policy.ConnectTimeout <= 0 {
 		policy.ConnectTimeout = defaultConnectTimeout
 	}
@@ -227,7 +242,9 @@ func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
 		return nil, fmt.Errorf("SSL_CERT_FILE: %w", err)
 	}
 	tr.MaxIdleConnsPerHost = 16 // parallel uploads to one registry
-	base := httpx.PerHost(tr, cfg.ClientCertificates)
+	// Every body is watched, below the retries: an attempt that stalls
+	// fails the read waiting for it.
+	base := httpx.WatchTransport(httpx.PerHost(tr, cfg.ClientCertificates), policy)
 	retries := &retry.GenericPolicy{
 		Retryable: retryable,
 		Backoff:   retry.DefaultBackoff,

@@ -41,7 +41,15 @@
 //     connect and header timeouts), retries, and errors that say what
 //     went wrong (401, 403, an unreachable registry, an untrusted
 //     certificate, refused media types) and name the provider, version
-//     and repository;
+//     and repository, quoting what the registry said bounded and escaped
+//     (package excerpt);
+//   - the bounds on what a registry may send (bounds.go): a tag list stops
+//     at Config.MaxTags tags and a listing at Config.MaxListPages pages
+//     (ErrListTooLong), a manifest is refused before it is read when its
+//     descriptor says more than MaxManifestBytes (and never read past its
+//     descriptor's size), and every body, blobs and manifests included,
+//     has the stall and speed limits of downloads (Config.StallTimeout,
+//     SpeedLimit, SpeedTime) besides the connect and header timeouts;
 //   - the OCI image layout: blobs through oras-go's content/oci storage,
 //     index.json written by this package atomically and in a stable
 //     order, under a file lock (atomicfile.Lock on oci-layout) that waits

@@ -184,3 +184,8 @@ func (outOfScopeError) Error() string {
 }
 
 func (outOfScopeError) Is(target error) bool { return target == ErrDenied }
+
+// ErrListTooLong means a registry's listing (a repository's tags, a
+// manifest's referrers) went on past tfmirror's bounds (Config.MaxTags,
+// Config.MaxListPages, maxReferrers): it is refused, not read to its end.
+var ErrListTooLong = errors.New("the registry's listing goes on past tfmirror's bound")

@@ -21,6 +21,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // layoutTarget is one repository kept as an OCI image layout directory:
@@ -52,7 +53,7 @@ func (l *layoutTarget) crash(what string) error {
 
 func (l *layoutTarget) blobPath(desc ocispec.Descriptor) (string, error) {
 	if err := desc.Digest.Validate(); err != nil {
-		return "", fmt.Errorf("invalid digest %q: %w", desc.Digest, err)
+		return "", fmt.Errorf("invalid digest %s: %w", excerpt.Quote(string(desc.Digest)), err)
 	}
 	return filepath.Join(l.root, ocispec.ImageBlobsDir, desc.Digest.Algorithm().String(), desc.Digest.Encoded()), nil
 }

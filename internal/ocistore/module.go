@@ -15,6 +15,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -147,7 +148,7 @@ func (s *Store) PushModule(ctx context.Context, m addrs.Module, v addrs.Version,
 func moduleManifest(sha256Hex string, size int64) ([]byte, ocispec.Descriptor, ocispec.Descriptor, error) {
 	d := digest.NewDigestFromEncoded(digest.SHA256, sha256Hex)
 	if err := d.Validate(); err != nil {
-		return nil, ocispec.Descriptor{}, ocispec.Descriptor{}, fmt.Errorf("the package's SHA-256 %q is not 64 lowercase hex digits: %w", sha256Hex, err)
+		return nil, ocispec.Descriptor{}, ocispec.Descriptor{}, fmt.Errorf("the package's SHA-256 %s is not 64 lowercase hex digits: %w", excerpt.Quote(sha256Hex), err)
 	}
 	if size < 0 {
 		return nil, ocispec.Descriptor{}, ocispec.Descriptor{}, fmt.Errorf("the package's size %d is negative", size)
@@ -206,8 +207,8 @@ func moduleTagHolds(ctx context.Context, t target, pkg ModulePackage, overwrite 
 // reads a module package, and returns its zip layer.
 func readModuleManifest(ctx context.Context, t target, desc ocispec.Descriptor) (ocispec.Descriptor, error) {
 	if desc.MediaType != ocispec.MediaTypeImageManifest {
-		return ocispec.Descriptor{}, fmt.Errorf("%w: the tag names a %q, not an image manifest (OpenTofu installs a module package only from an image manifest)",
-			ErrNotModule, desc.MediaType)
+		return ocispec.Descriptor{}, fmt.Errorf("%w: the tag names a %s, not an image manifest (OpenTofu installs a module package only from an image manifest)",
+			ErrNotModule, excerpt.Quote(desc.MediaType))
 	}
 	data, err := fetchManifest(ctx, t, desc)
 	if err != nil {
@@ -262,7 +263,7 @@ func (s *Store) OpenModule(ctx context.Context, m addrs.Module, pkg ModulePackag
 	}
 	layer := ocispec.Descriptor{MediaType: MediaTypeZip, Digest: digest.Digest(pkg.Layer), Size: pkg.Size}
 	if err := layer.Digest.Validate(); err != nil {
-		return nil, s.moduleFail("read", m, version, name, fmt.Errorf("package %q: %w", pkg.Layer, err))
+		return nil, s.moduleFail("read", m, version, name, fmt.Errorf("package %s: %w", excerpt.Quote(pkg.Layer), err))
 	}
 	rc, err := t.Fetch(ctx, layer)
 	if isNotFound(err) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -495,7 +496,7 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 // read them); problem says why it is not an OpenTofu provider index.
 func indexOf(desc ocispec.Descriptor, data []byte) (idx ocispec.Index, problem string) {
 	if desc.MediaType != ocispec.MediaTypeImageIndex {
-		return ocispec.Index{}, fmt.Sprintf("a %q", desc.MediaType)
+		return ocispec.Index{}, "a " + excerpt.Quote(desc.MediaType)
 	}
 	idx, err := decodeIndex(data)
 	if err != nil {
@@ -565,8 +566,8 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 	}
 	if old.Provenance.KeyID != add.Provenance.KeyID || !slices.Equal(oldKeys, keys) {
 		if refuse {
-			conflicts = append(conflicts, fmt.Sprintf("the release was verified with other signing keys in the registry (key %q) than in the publication (key %q)",
-				old.Provenance.KeyID, add.Provenance.KeyID))
+			conflicts = append(conflicts, fmt.Sprintf("the release was verified with other signing keys in the registry (key %s) than in the publication (key %q)",
+				excerpt.Quote(old.Provenance.KeyID), add.Provenance.KeyID))
 		}
 	}
 	out.Provenance.KeyID, out.Provenance.SigningKeys = add.Provenance.KeyID, keys

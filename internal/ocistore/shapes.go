@@ -13,6 +13,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -138,13 +139,13 @@ func targetPlatform(d ocispec.Descriptor) (addrs.Platform, bool) {
 func decodeIndex(data []byte) (ocispec.Index, error) {
 	var idx ocispec.Index
 	if err := json.Unmarshal(data, &idx); err != nil {
-		return idx, fmt.Errorf("the index is not JSON: %w", err)
+		return idx, fmt.Errorf("the index is not JSON: %w", excerpt.Error(err))
 	}
 	if idx.MediaType != ocispec.MediaTypeImageIndex {
-		return idx, fmt.Errorf("the index's mediaType is %q, not %q", idx.MediaType, ocispec.MediaTypeImageIndex)
+		return idx, fmt.Errorf("the index's mediaType is %s, not %q", excerpt.Quote(idx.MediaType), ocispec.MediaTypeImageIndex)
 	}
 	if idx.ArtifactType != ArtifactTypeProvider {
-		return idx, fmt.Errorf("the index's artifactType is %q, not %q", idx.ArtifactType, ArtifactTypeProvider)
+		return idx, fmt.Errorf("the index's artifactType is %s, not %q", excerpt.Quote(idx.ArtifactType), ArtifactTypeProvider)
 	}
 	return idx, nil
 }
@@ -161,13 +162,13 @@ func zipLayer(data []byte) (ocispec.Descriptor, error) {
 func zipLayerOf(data []byte, artifactType, what string) (ocispec.Descriptor, error) {
 	var m ocispec.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("the %s is not JSON: %w", what, err)
+		return ocispec.Descriptor{}, fmt.Errorf("the %s is not JSON: %w", what, excerpt.Error(err))
 	}
 	if m.MediaType != ocispec.MediaTypeImageManifest {
-		return ocispec.Descriptor{}, fmt.Errorf("the %s's mediaType is %q, not %q", what, m.MediaType, ocispec.MediaTypeImageManifest)
+		return ocispec.Descriptor{}, fmt.Errorf("the %s's mediaType is %s, not %q", what, excerpt.Quote(m.MediaType), ocispec.MediaTypeImageManifest)
 	}
 	if m.ArtifactType != artifactType {
-		return ocispec.Descriptor{}, fmt.Errorf("the %s's artifactType is %q, not %q", what, m.ArtifactType, artifactType)
+		return ocispec.Descriptor{}, fmt.Errorf("the %s's artifactType is %s, not %q", what, excerpt.Quote(m.ArtifactType), artifactType)
 	}
 	var zips []ocispec.Descriptor
 	for _, l := range m.Layers {
@@ -182,7 +183,7 @@ func zipLayerOf(data []byte, artifactType, what string) (ocispec.Descriptor, err
 		return ocispec.Descriptor{}, fmt.Errorf("the %s has %d %s layers; OpenTofu requires exactly one", what, len(zips), MediaTypeZip)
 	}
 	if zips[0].Digest.Algorithm() != digest.SHA256 || zips[0].Digest.Validate() != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("the package layer's digest %q is not a sha256 digest", zips[0].Digest)
+		return ocispec.Descriptor{}, fmt.Errorf("the package layer's digest %s is not a sha256 digest", excerpt.Quote(string(zips[0].Digest)))
 	}
 	return zips[0], nil
 }
@@ -257,10 +258,10 @@ type blob struct {
 func decodeProvenanceManifest(data []byte) (sums, sig, prov ocispec.Descriptor, err error) {
 	var m ocispec.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return sums, sig, prov, fmt.Errorf("the provenance manifest is not JSON: %w", err)
+		return sums, sig, prov, fmt.Errorf("the provenance manifest is not JSON: %w", excerpt.Error(err))
 	}
 	if m.ArtifactType != ArtifactTypeProvenance {
-		return sums, sig, prov, fmt.Errorf("the provenance manifest's artifactType is %q, not %q", m.ArtifactType, ArtifactTypeProvenance)
+		return sums, sig, prov, fmt.Errorf("the provenance manifest's artifactType is %s, not %q", excerpt.Quote(m.ArtifactType), ArtifactTypeProvenance)
 	}
 	for _, l := range m.Layers {
 		var slot *ocispec.Descriptor

@@ -24,6 +24,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/environ"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -291,7 +292,11 @@ func (s *Store) target(who, name, host, path string) (target, error) {
 		// registry's garbage collection rather than deleted (many
 		// registries do not allow deletes).
 		repo.SkipReferrersGC = true
-		t = &remoteTarget{repo: repo}
+		// A registry whose listings never end is not followed to their
+		// end: oras stops after the pages, remoteTarget after the tags.
+		repo.TagListMaxPages = s.maxListPages()
+		repo.ReferrerListMaxPages = s.maxListPages()
+		t = &remoteTarget{repo: repo, maxTags: s.maxTags(), maxPages: s.maxListPages()}
 	}
 	s.targets[name] = t
 	return t, nil
@@ -334,15 +339,20 @@ func (s *Store) explain(e *Error, err error) error {
 	}
 	repo := e.Repository
 	kind := classify(err)
+	// What the registry said (its error messages, a decoder's complaint
+	// about its answer) is quoted bounded and escaped; the notes below
+	// are the store's own.
+	raw := err
+	err = excerpt.Error(err)
 	if errors.Is(kind, ErrNoCredentials) || errors.Is(kind, ErrUnauthorized) {
 		if host, ok := s.hostOf(repo); ok {
 			s.mu.Lock()
 			c := s.clients[host]
 			s.mu.Unlock()
 			switch {
-			case c != nil && errors.Is(kind, ErrUnauthorized) && outOfScope(err, host, c) && c.creds.given.Load():
+			case c != nil && errors.Is(kind, ErrUnauthorized) && outOfScope(raw, host, c) && c.creds.given.Load():
 				kind = ErrOutOfScope
-			case c != nil && errors.Is(kind, ErrUnauthorized) && outOfScope(err, host, c):
+			case c != nil && errors.Is(kind, ErrUnauthorized) && outOfScope(raw, host, c):
 				// An anonymous token: the registry wants credentials.
 				kind = ErrNoCredentials
 				err = fmt.Errorf("%w (credentials for %s were looked for in: %s)", err, host, c.creds.describe())
@@ -521,7 +531,7 @@ func readRelease(ctx context.Context, t target, desc ocispec.Descriptor, data []
 // it): the entry of each platform's manifest, as OpenTofu selects them.
 func decodeTargets(desc ocispec.Descriptor, data []byte) (map[addrs.Platform]ocispec.Descriptor, error) {
 	if desc.MediaType != ocispec.MediaTypeImageIndex {
-		return nil, shapeError("the tag names a %q, not an image index", desc.MediaType)
+		return nil, shapeError("the tag names a %s, not an image index", excerpt.Quote(desc.MediaType))
 	}
 	idx, err := decodeIndex(data)
 	if err != nil {

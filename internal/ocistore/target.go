@@ -3,12 +3,13 @@ package ocistore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 )
 
@@ -44,6 +45,9 @@ type target interface {
 // remoteTarget is a repository of a registry.
 type remoteTarget struct {
 	repo *remote.Repository
+	// maxTags bounds the tags Tags reads, maxPages the pages of a
+	// listing (the repository stops after them too).
+	maxTags, maxPages int
 }
 
 func (r *remoteTarget) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
@@ -86,16 +90,48 @@ func (r *remoteTarget) FetchIndex(ctx context.Context, tag string) (ocispec.Desc
 	return desc, data, err
 }
 
+// Tags reads the tag list page by page, and refuses one of more than
+// maxTags tags or maxPages pages (ErrListTooLong) as soon as it knows.
 func (r *remoteTarget) Tags(ctx context.Context) ([]string, error) {
-	return registry.Tags(ctx, r.repo)
+	var out []string
+	err := r.repo.Tags(ctx, "", func(tags []string) error {
+		if len(out)+len(tags) > r.maxTags {
+			return fmt.Errorf("%w: the tag list goes on past %d tags (the manifest's settings max_repository_tags raises the bound)", ErrListTooLong, r.maxTags)
+		}
+		out = append(out, tags...)
+		return nil
+	})
+	if errors.Is(err, errdef.ErrTooManyPages) {
+		return nil, fmt.Errorf("%w: the tag list goes on past %d pages (%d tags so far; the manifest's settings max_list_pages raises the bound)", ErrListTooLong, r.maxPages, len(out))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (r *remoteTarget) PushTagged(ctx context.Context, desc ocispec.Descriptor, data []byte, tag string) error {
 	return r.repo.PushReference(ctx, desc, bytes.NewReader(data), tag)
 }
 
+// Referrers lists the referrers page by page, and refuses more than
+// maxReferrers of them or maxPages pages (ErrListTooLong).
 func (r *remoteTarget) Referrers(ctx context.Context, desc ocispec.Descriptor, artifactType string) ([]ocispec.Descriptor, error) {
-	return registry.Referrers(ctx, r.repo, desc, artifactType)
+	var out []ocispec.Descriptor
+	err := r.repo.Referrers(ctx, desc, artifactType, func(refs []ocispec.Descriptor) error {
+		if len(out)+len(refs) > maxReferrers {
+			return fmt.Errorf("%w: %s has more than %d referrers", ErrListTooLong, desc.Digest, maxReferrers)
+		}
+		out = append(out, refs...)
+		return nil
+	})
+	if errors.Is(err, errdef.ErrTooManyPages) {
+		return nil, fmt.Errorf("%w: the referrers of %s go on past %d pages", ErrListTooLong, desc.Digest, r.maxPages)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (r *remoteTarget) PushReferrer(ctx context.Context, desc ocispec.Descriptor, data []byte, subject ocispec.Descriptor) error {

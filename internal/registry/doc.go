@@ -18,7 +18,13 @@
 // fetched under it (redirects included). A module download location is
 // returned with who named it (mirror.ModuleLocation); its fetcher holds
 // it to the same rule. URLs appear in errors, and as the
-// locations' String, only as httpx.Redact shows them. It reads the
+// locations' String, only as httpx.Redact shows them. Every document is
+// bounded before it is parsed: by size (maxVersionsBytes,
+// maxDownloadBytes, through httpx's Document) and, for versions
+// documents, by what they list (maxVersions versions, maxPlatforms
+// platforms a version, maxModules modules), refused while decoding; an
+// error quotes what a registry sent only as an excerpt (package excerpt:
+// at most 200 bytes, control characters escaped). It reads the
 // package size OpenTofu 1.12 registries announce (the "packages" field)
 // into mirror.PackageMeta. It does not verify signatures or checksums:
 // that is package mirror's job. API calls and downloads are retried as

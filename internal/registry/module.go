@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -44,17 +43,19 @@ func (c *Client) ModuleVersions(ctx context.Context, m addrs.Module) (addrs.Vers
 	return list, nil
 }
 
-// parseModuleVersions parses a module versions document.
+// parseModuleVersions parses a module versions document
+// (regproto.ModuleVersions), of at most maxModules modules of at most
+// maxVersions versions each.
 func parseModuleVersions(data []byte) (addrs.VersionList, error) {
-	var doc regproto.ModuleVersions
-	if err := json.Unmarshal(data, &doc); err != nil {
+	doc := newModuleVersions()
+	if err := decodeJSON(data, &doc); err != nil {
 		return nil, err
 	}
-	if len(doc.Modules) == 0 {
+	if len(doc.Modules.items) == 0 {
 		return nil, fmt.Errorf("it lists no module: %w", ErrModuleUnknown)
 	}
 	list := addrs.VersionList{}
-	for _, entry := range doc.Modules[0].Versions {
+	for _, entry := range doc.Modules.items[0].Versions.items {
 		// OpenTofu warns about an invalid version and ignores it.
 		if v, err := addrs.ParseVersion(entry.Version); err == nil {
 			list = append(list, v)
@@ -151,7 +152,7 @@ func (a *downloadAnswer) location(body []byte) (string, error) {
 	loc := a.header
 	if a.status == http.StatusOK {
 		var doc regproto.ModuleDownload
-		if err := json.Unmarshal(body, &doc); err != nil {
+		if err := decodeJSON(body, &doc); err != nil {
 			return "", fmt.Errorf("parse JSON body: %w", err)
 		}
 		if doc.Location != "" {

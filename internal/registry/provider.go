@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"path"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httploc"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/regproto"
@@ -38,15 +38,16 @@ func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs
 	return list, nil
 }
 
-// parseVersions parses a versions document. Like OpenTofu, one invalid
-// version string fails the whole list.
+// parseVersions parses a versions document (regproto.Versions), of at
+// most maxVersions versions of at most maxPlatforms platforms each. Like
+// OpenTofu, one invalid version string fails the whole list.
 func parseVersions(data []byte) (addrs.VersionList, error) {
-	var doc regproto.Versions
-	if err := json.Unmarshal(data, &doc); err != nil {
+	doc := newProviderVersions()
+	if err := decodeJSON(data, &doc); err != nil {
 		return nil, err
 	}
-	list := make(addrs.VersionList, 0, len(doc.Versions))
-	for _, entry := range doc.Versions {
+	list := make(addrs.VersionList, 0, len(doc.Versions.items))
+	for _, entry := range doc.Versions.items {
 		v, err := addrs.ParseVersion(entry.Version)
 		if err != nil {
 			return nil, err
@@ -86,7 +87,7 @@ func (c *Client) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Vers
 // docURL; the files it names are fetched with f.
 func parseDownload(data []byte, docURL *url.URL, plat addrs.Platform, f *httpx.Fetcher) (mirror.PackageMeta, error) {
 	var doc regproto.Download
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := decodeJSON(data, &doc); err != nil {
 		return mirror.PackageMeta{}, err
 	}
 	meta, err := packageMeta(doc, docURL, plat, f)
@@ -135,7 +136,7 @@ func announcedSize(pkgs map[string]regproto.Package, plat addrs.Platform, sum [s
 	want := hashing.ZH(sum)
 	for _, h := range info.Hashes {
 		if strings.HasPrefix(h, "zh:") && !strings.EqualFold(h, string(want)) {
-			return 0, fmt.Errorf("%s: hash %q does not match the shasum field %s", plat, h, want)
+			return 0, fmt.Errorf("%s: hash %s does not match the shasum field %s", plat, excerpt.Quote(h), want)
 		}
 	}
 	return info.PackageSize, nil
@@ -145,7 +146,7 @@ func announcedSize(pkgs map[string]regproto.Package, plat addrs.Platform, sum [s
 // locations fetched with f.
 func packageMeta(d regproto.Download, docURL *url.URL, plat addrs.Platform, f *httpx.Fetcher) (mirror.PackageMeta, error) {
 	if d.OS != plat.OS || d.Arch != plat.Arch {
-		return mirror.PackageMeta{}, fmt.Errorf("asked for %s, the registry answered for %s_%s", plat, d.OS, d.Arch)
+		return mirror.PackageMeta{}, fmt.Errorf("asked for %s, the registry answered for %s", plat, excerpt.Text(d.OS+"_"+d.Arch, 0))
 	}
 	if err := checkProtocols(d.Protocols); err != nil {
 		return mirror.PackageMeta{}, err
@@ -213,12 +214,12 @@ func checkProtocols(protocols []string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("the package speaks plugin protocols %s; OpenTofu supports 5 and 6", strings.Join(protocols, ", "))
+	return fmt.Errorf("the package speaks plugin protocols %s; OpenTofu supports 5 and 6", excerpt.Text(strings.Join(protocols, ", "), 0))
 }
 
 func checkFilename(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return fmt.Errorf("invalid filename %q", name)
+		return fmt.Errorf("invalid filename %s", excerpt.Quote(name))
 	}
 	return nil
 }

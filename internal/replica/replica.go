@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -396,7 +397,7 @@ func (w *writer) download(p addrs.Provider, v addrs.Version, plat addrs.Platform
 	}
 	digest, ok := rel.sums[prov.Filename]
 	if !ok {
-		w.fail(pkg, fmt.Sprintf("the kept SHA256SUMS has no line for %q", prov.Filename), nil)
+		w.fail(pkg, fmt.Sprintf("the kept SHA256SUMS has no line for %s", excerpt.Quote(prov.Filename)), nil)
 		return regproto.Download{}, false
 	}
 	if prov.ZH != "" && prov.ZH != hashing.ZH(digest) {

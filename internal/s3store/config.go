@@ -7,7 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
+	gonet "net"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,8 +25,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/tfmirror/tfmirror/internal/environ"
+	"github.com/tfmirror/tfmirror/internal/httpx"
 )
 
 // Config is what New needs besides the URI: what library code may not
@@ -93,6 +95,24 @@ type Config struct {
 	// refreshing it is respected before another writer may take it over.
 	// Zero: DefaultLockLease.
 	LockLease time.Duration
+	// Net bounds the time of every request as it bounds downloads:
+	// ConnectTimeout the connection and the TLS handshake (0: 10s),
+	// HeaderTimeout the wait for an answer's headers, and StallTimeout and
+	// SpeedLimit over SpeedTime every answer's body, an object's content
+	// included (httpx.Watch): a store that stops sending, or trickles,
+	// fails the read that waits for it. Zero fields are no limit (but the
+	// connect timeout's default); the connect and header timeouts apply
+	// to the default client only. Retries and MaxBodyBytes are not used:
+	// the store has its own retries, and every read its own size limit.
+	Net httpx.Policy
+	// MaxListObjects and MaxListPages bound one listing (of the tree, of
+	// the writers' leases, of interrupted uploads): past either it fails
+	// with ErrListTooLong. Zero: DefaultMaxListObjects and
+	// DefaultMaxListPages.
+	MaxListObjects, MaxListPages int
+	// MaxListPageBytes bounds the answer to one listing request: a longer
+	// one fails with ErrAnswerTooLarge. Zero: DefaultMaxListPageBytes.
+	MaxListPageBytes int64
 }
 
 const (
@@ -186,13 +206,16 @@ func loadConfig(ctx context.Context, c Config) (clientConfig, error) {
 		config.WithRequestChecksumCalculation(reqSum),
 		config.WithResponseChecksumValidation(respSum),
 		config.WithRetryer(newRetryer),
+		// The SDK's warnings (a body it could not drain, say) would go to
+		// the process's stderr; what matters reaches the caller as errors.
+		config.WithLogger(logging.Nop{}),
 	)
 
 	// A client of the caller's is set once the configuration is loaded:
 	// the SDK would try to add a CA bundle of the process environment to
 	// it, which it cannot do to any client but its own.
 	if c.HTTPClient == nil {
-		client, pem, err := defaultHTTPClient(c, env)
+		client, pem, err := defaultHTTPClient(c, env, c.Net)
 		if err != nil {
 			return clientConfig{}, err
 		}
@@ -225,6 +248,9 @@ func loadConfig(ctx context.Context, c Config) (clientConfig, error) {
 	if c.HTTPClient != nil {
 		cfg.HTTPClient = c.HTTPClient
 	}
+	// Bounded once the SDK has configured its client (above): it only
+	// configures a client of its own type.
+	cfg.HTTPClient = boundedClient{next: cfg.HTTPClient, net: c.Net, maxPage: orDefault(c.MaxListPageBytes, DefaultMaxListPageBytes)}
 	if tokenFile, role := env["AWS_WEB_IDENTITY_TOKEN_FILE"], env["AWS_ROLE_ARN"]; !staticKeys && tokenFile != "" && role != "" {
 		session := env["AWS_ROLE_SESSION_NAME"]
 		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewWebIdentityRoleProvider(
@@ -247,6 +273,7 @@ func loadConfig(ctx context.Context, c Config) (clientConfig, error) {
 		if o.BaseEndpoint != nil {
 			o.UsePathStyle = true
 		}
+		o.APIOptions = append(o.APIOptions, excerptErrors)
 	}
 	return clientConfig{aws: cfg, s3Opts: []func(*s3.Options){s3Opt}}, nil
 }
@@ -288,10 +315,11 @@ func responseChecksum(v string) (aws.ResponseChecksumValidation, error) {
 	return 0, fmt.Errorf("AWS_RESPONSE_CHECKSUM_VALIDATION=%q: want when_required or when_supported", v)
 }
 
-// defaultHTTPClient returns the SDK's client with a bounded connect
-// timeout and the CA bundle and proxies of c and env, and the CA bundle's
-// PEM if there is one.
-func defaultHTTPClient(c Config, env environ.Env) (*awshttp.BuildableClient, []byte, error) {
+// defaultHTTPClient returns the SDK's client with bounded connect, TLS
+// handshake and header times (net's, the connect timeout dialTimeout by
+// default) and the CA bundle and proxies of c and env, and the CA
+// bundle's PEM if there is one.
+func defaultHTTPClient(c Config, env environ.Env, net httpx.Policy) (*awshttp.BuildableClient, []byte, error) {
 	caFile, source := c.CAFile, "CA file"
 	if caFile == "" {
 		caFile, source = env["AWS_CA_BUNDLE"], "AWS_CA_BUNDLE"
@@ -315,9 +343,15 @@ func defaultHTTPClient(c Config, env environ.Env) (*awshttp.BuildableClient, []b
 		}
 	}
 	proxy := env.Proxy()
+	connect := net.ConnectTimeout
+	if connect <= 0 {
+		connect = dialTimeout
+	}
 	return awshttp.NewBuildableClient().
-		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
+		WithDialerOptions(func(d *gonet.Dialer) { d.Timeout = connect }).
 		WithTransportOptions(func(tr *http.Transport) {
+			tr.TLSHandshakeTimeout = connect
+			tr.ResponseHeaderTimeout = net.HeaderTimeout
 			tr.Proxy = proxy
 			if pool != nil {
 				if tr.TLSClientConfig == nil {

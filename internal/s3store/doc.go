@@ -24,7 +24,15 @@
 //   - the store's locks, lease objects under layout.PrivateDirName
 //     written with conditional requests: a lease per publishing writer,
 //     taken at its first write, and the exclusive lock of prune (see
-//     lock.go).
+//     lock.go);
+//   - the bounds on what the store may send (bounds.go): every paginated
+//     listing stops at MaxListPages pages and MaxListObjects objects
+//     (ErrListTooLong), a listing page's answer at DefaultMaxListPageBytes
+//     and any other answer but an object's content at 1 MiB
+//     (ErrAnswerTooLarge); every request has the time bounds of downloads
+//     (Config.Net: connect and header timeouts, and the stall and speed
+//     limits on every body, objects included); and every error quotes the
+//     store's answer bounded and escaped (package excerpt).
 //
 // It does not know which files a mirror tree holds, what they mean, or in
 // which order they must become visible: package layout decides that

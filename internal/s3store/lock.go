@@ -233,10 +233,17 @@ func (s *Store) livePublishers(ctx context.Context) ([]lockInfo, error) {
 	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
 		Bucket: aws.String(s.bucket), Prefix: aws.String(s.prefix + writersDir),
 	})
+	bound := listBound{s: s, what: "list the publishing writers in " + s.url(s.prefix+writersDir)}
 	for pages.HasMorePages() {
+		if err := bound.next(); err != nil {
+			return nil, err
+		}
 		page, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list the publishing writers: %w", s.fail(s.prefix+writersDir, err))
+		}
+		if err := bound.add(len(page.Contents)); err != nil {
+			return nil, err
 		}
 		for _, o := range page.Contents {
 			key := aws.ToString(o.Key)

@@ -52,6 +52,8 @@ type Store struct {
 	documentCC  string
 	lease       time.Duration
 
+	maxListObjects, maxListPages int
+
 	mu   sync.Mutex
 	held *heldLock  // the exclusive lock while this instance holds it
 	pub  *publisher // the Publish lock while this instance holds it
@@ -85,6 +87,9 @@ func New(ctx context.Context, uri string, cfg Config) (*Store, error) {
 		immutableCC: cacheControl(cfg.ImmutableCacheControl, env[EnvImmutableCacheControl], DefaultImmutableCacheControl),
 		documentCC:  cacheControl(cfg.DocumentCacheControl, env[EnvDocumentCacheControl], DefaultDocumentCacheControl),
 		lease:       cfg.LockLease,
+
+		maxListObjects: orDefault(cfg.MaxListObjects, DefaultMaxListObjects),
+		maxListPages:   orDefault(cfg.MaxListPages, DefaultMaxListPages),
 	}
 	if s.lease <= 0 {
 		s.lease = DefaultLockLease
@@ -549,25 +554,55 @@ func (s *Store) Delete(ctx context.Context, rel string) error {
 
 // List returns every object below the directory dir ("" for the whole
 // tree), sorted, relative to the tree's root, leaving out the private
-// directory and "directory marker" keys ending in a slash.
+// directory and "directory marker" keys ending in a slash. A listing
+// longer than the store's bounds (Config.MaxListObjects,
+// Config.MaxListPages) is an error wrapping ErrListTooLong.
 func (s *Store) List(ctx context.Context, dir string) ([]string, error) {
+	var out []string
+	err := s.list(ctx, dir, func(rel string, _ int64) { out = append(out, rel) })
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// ListSizes is List with the size the listing gives each object: what a
+// reader that copies the objects may expect to read of each.
+func (s *Store) ListSizes(ctx context.Context, dir string) (map[string]int64, error) {
+	out := map[string]int64{}
+	err := s.list(ctx, dir, func(rel string, size int64) { out[rel] = size })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// list calls found with each object List lists and its size.
+func (s *Store) list(ctx context.Context, dir string, found func(rel string, size int64)) error {
 	prefix := s.prefix
 	if dir = strings.TrimSuffix(dir, "/"); dir != "" {
 		key, err := s.key(dir)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		prefix = key + "/"
 	}
-	var out []string
 	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
 		Bucket: aws.String(s.bucket),
 		Prefix: aws.String(prefix),
 	})
+	bound := listBound{s: s, what: "list " + s.url(prefix)}
 	for pages.HasMorePages() {
+		if err := bound.next(); err != nil {
+			return err
+		}
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", s.url(prefix), err)
+			return fmt.Errorf("list %s: %w", s.url(prefix), err)
+		}
+		if err := bound.add(len(page.Contents)); err != nil {
+			return err
 		}
 		for _, o := range page.Contents {
 			rel, ok := strings.CutPrefix(aws.ToString(o.Key), s.prefix)
@@ -575,11 +610,10 @@ func (s *Store) List(ctx context.Context, dir string) ([]string, error) {
 				rel == layout.PrivateDirName || strings.HasPrefix(rel, layout.PrivateDirName+"/") {
 				continue
 			}
-			out = append(out, rel)
+			found(rel, aws.ToInt64(o.Size))
 		}
 	}
-	slices.Sort(out)
-	return out, nil
+	return nil
 }
 
 // serverTime is the Date of a request's answer, the store's clock; ok is

@@ -129,13 +129,20 @@ func (s *Store) abortUploads(ctx context.Context, olderThan time.Duration) error
 		Bucket: aws.String(s.bucket),
 		Prefix: aws.String(s.prefix),
 	})
+	bound := listBound{s: s, what: "list interrupted uploads under " + s.Location()}
 	for pages.HasMorePages() {
+		if err := bound.next(); err != nil {
+			return err
+		}
 		page, err := pages.NextPage(ctx)
 		if err != nil {
 			if isRefused(err) || statusCode(err) == 501 {
 				return nil
 			}
 			return fmt.Errorf("list interrupted uploads under %s: %w", s.Location(), err)
+		}
+		if err := bound.add(len(page.Uploads)); err != nil {
+			return err
 		}
 		for _, u := range page.Uploads {
 			if olderThan > 0 && (u.Initiated == nil || time.Since(*u.Initiated) < olderThan) {

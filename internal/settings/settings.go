@@ -67,6 +67,9 @@ type Settings struct {
 	// versions, calls per module (the manifest's max_module_depth,
 	// max_modules and max_module_calls).
 	ModuleTree mirror.ModuleTreeLimits
+	// Lists bound the paginated listings read from outside: a bucket's
+	// objects, an OCI repository's tags.
+	Lists ListLimits
 	// Parallel bounds concurrent transfers (--parallel); 0 means each
 	// adapter's default.
 	Parallel int
@@ -79,6 +82,23 @@ type Settings struct {
 	CacheDir string
 	// Now is the clock of the cool-down; nil means time.Now.
 	Now func() time.Time
+}
+
+// ListLimits bound one paginated listing read from outside, so that a
+// store or registry whose listing never ends cannot keep a command
+// listing: past a bound the listing fails with an error naming it. A
+// zero field means the adapter's default (s3store.DefaultMaxListPages,
+// s3store.DefaultMaxListObjects, ocistore.DefaultMaxTags).
+type ListLimits struct {
+	// MaxPages bounds the pages of one listing (the manifest's settings
+	// max_list_pages).
+	MaxPages int
+	// MaxObjects bounds the objects of one bucket listing
+	// (max_bucket_objects).
+	MaxObjects int
+	// MaxTags bounds the tags of one OCI repository
+	// (max_repository_tags).
+	MaxTags int
 }
 
 // Upstream is one method of the provider_installation block: where the

@@ -85,6 +85,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	report, err := bundle.Create(ctx, bundle.CreateOptions{
 		Mirror: tree, Out: opts.Out, LockFiles: lockFiles, SignKey: key, LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits,
 		ModuleLimits: s.ModuleLimits,
+		MaxFileBytes: s.Net.MaxBodyBytes,
 	})
 	if errors.Is(err, bundle.ErrEmptyMirror) {
 		err = inputerr.Wrap(fmt.Errorf("%s: %w", ref, err))

@@ -1,0 +1,89 @@
+package ocistore_test
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/ocistore"
+	"github.com/tfmirror/tfmirror/internal/testutil/hostileoci"
+)
+
+// hostileStore pushes hashicorp/foo 1.0.0 into a real registry and opens
+// it through a hostile proxy, with cfg's bounds.
+func hostileStore(t *testing.T, cfg ocistore.Config) (*ocistore.Store, *hostileoci.Proxy) {
+	t.Helper()
+	srv, _, _ := pushedFoo(t)
+	proxy := hostileoci.Start(t, srv.CA, srv.URL())
+	cfg.Environ = []string{
+		"SSL_CERT_FILE=" + srv.CAFile, "HOME=" + t.TempDir(),
+		ocistore.EnvUsername + "=" + srv.Username, ocistore.EnvPassword + "=" + srv.Password,
+	}
+	s, err := ocistore.New(t.Context(), "oci://"+proxy.Host+"/tf/${hostname}/${namespace}/${type}", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, proxy
+}
+
+// A tag list whose pages always have a next one stops at the bound on
+// pages, or on tags, with an error naming the provider, the repository
+// and the bound.
+func TestEndlessTagList(t *testing.T) {
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	for _, tt := range []struct {
+		name  string
+		cfg   ocistore.Config
+		pages int64
+		want  string
+	}{
+		{"pages", ocistore.Config{MaxListPages: 5}, 5, "the tag list goes on past 5 pages (5000 tags so far"},
+		{"tags", ocistore.Config{MaxTags: 2500}, 3, "the tag list goes on past 2500 tags"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, proxy := hostileStore(t, tt.cfg)
+			proxy.Set(hostileoci.EndlessTags)
+			_, err := s.Versions(t.Context(), foo)
+			if !errors.Is(err, ocistore.ErrListTooLong) {
+				t.Fatalf("Versions: %v, want ErrListTooLong", err)
+			}
+			for _, want := range []string{"list the versions of registry.opentofu.org/hashicorp/foo in " + proxy.Host + "/tf/registry.opentofu.org/hashicorp/foo", tt.want} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the error does not say %q: %v", want, err)
+				}
+			}
+			if got := proxy.Pages(); got != tt.pages {
+				t.Errorf("%d pages asked for, want %d", got, tt.pages)
+			}
+		})
+	}
+}
+
+// A blob that stops coming half-way fails the read within the stall
+// timeout.
+func TestBlobStall(t *testing.T) {
+	const stall = 500 * time.Millisecond
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	s, proxy := hostileStore(t, ocistore.Config{StallTimeout: stall})
+	proxy.Set(hostileoci.StallBlobs)
+	rc, err := s.OpenArchive(t.Context(), foo, addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	began := time.Now()
+	_, err = io.Copy(io.Discard, rc)
+	if !errors.Is(err, httpx.ErrStalled) {
+		t.Fatalf("reading the archive: %v, want ErrStalled", err)
+	}
+	if !strings.Contains(err.Error(), "no data for 500ms") {
+		t.Errorf("the error does not name the limit: %v", err)
+	}
+	if d := time.Since(began); d > 10*stall {
+		t.Errorf("the read gave up after %s", d)
+	}
+}
