@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/notify"
 )
 
 // ErrLocked means another process holds a lock Lock or Root.Lock waited
@@ -124,10 +126,17 @@ func (t *Root) SameFile(rel string, f *os.File) (bool, error) {
 // messages call the lock; holder, if not nil, reads who holds it.
 func lockFile(ctx context.Context, f *os.File, name string, wait time.Duration, holder func(*os.File) string) error {
 	deadline := time.Now().Add(wait)
-	for {
+	for told := false; ; told = true {
 		err := tryLock(f)
 		if err == nil {
 			return nil
+		}
+		if !told && errors.Is(err, ErrLocked) && wait > 0 {
+			by := ""
+			if holder != nil {
+				by = holder(f)
+			}
+			notify.Wait(ctx, "the lock of "+name, by, wait)
 		}
 		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
 			if holder == nil {

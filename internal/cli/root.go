@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/internal/app"
+	"github.com/tfmirror/tfmirror/internal/notify"
 	"github.com/tfmirror/tfmirror/internal/output"
 	"github.com/tfmirror/tfmirror/internal/settings"
 )
@@ -58,6 +59,21 @@ func (env Env) printer(cmd *cobra.Command) *output.Printer {
 	return s.printer
 }
 
+// waits shows the retries and waits of a command (notify) through the
+// run's printer, made on first use.
+type waits struct {
+	env Env
+	cmd *cobra.Command
+}
+
+func (w waits) Retry(url string, attempt int, delay time.Duration, err error) {
+	w.env.printer(w.cmd).Retry(url, attempt, delay, err)
+}
+
+func (w waits) Wait(what, holder string, upTo time.Duration) {
+	w.env.printer(w.cmd).Wait(what, holder, upTo)
+}
+
 // Main runs tfmirror and returns its exit code. Everything it prints,
 // the final error line included, goes through output.Safe: credentials
 // the process holds (the environment's, then the settings' as commands
@@ -79,6 +95,7 @@ func Main(ctx context.Context, env Env) int {
 		env.session.json, _ = cmd.Flags().GetBool("json")
 		env.session.quiet, _ = cmd.Flags().GetBool("quiet")
 		env.session.verbose, _ = cmd.Flags().GetBool("verbose")
+		cmd.SetContext(notify.With(cmd.Context(), waits{env, cmd}))
 	}
 	root.SetArgs(env.Args)
 	cmd, err := root.ExecuteContextC(ctx)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/excerpt"
+	"github.com/tfmirror/tfmirror/internal/notify"
 	"github.com/tfmirror/tfmirror/internal/syncx"
 )
 
@@ -323,6 +324,7 @@ func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func()
 		if sleep == nil {
 			sleep = syncx.Sleep
 		}
+		notify.Retry(ctx, Redact(u), attempt+1, wait, o.err)
 		if err := sleep(ctx, wait); err != nil {
 			fail.Stopped = err
 			return fail

@@ -204,3 +204,41 @@ func merge(parts ...any) json.RawMessage {
 	}
 	return append(out, '}')
 }
+
+// Retry says that a request is tried again (notify.Handler): a "retry"
+// event with --json; for people a line with --verbose only, since a
+// retry that then works is routine.
+func (p *Printer) Retry(url string, attempt int, delay time.Duration, err error) {
+	msg := fmt.Sprintf("retrying %s in %s (attempt %d): %v", url, delay.Round(time.Millisecond), attempt, err)
+	if p.opts.JSON {
+		p.emit("retry", struct {
+			URL          string  `json:"url"`
+			Attempt      int     `json:"attempt"`
+			DelaySeconds float64 `json:"delay_seconds"`
+			Message      string  `json:"message"`
+		}{url, attempt, delay.Round(time.Millisecond).Seconds(), msg})
+		return
+	}
+	if p.opts.Verbose && !p.opts.Quiet {
+		p.say(msg)
+	}
+}
+
+// Wait says that the command waits for something another writer holds
+// (notify.Handler): a "waiting" event with --json, a line for people
+// unless quiet, since a command that seems stuck should say why.
+func (p *Printer) Wait(what, holder string, upTo time.Duration) {
+	if p.opts.JSON {
+		p.emit("waiting", struct {
+			What        string  `json:"what"`
+			Holder      string  `json:"holder,omitempty"`
+			UpToSeconds float64 `json:"up_to_seconds"`
+		}{what, holder, upTo.Round(time.Second).Seconds()})
+		return
+	}
+	msg := "waiting for " + what
+	if holder != "" {
+		msg += " (held by " + holder + ")"
+	}
+	p.Line(fmt.Sprintf("%s, up to %s", msg, upTo.Round(time.Second)))
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/tfmirror/tfmirror/internal/notify"
 	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -159,6 +160,7 @@ func (s *Store) Lock(ctx context.Context, wait time.Duration, mode layout.LockMo
 func (s *Store) takeLock(ctx context.Context, deadline time.Time, wait time.Duration) (*heldLock, error) {
 	key := s.prefix + lockKey
 	info := newLockInfo(s.lease)
+	told := false
 	for {
 		info.Refreshed = time.Now().UTC().Format(time.RFC3339)
 		etag, err := s.writeLock(ctx, key, info, aws.String("*"), nil)
@@ -194,6 +196,10 @@ func (s *Store) takeLock(ctx context.Context, deadline time.Time, wait time.Dura
 			return nil, fmt.Errorf("lock %s (waited %s; held by %s, refreshed %s ago): %w",
 				s.Location(), wait, holder, age.Round(time.Second), layout.ErrLocked)
 		}
+		if !told {
+			notify.Wait(ctx, "the lock of "+s.Location(), holder.String(), time.Until(deadline))
+			told = true
+		}
 		if err := syncx.Sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
 			return nil, fmt.Errorf("lock %s (held by %s): %w", s.Location(), holder, err)
 		}
@@ -208,6 +214,7 @@ func newLockInfo(lease time.Duration) lockInfo {
 // awaitPublishers waits, holding the exclusive lock, until no publisher's
 // lease is live, deleting the leases of publishers that died.
 func (s *Store) awaitPublishers(ctx context.Context, deadline time.Time, wait time.Duration) error {
+	told := false
 	for {
 		live, err := s.livePublishers(ctx)
 		if err != nil {
@@ -219,6 +226,10 @@ func (s *Store) awaitPublishers(ctx context.Context, deadline time.Time, wait ti
 		if !time.Now().Before(deadline) {
 			return fmt.Errorf("lock %s (waited %s for %d publishing writers to finish; one is %s): %w",
 				s.Location(), wait, len(live), live[0], layout.ErrLocked)
+		}
+		if !told {
+			notify.Wait(ctx, fmt.Sprintf("%d builds publishing into %s", len(live), s.Location()), live[0].String(), time.Until(deadline))
+			told = true
 		}
 		if err := syncx.Sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {
 			return fmt.Errorf("lock %s (waiting for %s to finish publishing): %w", s.Location(), live[0], err)
