@@ -104,6 +104,35 @@ func writeAndSync(f *os.File, data []byte) error {
 	return SyncClose(f)
 }
 
+// writeAndSyncPrivate writes data to f, flushes and closes it, leaving
+// it readable by its owner only (as CreateNew made it).
+func writeAndSyncPrivate(f *os.File, data []byte) error {
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil && !isUnsupportedSync(err) {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// WritePrivateFile is WriteFile for a secret (a private key): the file is
+// readable and writable by its owner only, from the moment it exists.
+func WritePrivateFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := MkdirAll(dir); err != nil {
+		return err
+	}
+	t, err := OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() { _ = t.Close() }()
+	return t.WritePrivate(filepath.Base(path), data)
+}
+
 // SyncClose makes f world-readable, flushes it to stable storage and closes it.
 func SyncClose(f *os.File) error {
 	if err := f.Chmod(FileMode); err != nil {

@@ -358,6 +358,16 @@ func (t *Root) CreateNew(dir, prefix string) (*os.File, string, error) {
 // same directory, synced, made world-readable, renamed into place, and
 // the directory synced.
 func (t *Root) WriteFile(rel string, data []byte) error {
+	return t.writeFile(rel, data, false)
+}
+
+// WritePrivate is WriteFile for a secret: the file stays readable and
+// writable by its owner only, from the moment it exists.
+func (t *Root) WritePrivate(rel string, data []byte) error {
+	return t.writeFile(rel, data, true)
+}
+
+func (t *Root) writeFile(rel string, data []byte, private bool) error {
 	if err := t.PrepareTarget(rel); err != nil {
 		return fmt.Errorf("write %s: %w", t.Path(rel), err)
 	}
@@ -365,7 +375,11 @@ func (t *Root) WriteFile(rel string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", t.Path(rel), err)
 	}
-	if err := writeAndSync(f, data); err != nil {
+	write := writeAndSync
+	if private {
+		write = writeAndSyncPrivate
+	}
+	if err := write(f, data); err != nil {
 		_ = t.r.Remove(filepath.FromSlash(tmp))
 		return fmt.Errorf("write %s: %w", t.Path(rel), err)
 	}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -180,6 +181,8 @@ func handler(root *os.Root, log io.Writer, stall time.Duration) http.Handler {
 			http.Error(rec, "method not allowed", http.StatusMethodNotAllowed)
 		case hidden(r.URL.Path):
 			http.NotFound(rec, r)
+		case r.URL.Path == "/" || r.URL.Path == "/"+catalogPage:
+			page(rec, r, root)
 		default:
 			w.Header().Set("Content-Type", contentType(r.URL.Path))
 			if loc, ok := moduleLocation(root, r.URL.Path); ok {
@@ -191,6 +194,27 @@ func handler(root *os.Root, log io.Writer, stall time.Duration) http.Handler {
 			fmt.Fprintf(log, "%s %s %d\n", r.Method, r.URL.Path, rec.status)
 		}
 	})
+}
+
+// catalogPage is the tree's catalog page, served at "/" too.
+const catalogPage = htmlcatalog.Path
+
+// page serves the catalog page, at "/" and at its own name (a file
+// server would redirect the second to the first).
+func page(w http.ResponseWriter, r *http.Request, root *os.Root) {
+	f, err := newSiteFS(root).Open(catalogPage)
+	if err != nil {
+		http.Error(w, "this mirror has no catalog page (tfmirror build writes index.html)", http.StatusNotFound)
+		return
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	http.ServeContent(w, r, catalogPage, info.ModTime(), f)
 }
 
 // hidden reports paths clients never need: tfmirror's private directory

@@ -4,13 +4,15 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -29,9 +31,11 @@ type Options struct {
 	CertFile  string
 	KeyFile   string
 	Hostnames []string
-	// CAOut is where a generated CA certificate goes; "" means
-	// SITE/.tfmirror/serve-ca.pem.
+	// CAOut is where a copy of the CA certificate goes, for clients; ""
+	// means none besides the kept one, SITE/.tfmirror/serve-ca.pem.
 	CAOut string
+	// NewCA replaces the kept CA with a new one.
+	NewCA bool
 	// Log, if set, gets one line per request.
 	Log io.Writer
 	// Started, if set, hears where the mirror is served once it is.
@@ -42,14 +46,42 @@ type Options struct {
 type Serving struct {
 	Root string // the directory served
 	URL  string
-	// CAFile is the CA clients must trust, when serve made one.
-	CAFile string
+	// CAFile is the CA clients must trust, when serve made one; CAOut
+	// the copy asked for, if any.
+	CAFile, CAOut string
+	// CA is that CA's certificate; NewCA says it was made by this start
+	// (clients must be given it), not kept from an earlier one.
+	CA    *x509.Certificate
+	NewCA bool
 }
 
-// Run serves until ctx ends or the server fails.
+// The kept CA, in the tree's private directory (never served): its
+// certificate with its private key, readable by the owner only, and a copy
+// of the certificate for clients, made from the first.
+const (
+	caKeyName = "serve-ca-key.pem"
+	caName    = "serve-ca.pem"
+)
+
+const (
+	// caValidity is how long a CA serve makes is valid: clients of an
+	// air-gapped network trust it once, for years.
+	caValidity = 5 * 365 * 24 * time.Hour
+	// caRenewBefore: a kept CA that expires sooner is replaced.
+	caRenewBefore = 30 * 24 * time.Hour
+	// leafValidity bounds a server certificate, made anew on every start.
+	leafValidity = 365 * 24 * time.Hour
+)
+
+// Run serves until ctx ends or the server fails. Nothing is written
+// unless the server started: a start that fails (the port is taken)
+// leaves the tree and --ca-out as they were.
 func Run(ctx context.Context, opts Options) error {
 	if (opts.CertFile == "") != (opts.KeyFile == "") {
 		return inputerr.Wrap(errors.New("--cert and --key go together"))
+	}
+	if opts.CertFile != "" && (opts.NewCA || opts.CAOut != "") {
+		return inputerr.Wrap(errors.New("--new-ca and --ca-out are for the CA serve makes, not with --cert and --key"))
 	}
 	ref, err := endpoint.Parse(opts.Site)
 	if err != nil {
@@ -63,52 +95,147 @@ func Run(ctx context.Context, opts Options) error {
 		return inputerr.Wrap(err)
 	}
 	root := tree.Location()
-	cert, caFile, err := certificate(opts, root)
+	tlsCert, ca, err := certificate(opts, root)
 	if err != nil {
 		return err
 	}
-	srv, err := serve.Start(ctx, serve.Config{Root: root, Addr: opts.Listen, Certificate: cert, Log: opts.Log})
+	srv, err := serve.Start(ctx, serve.Config{Root: root, Addr: opts.Listen, Certificate: tlsCert, Log: opts.Log})
 	if err != nil {
 		return err
+	}
+	serving := Serving{Root: root, URL: srv.URL}
+	if ca != nil {
+		if serving, err = ca.save(serving, opts.CAOut); err != nil {
+			_ = srv.Close()
+			_ = srv.Wait()
+			return err
+		}
 	}
 	if opts.Started != nil {
-		opts.Started(Serving{Root: root, URL: srv.URL, CAFile: caFile})
+		opts.Started(serving)
 	}
 	return srv.Wait()
 }
 
-// certificate loads the operator's certificate, or makes one and writes
-// its CA where clients can get it.
-func certificate(opts Options, root string) (tls.Certificate, string, error) {
+// certificate loads the operator's certificate, or issues one from the
+// kept CA (made if there is none, it expires soon, or NewCA).
+func certificate(opts Options, root string) (tls.Certificate, *keptCA, error) {
 	if opts.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(opts.CertFile, opts.KeyFile)
 		if err != nil {
-			return tls.Certificate{}, "", inputerr.Wrap(fmt.Errorf("load certificate: %w", err))
+			return tls.Certificate{}, nil, inputerr.Wrap(fmt.Errorf("load certificate: %w", err))
 		}
-		return cert, "", nil
+		return cert, nil, nil
 	}
-	hosts := opts.Hostnames
-	if len(hosts) == 0 {
-		hosts = []string{"localhost", "127.0.0.1"}
-		if h, _, err := net.SplitHostPort(opts.Listen); err == nil && h != "" && h != "localhost" && h != "127.0.0.1" && h != "0.0.0.0" {
-			hosts = append(hosts, h)
+	ca, err := loadCA(filepath.Join(root, layout.PrivateDirName), opts.NewCA)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	cert, err := ca.Issue(hostnames(opts), leafValidity)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	return cert, ca, nil
+}
+
+// hostnames are the names the server certificate is for: --hostname, or
+// localhost, 127.0.0.1 and the listen address's host.
+func hostnames(opts Options) []string {
+	if len(opts.Hostnames) > 0 {
+		return opts.Hostnames
+	}
+	hosts := []string{"localhost", "127.0.0.1"}
+	if h, _, err := net.SplitHostPort(opts.Listen); err == nil && h != "" && h != "localhost" && h != "127.0.0.1" && h != "0.0.0.0" {
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
+// keptCA is the CA of a tree's private directory dir; made says it is new
+// and not written yet.
+type keptCA struct {
+	*serve.CA
+	dir  string
+	made bool
+}
+
+// loadCA reads the kept CA of dir, or makes one when there is none, it
+// expires within caRenewBefore, or fresh is set. A kept CA that cannot be
+// read is an error naming its file: replacing it silently would break
+// every client that trusts it.
+func loadCA(dir string, fresh bool) (*keptCA, error) {
+	keyFile := filepath.Join(dir, caKeyName)
+	if !fresh {
+		data, err := readSmall(keyFile)
+		switch {
+		case err == nil:
+			ca, err := serve.ParseCA(data)
+			if err != nil {
+				return nil, inputerr.Wrap(fmt.Errorf("read the kept CA %s: %w (--new-ca makes a new one, which clients must then trust)", keyFile, err))
+			}
+			if time.Until(ca.Cert.NotAfter) > caRenewBefore {
+				return &keptCA{CA: ca, dir: dir}, nil
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("read the kept CA: %w", err)
 		}
 	}
-	caPEM, cert, err := serve.SelfSigned(hosts, 90*24*time.Hour)
+	ca, err := serve.NewCA(caValidity)
 	if err != nil {
-		return tls.Certificate{}, "", err
+		return nil, err
 	}
-	caFile := opts.CAOut
-	if caFile == "" {
-		caFile = filepath.Join(root, layout.PrivateDirName, "serve-ca.pem")
+	return &keptCA{CA: ca, dir: dir, made: true}, nil
+}
+
+// save keeps a new CA (certificate and key in one private file, written
+// at once), writes the certificate for clients beside it and at caOut
+// where either differs, and says where they are.
+func (ca *keptCA) save(s Serving, caOut string) (Serving, error) {
+	if ca.made {
+		data, err := ca.PEM()
+		if err != nil {
+			return s, err
+		}
+		if err := atomicfile.WritePrivateFile(filepath.Join(ca.dir, caKeyName), data); err != nil {
+			return s, fmt.Errorf("keep the CA: %w", err)
+		}
 	}
-	if err := atomicfile.WriteFile(caFile, caPEM); err != nil {
-		return tls.Certificate{}, "", err
+	certFile := filepath.Join(ca.dir, caName)
+	if err := writeIfChanged(certFile, ca.CertPEM()); err != nil {
+		return s, fmt.Errorf("write the CA certificate: %w", err)
 	}
-	abs, err := filepath.Abs(caFile)
+	s.CAFile, s.CA, s.NewCA = absolute(certFile), ca.Cert, ca.made
+	if caOut != "" {
+		if err := writeIfChanged(caOut, ca.CertPEM()); err != nil {
+			return s, fmt.Errorf("write --ca-out: %w", err)
+		}
+		s.CAOut = absolute(caOut)
+	}
+	return s, nil
+}
+
+// writeIfChanged writes data to path unless path holds it already.
+func writeIfChanged(path string, data []byte) error {
+	if old, err := readSmall(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return atomicfile.WriteFile(path, data)
+}
+
+// readSmall reads a regular file of at most 64 KiB, never through a link
+// or from a pipe.
+func readSmall(path string) ([]byte, error) {
+	t, err := atomicfile.OpenRoot(filepath.Dir(path))
 	if err != nil {
-		abs = caFile
+		return nil, err
 	}
-	_ = os.Chmod(abs, atomicfile.FileMode)
-	return cert, abs, nil
+	defer func() { _ = t.Close() }()
+	return t.ReadFile(filepath.Base(path), 64<<10)
+}
+
+func absolute(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
