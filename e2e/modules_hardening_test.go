@@ -93,7 +93,9 @@ func TestKilledBuildLeavesNoGit(t *testing.T) {
 
 	caFile, _, _ := ca.WriteFiles(t, t.TempDir(), "localhost", "127.0.0.1")
 	work := t.TempDir()
-	writeFile(t, filepath.Join(work, "mirror.hcl"), "module \"acme/big/aws\" { versions = \"1.0.0\" }\n"+moduleHostCLI(reg.ModulesURL))
+	// The slow git server is another port of 127.0.0.1: allowed by name.
+	writeFile(t, filepath.Join(work, "mirror.hcl"), "module \"acme/big/aws\" { versions = \"1.0.0\" }\n"+moduleHostCLI(reg.ModulesURL)+
+		fmt.Sprintf("settings {\n  allowed_location_hosts = [%q]\n}\n", strings.TrimPrefix(slow.URL, "https://")))
 	p := startTfmirror(t, work, []string{"SSL_CERT_FILE=" + caFile, "GIT_SSL_CAINFO=" + caFile}, "build")
 	for deadline := time.Now().Add(time.Minute); sent.Load() < 256<<10; time.Sleep(10 * time.Millisecond) {
 		select {

@@ -133,7 +133,11 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	plan := &Plan{releases: b.Options.Shard.shard(mergeReleases(selected))}
+	merged := mergeReleases(selected)
+	if err := b.checkPlatforms(ctx, merged); err != nil {
+		return nil, err
+	}
+	plan := &Plan{releases: b.Options.Shard.shard(merged)}
 	b.markKept(ctx, plan.releases)
 	return plan, nil
 }

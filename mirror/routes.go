@@ -107,6 +107,20 @@ func (s *RoutedSource) AvailableVersions(ctx context.Context, p addrs.Provider) 
 	return vs, nil
 }
 
+// ListedPlatforms says what p's upstream's version list says of each
+// release's platforms, or nothing when it says nothing.
+func (s *RoutedSource) ListedPlatforms(ctx context.Context, p addrs.Provider) (map[string][]addrs.Platform, error) {
+	i, err := s.route(p)
+	if err != nil {
+		return nil, err
+	}
+	lister, ok := s.Routes[i].Source.(PlatformLister)
+	if !ok {
+		return nil, nil
+	}
+	return lister.ListedPlatforms(ctx, p)
+}
+
 // PackageMeta describes a package as p's upstream does.
 func (s *RoutedSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
 	i, err := s.route(p)

@@ -21,6 +21,17 @@ type Source interface {
 	PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error)
 }
 
+// PlatformLister is a Source whose version list also says which platforms
+// each release publishes, as a provider registry's does. A build uses it
+// to refuse, before any download, a platform that no selected release
+// publishes (Builder.Plan).
+type PlatformLister interface {
+	// ListedPlatforms returns, by version string, the platforms the
+	// version list of p names for each version; a version it names none
+	// for is absent (unknown, not empty).
+	ListedPlatforms(ctx context.Context, p addrs.Provider) (map[string][]addrs.Platform, error)
+}
+
 // ErrProviderUnknown means the origin does not know the provider.
 var ErrProviderUnknown = errors.New("the registry does not know this provider")
 

@@ -64,14 +64,16 @@ func ExitCode(err error) int {
 }
 
 // isInputError reports whether err holds a requirement that cannot be
-// satisfied as asked (unknown provider, no matching version) and no other
-// kind of failure.
+// satisfied as asked (unknown provider, no matching version, a platform
+// no release publishes) and no other kind of failure.
 func isInputError(err error) bool {
 	leaves := flatten(err)
 	for _, e := range leaves {
 		var rerr *mirror.ResolveError
 		var merr *mirror.ModuleError
+		var perr *mirror.UnpublishedPlatformError
 		switch {
+		case errors.As(e, &perr):
 		case errors.As(e, &rerr) && rerr.Input:
 		case errors.As(e, &merr) && merr.Input:
 		default:

@@ -127,17 +127,21 @@ provider "hashicorp/foo" { versions = "`+versions+`" }
 	}
 	before := siteSnapshot(t, site)
 
-	o.reg.Add(ns, typ, next, "linux_amd64", "darwin_arm64")
-	tc.inject(o.reg)
+	// --platform-extra asks for freebsd_arm too, which the new release
+	// publishes and the old one does not.
 	platforms := `"linux_amd64", "darwin_arm64"`
+	nextPlatforms := []string{"linux_amd64", "darwin_arm64"}
 	var args []string
 	for _, a := range tc.args {
 		if a == "--platform-extra" {
 			platforms += `, "freebsd_arm"`
+			nextPlatforms = append(nextPlatforms, "freebsd_arm")
 			continue
 		}
 		args = append(args, a)
 	}
+	o.reg.Add(ns, typ, next, nextPlatforms...)
+	tc.inject(o.reg)
 	manifest(">= "+base, platforms)
 	code, stdout, stderr := o.run(t, dir, append([]string{"build"}, args...)...)
 	if code != tc.wantCode {

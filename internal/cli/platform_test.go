@@ -58,3 +58,45 @@ provider "hashicorp/foo" {
 		t.Errorf("want windows_amd64 only:\n%s", stdout)
 	}
 }
+
+// A platform that no selected release of any provider publishes, as the
+// registries' version lists say, is refused (exit 2) before any download
+// document is read: a nightly job must not stay green mirroring nothing
+// for it. One that only some releases lack is skipped with a warning, or
+// refused with --strict (TestFaultMatrix).
+func TestUnpublishedPlatformIsRefusedBeforeAnyDownload(t *testing.T) {
+	o := newOrigin(t)
+	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64", "darwin_arm64")
+	o.reg.Add("hashicorp", "foo", "1.1.0", "linux_amd64")
+	o.reg.Add("hashicorp", "bar", "2.0.0", "linux_amd64", "windows_arm64")
+	dir := t.TempDir()
+	writeManifest(t, dir, `platforms = ["linux_amd64", "freebsd_arm", "windows_arm64"]
+provider "hashicorp/foo" { versions = ">= 1.0.0" }
+provider "hashicorp/bar" { versions = "2.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+	code, stdout, stderr := o.run(t, dir, "build")
+	want := "platform freebsd_arm: no selected release publishes it, as the registries' version lists say (registry.opentofu.org/hashicorp/bar 2.0.0, registry.opentofu.org/hashicorp/foo 1.0.0, registry.opentofu.org/hashicorp/foo 1.1.0; they publish darwin_arm64, linux_amd64, windows_arm64)"
+	if code != ExitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, want %d and\n%s\n%s%s", code, ExitUsage, want, stdout, stderr)
+	}
+	if strings.Contains(stderr, "windows_arm64:") || strings.Contains(stderr, "linux_amd64:") {
+		t.Errorf("a platform some release publishes was refused:\n%s", stderr)
+	}
+	for _, r := range o.reg.Requests() {
+		if strings.Contains(r, "/download/") || strings.HasSuffix(r, ".zip") {
+			t.Errorf("requested %s before refusing the platform", r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "site")); !os.IsNotExist(err) {
+		t.Errorf("the output directory was created")
+	}
+
+	writeManifest(t, dir, `platforms = ["linux_amd64", "windows_arm64"]
+provider "hashicorp/foo" { versions = ">= 1.0.0" }
+provider "hashicorp/bar" { versions = "2.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+	code, stdout, stderr = o.run(t, dir, "build")
+	if code != ExitOK || !strings.Contains(stdout, "registry.opentofu.org/hashicorp/foo 1.1.0 is not published for windows_arm64: skipped") {
+		t.Errorf("exit %d, want 0 with a warning for the releases that lack windows_arm64\n%s%s", code, stdout, stderr)
+	}
+}

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/tfmirror/tfmirror/internal/regproto"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -71,21 +73,21 @@ func (l *boundedList[T]) UnmarshalJSON(data []byte) error {
 }
 
 // providerVersions is regproto.Versions as the client reads it: the
-// version strings, with the platforms of each counted, not kept.
+// version strings, with the platforms of each.
 type providerVersions struct {
 	Versions boundedList[providerVersion] `json:"versions"`
 }
 
 type providerVersion struct {
-	Version   string                `json:"version"`
-	Platforms boundedList[struct{}] `json:"platforms"`
+	Version   string                         `json:"version"`
+	Platforms boundedList[regproto.Platform] `json:"platforms"`
 }
 
 func newProviderVersions() providerVersions {
 	return providerVersions{Versions: boundedList[providerVersion]{
 		max: maxVersions, what: "versions",
 		newItem: func() providerVersion {
-			return providerVersion{Platforms: boundedList[struct{}]{max: maxPlatforms, what: "platforms of a version"}}
+			return providerVersion{Platforms: boundedList[regproto.Platform]{max: maxPlatforms, what: "platforms of a version"}}
 		},
 	}}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opentofu/svchost/disco"
@@ -68,9 +69,17 @@ type Client struct {
 	disco  *disco.Disco
 	tokens map[addrs.Hostname]string
 	locs   httpx.Locations
+
+	mu sync.Mutex
+	// platforms is what each provider's version list said of its
+	// versions' platforms (ListedPlatforms), by provider.
+	platforms map[string]map[string][]addrs.Platform
 }
 
-var _ mirror.Source = (*Client)(nil)
+var (
+	_ mirror.Source         = (*Client)(nil)
+	_ mirror.PlatformLister = (*Client)(nil)
+)
 
 // New returns a client for cfg.
 func New(cfg Config) *Client {

@@ -15,14 +15,22 @@ func FuzzParseVersions(f *testing.F) {
 	f.Add([]byte(`{"versions":[{"version":"v1"}]}`))
 	f.Add([]byte(`{"versions":{}}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"versions":[{"version":"1.0.0","platforms":[{"os":"linux","arch":"amd64"},{"os":"","arch":"x"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		list, err := parseVersions(data)
+		list, plats, err := parseVersions(data)
 		if err != nil {
 			return
 		}
 		for _, v := range list {
 			if _, err := addrs.ParseVersion(v.String()); err != nil {
 				t.Fatalf("accepted version %q does not parse again: %v", v, err)
+			}
+		}
+		for v, ps := range plats {
+			for _, p := range ps {
+				if _, err := addrs.ParsePlatform(p.String()); err != nil {
+					t.Fatalf("version %s: accepted platform %q does not parse again: %v", v, p, err)
+				}
 			}
 		}
 	})
