@@ -101,16 +101,20 @@ func oldTofuBin(t testing.TB) string {
 	return p
 }
 
-// terraformBin returns a Terraform binary, or skips: Terraform cannot be
-// built from the module proxy, so it is used only when present.
+// terraformBin returns the Terraform binary scripts/test builds
+// (TFMIRROR_TERRAFORM). It skips the test when there is none, except in
+// CI where it must exist.
 func terraformBin(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("TFMIRROR_TERRAFORM")
 	if p == "" {
-		p = "/usr/local/bin/terraform"
+		if isCI() {
+			t.Fatal("TFMIRROR_TERRAFORM is not set (it is required in CI); run ./scripts/test")
+		}
+		t.Skip("TFMIRROR_TERRAFORM is not set; scripts/test builds Terraform (scripts/build-terraform)")
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("no terraform binary (%v)", err)
+		t.Fatalf("TFMIRROR_TERRAFORM: %v", err)
 	}
 	return p
 }

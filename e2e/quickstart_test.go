@@ -104,6 +104,28 @@ func TestQuickstartAsWritten(t *testing.T) {
 	if h1 != 4 || zh != 4 {
 		t.Errorf("the lock file holds %d h1: and %d zh: hashes; want those of the 4 platforms the quickstart mirrors: %q", h1, zh, hashes)
 	}
+
+	// Terraform, through the same mirror and the same client
+	// configuration, takes the lock file tfmirror wrote as it is too.
+	t.Run("terraform", func(t *testing.T) {
+		terraform := terraformBin(t)
+		wd := t.TempDir()
+		copyTree(t, filepath.Join(qs, "config"), wd)
+		_ = os.RemoveAll(filepath.Join(wd, ".terraform"))
+		cmd := exec.Command(terraform, "init", "-no-color", "-input=false")
+		cmd.Dir = wd
+		cmd.Env = mergeEnv(env, []string{"SSL_CERT_FILE=" + filepath.Join(qs, "ca.pem"), "TF_CLI_CONFIG_FILE=" + filepath.Join(qs, "tofurc")})
+		data, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("terraform init: %v\n%s", err, data)
+		}
+		if !strings.Contains(string(data), "Installed registry.tfmirror.test/examples/hello v0.2.0") || strings.Contains(string(data), "Incomplete lock file information") {
+			t.Errorf("terraform init did not install the provider against a complete lock file:\n%s", data)
+		}
+		if got, _ := os.ReadFile(filepath.Join(wd, ".terraform.lock.hcl")); string(got) != string(locked) {
+			t.Errorf("terraform init rewrote the lock file tfmirror lock wrote:\n%s", lineDiff(string(locked), string(got)))
+		}
+	})
 }
 
 // quickstartCommands are the lines of the README's "Try it" block.

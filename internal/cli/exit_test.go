@@ -79,13 +79,14 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 func TestFailuresExitOne(t *testing.T) {
 	o := newOrigin(t)
 	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
+	o.reg.Add("hashicorp", "foo", "1.1.0", "linux_amd64", "freebsd_arm") // freebsd_arm is published, but not by 1.0.0
 	tests := []struct {
 		name     string
 		manifest string
 		args     []string
 		want     string
 	}{
-		{"missing platform with --strict", "provider \"hashicorp/foo\" {\n  versions = \"1.0.0\"\n  platforms = [\"freebsd_arm\"]\n}", []string{"--strict"}, "freebsd_arm"},
+		{"missing platform with --strict", "provider \"hashicorp/foo\" {\n  versions = \">= 1.0.0\"\n  platforms = [\"freebsd_arm\"]\n}", []string{"--strict"}, "1.0.0 freebsd_arm"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,9 +106,14 @@ func TestFailuresExitOne(t *testing.T) {
 func TestJSONOutputIsOneObjectPerLine(t *testing.T) {
 	o := newOrigin(t)
 	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
+	o.reg.Add("hashicorp", "bar", "1.0.0", "darwin_arm64") // darwin_arm64 is published, but not by foo
 	dir := t.TempDir()
 	writeManifest(t, dir, `platforms = ["linux_amd64", "darwin_arm64"]
 provider "hashicorp/foo" { versions = "1.0.0" }
+provider "hashicorp/bar" {
+  versions  = "1.0.0"
+  platforms = ["darwin_arm64"]
+}
 `+o.hostBlock("registry.opentofu.org"))
 	code, stdout, _ := o.run(t, dir, "build", "--json")
 	if code != ExitOK {
@@ -115,8 +121,8 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	last := lines[len(lines)-1]
-	for _, want := range []string{`"event":"summary"`, `"mirrored":1`, `"skipped":1`, `"exit_code":0`,
-		`"packages":[{"provider":"registry.opentofu.org/hashicorp/foo","version":"1.0.0","platform":"darwin_arm64","status":"skipped"},` +
+	for _, want := range []string{`"event":"summary"`, `"mirrored":2`, `"skipped":1`, `"exit_code":0`,
+		`"status":"mirrored","key_id":"` + o.reg.KeyID + `"},{"provider":"registry.opentofu.org/hashicorp/foo","version":"1.0.0","platform":"darwin_arm64","status":"skipped"},` +
 			`{"provider":"registry.opentofu.org/hashicorp/foo","version":"1.0.0","platform":"linux_amd64","status":"mirrored","key_id":"` + o.reg.KeyID + `"}]`} {
 		if !strings.Contains(last, want) {
 			t.Errorf("summary line lacks %s: %s", want, last)
