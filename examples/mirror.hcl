@@ -2,7 +2,7 @@
 # laptops and CI runners run on. Build it with:
 #   tfmirror build --config examples/mirror.hcl --out site
 
-platforms = ["linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64"]
+platforms = ["linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64", "windows_arm64"]
 
 provider "hashicorp/aws" {
   versions = ">= 5.80.0, < 6.0.0" # every release that matches

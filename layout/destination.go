@@ -58,9 +58,15 @@ func (d TreeDestination) Tree() *Tree { return d.t }
 // Location names the tree's store in messages.
 func (d TreeDestination) Location() string { return d.t.Location() }
 
-// heldParallel bounds the documents Held reads at once: for a bucket,
-// each is a request whose latency would otherwise add up.
-const heldParallel = 8
+// heldParallel bounds the versions one Held call reads at once: for a
+// bucket, each is a request whose latency would otherwise add up.
+// maxHeldReads bounds them across every call on one tree, which a build
+// makes for many providers at once: each version read is two parsed
+// documents in memory.
+const (
+	heldParallel = 8
+	maxHeldReads = 32
+)
 
 // Held returns the packages of the queried versions that the tree holds
 // complete: index.json lists the version, its <version>.json lists the
@@ -86,6 +92,12 @@ func (d TreeDestination) Held(ctx context.Context, p addrs.Provider, queries []H
 			continue
 		}
 		g.Go(func() error {
+			select {
+			case d.t.reading <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			defer func() { <-d.t.reading }()
 			held := d.heldVersion(gctx, p, q, verify)
 			mu.Lock()
 			out = append(out, held...)

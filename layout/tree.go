@@ -49,12 +49,16 @@ type Tree struct {
 	// writing holds a place for every write in flight into the store,
 	// whichever publication makes it (applyKind).
 	writing chan struct{}
+	// reading holds a place for every version Held reads at once, across
+	// all the providers a build asks about together: each is a parsed
+	// document and provenance record in memory.
+	reading chan struct{}
 }
 
 // NewTree returns the tree kept in r. It writes only if r is a Store whose
 // lock the caller holds.
 func NewTree(r Reader) *Tree {
-	t := &Tree{r: r, ahead: make(map[string][sha256.Size]byte), writing: make(chan struct{}, maxWrites)}
+	t := &Tree{r: r, ahead: make(map[string][sha256.Size]byte), writing: make(chan struct{}, maxWrites), reading: make(chan struct{}, maxHeldReads)}
 	if s, ok := r.(Store); ok {
 		t.s = s
 	}

@@ -84,6 +84,11 @@ type release struct {
 	// kept are the platforms already complete in the tree; req.Platforms
 	// holds only those still to fetch.
 	kept []kept
+	// unpublished are the platforms asked for that the version list says
+	// the release does not publish, and listed what it says it does
+	// publish (kept only when something is unpublished); both nil when
+	// the list says nothing of platforms.
+	unpublished, listed []addrs.Platform
 }
 
 // Plan is the releases a build will mirror, resolved from requirements.
@@ -134,7 +139,7 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 		return nil, err
 	}
 	merged := mergeReleases(selected)
-	if err := b.checkPlatforms(ctx, merged); err != nil {
+	if err := b.checkPlatforms(merged); err != nil {
 		return nil, err
 	}
 	plan := &Plan{releases: b.Options.Shard.shard(merged)}
@@ -216,12 +221,17 @@ func mergeReleases(selected [][]release) []release {
 			if !seen {
 				index[key] = len(all)
 				r.req.Platforms = slices.Clone(r.req.Platforms)
+				r.unpublished = slices.Clone(r.unpublished)
 				all = append(all, r)
 				continue
 			}
 			for _, plat := range r.req.Platforms {
 				if !slices.Contains(all[i].req.Platforms, plat) {
 					all[i].req.Platforms = append(all[i].req.Platforms, plat)
+					if slices.Contains(r.unpublished, plat) {
+						all[i].unpublished = append(all[i].unpublished, plat)
+						all[i].listed = r.listed
+					}
 				}
 			}
 		}
@@ -233,9 +243,13 @@ func (b *Builder) resolve(ctx context.Context, req Requirement) ([]release, erro
 	if err := CheckProvider(req.Provider); err != nil {
 		return nil, &ResolveError{Provider: req.Provider, Input: true, Err: err}
 	}
-	available, err := b.Source.AvailableVersions(ctx, req.Provider)
+	listed, err := b.listReleases(ctx, req.Provider)
 	if err != nil {
 		return nil, &ResolveError{Provider: req.Provider, Input: errors.Is(err, ErrProviderUnknown), Err: fmt.Errorf("list versions: %w", err)}
+	}
+	available := make(addrs.VersionList, len(listed))
+	for i, r := range listed {
+		available[i] = r.Version
 	}
 	old, held := b.Options.Cooldown.filter(req.Provider.String(), slices.Clone(available).Filter(req.Allowed), req.MinAge)
 	for _, h := range held {
@@ -248,11 +262,28 @@ func (b *Builder) resolve(ctx context.Context, req Requirement) ([]release, erro
 	if len(versions) == 0 {
 		return nil, &ResolveError{Provider: req.Provider, Input: true, Err: noMatchError(req, available)}
 	}
+	platforms := make(map[string][]addrs.Platform, len(listed))
+	for _, r := range listed {
+		if len(r.Platforms) > 0 {
+			platforms[r.Version.String()] = r.Platforms
+		}
+	}
 	out := make([]release, len(versions))
 	for i, v := range versions {
 		out[i] = release{req: req, version: v}
+		out[i].checkListed(platforms[v.String()])
 	}
 	return out, nil
+}
+
+// listReleases lists a provider's versions, with their platforms when
+// the source's version list names them.
+func (b *Builder) listReleases(ctx context.Context, p addrs.Provider) ([]ListedRelease, error) {
+	if lister, ok := b.Source.(PlatformLister); ok {
+		return lister.AvailableReleases(ctx, p)
+	}
+	vs, err := b.Source.AvailableVersions(ctx, p)
+	return unlisted(vs), err
 }
 
 func noMatchError(req Requirement, available addrs.VersionList) error {

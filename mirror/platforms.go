@@ -1,14 +1,30 @@
 package mirror
 
 import (
-	"context"
-	"errors"
+		"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
+
+// checkListed notes which of the release's platforms its version list
+// says it does not publish (listed: what the list names, none when it
+// names nothing).
+func (r *release) checkListed(listed []addrs.Platform) {
+	if len(listed) == 0 {
+		return
+	}
+	for _, plat := range r.req.Platforms {
+		if !slices.Contains(listed, plat) {
+			r.unpublished = append(r.unpublished, plat)
+		}
+	}
+	if len(r.unpublished) > 0 {
+		r.listed = listed
+	}
+}
 
 // checkPlatforms refuses a platform that no selected release publishes,
 // as far as the source's version lists say (PlatformLister): mirroring it
@@ -17,35 +33,17 @@ import (
 // the build, which skips those packages with a warning (or fails them
 // with Strict). A release whose platforms the source does not list
 // counts as publishing every platform: nothing is refused on a guess.
-// It runs before sharding, so every worker of a sharded build decides
-// alike.
-func (b *Builder) checkPlatforms(ctx context.Context, rs []release) error {
-	lister, ok := b.Source.(PlatformLister)
-	if !ok {
-		return nil
-	}
-	lists := make(map[string]map[string][]addrs.Platform)
+// It runs on merged releases before sharding, so every worker of a
+// sharded build decides alike.
+func (b *Builder) checkPlatforms(rs []release) error {
 	var asked []addrs.Platform
 	published := make(map[addrs.Platform]bool)
-	offered := make(map[addrs.Platform]bool) // what the lists name, for the message
 	for _, r := range rs {
-		key := r.req.Provider.String()
-		list, seen := lists[key]
-		if !seen {
-			// A list that cannot be read now was read by resolve a
-			// moment ago; if not, the build reports it where it matters.
-			list, _ = lister.ListedPlatforms(ctx, r.req.Provider)
-			lists[key] = list
-		}
-		plats, known := list[r.version.String()]
-		for _, p := range plats {
-			offered[p] = true
-		}
 		for _, plat := range r.req.Platforms {
 			if !slices.Contains(asked, plat) {
 				asked = append(asked, plat)
 			}
-			if !known || slices.Contains(plats, plat) {
+			if !slices.Contains(r.unpublished, plat) {
 				published[plat] = true
 			}
 		}
@@ -53,7 +51,7 @@ func (b *Builder) checkPlatforms(ctx context.Context, rs []release) error {
 	var errs []error
 	for _, plat := range asked {
 		if !published[plat] {
-			errs = append(errs, unpublishedError(plat, rs, offered))
+			errs = append(errs, unpublishedError(plat, rs))
 		}
 	}
 	return errors.Join(errs...)
@@ -75,7 +73,7 @@ func (e *UnpublishedPlatformError) Error() string {
 
 // unpublishedError says that no selected release publishes plat, which
 // releases were selected, and what they publish.
-func unpublishedError(plat addrs.Platform, rs []release, offered map[addrs.Platform]bool) error {
+func unpublishedError(plat addrs.Platform, rs []release) error {
 	var asking []release
 	for _, r := range rs {
 		if slices.Contains(r.req.Platforms, plat) {
@@ -102,8 +100,12 @@ func unpublishedError(plat addrs.Platform, rs []release, offered map[addrs.Platf
 		releases = append(releases[:4], fmt.Sprintf("%d more", len(releases)-4))
 	}
 	var names []string
-	for p := range offered {
-		names = append(names, p.String())
+	for _, r := range asking {
+		for _, p := range r.listed {
+			if !slices.Contains(names, p.String()) {
+				names = append(names, p.String())
+			}
+		}
 	}
 	slices.Sort(names)
 	return &UnpublishedPlatformError{Platform: plat, Releases: releases, Published: names}

@@ -107,18 +107,32 @@ func (s *RoutedSource) AvailableVersions(ctx context.Context, p addrs.Provider) 
 	return vs, nil
 }
 
-// ListedPlatforms says what p's upstream's version list says of each
-// release's platforms, or nothing when it says nothing.
-func (s *RoutedSource) ListedPlatforms(ctx context.Context, p addrs.Provider) (map[string][]addrs.Platform, error) {
+// AvailableReleases lists the versions p's upstream offers, with the
+// platforms its version list names, when it names them.
+func (s *RoutedSource) AvailableReleases(ctx context.Context, p addrs.Provider) ([]ListedRelease, error) {
 	i, err := s.route(p)
 	if err != nil {
 		return nil, err
 	}
 	lister, ok := s.Routes[i].Source.(PlatformLister)
 	if !ok {
-		return nil, nil
+		vs, err := s.AvailableVersions(ctx, p)
+		return unlisted(vs), err
 	}
-	return lister.ListedPlatforms(ctx, p)
+	rs, err := lister.AvailableReleases(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Routes[i].Name, err)
+	}
+	return rs, nil
+}
+
+// unlisted are versions whose platforms no list names.
+func unlisted(vs addrs.VersionList) []ListedRelease {
+	out := make([]ListedRelease, len(vs))
+	for i, v := range vs {
+		out[i] = ListedRelease{Version: v}
+	}
+	return out
 }
 
 // PackageMeta describes a package as p's upstream does.

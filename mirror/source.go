@@ -22,14 +22,21 @@ type Source interface {
 }
 
 // PlatformLister is a Source whose version list also says which platforms
-// each release publishes, as a provider registry's does. A build uses it
-// to refuse, before any download, a platform that no selected release
-// publishes (Builder.Plan).
+// each release publishes, as a provider registry's does. A build lists
+// versions through it, and refuses, before any download, a platform that
+// no selected release publishes (Builder.Plan).
 type PlatformLister interface {
-	// ListedPlatforms returns, by version string, the platforms the
-	// version list of p names for each version; a version it names none
-	// for is absent (unknown, not empty).
-	ListedPlatforms(ctx context.Context, p addrs.Provider) (map[string][]addrs.Platform, error)
+	// AvailableReleases lists every version the origin offers, as
+	// AvailableVersions does, each with the platforms the list names for
+	// it: none when it names none (unknown, not empty).
+	AvailableReleases(ctx context.Context, p addrs.Provider) ([]ListedRelease, error)
+}
+
+// ListedRelease is a version as a version list names it, with its
+// platforms.
+type ListedRelease struct {
+	Version   addrs.Version
+	Platforms []addrs.Platform
 }
 
 // ErrProviderUnknown means the origin does not know the provider.

@@ -6,7 +6,7 @@
 # and commit the .terraform.lock.hcl files it writes: they hold hashes for
 # every platform below, so "tofu init -lockfile=readonly" passes everywhere.
 
-platforms = ["linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64"]
+platforms = ["linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64", "windows_arm64"]
 
 configuration "live/*" {}
 

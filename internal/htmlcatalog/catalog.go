@@ -1,8 +1,8 @@
 package htmlcatalog
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -66,13 +66,25 @@ func Write(ctx context.Context, tree *layout.Tree, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if old, err := tree.Reader().ReadFile(ctx, Path, int64(len(data))); err == nil && bytes.Equal(old, data) {
+	if unchanged(ctx, tree, data) {
 		return nil
 	}
 	if err := tree.Put(ctx, Path, data); err != nil {
 		return fmt.Errorf("html catalog: %w", err)
 	}
 	return nil
+}
+
+// unchanged reports whether the tree's page holds data already, from its
+// size and its bytes hashed as they stream: the page of a large mirror is
+// tens of megabytes, which need not be in memory twice.
+func unchanged(ctx context.Context, tree *layout.Tree, data []byte) bool {
+	info, err := tree.Reader().Stat(ctx, Path)
+	if err != nil || info.Size != int64(len(data)) {
+		return false
+	}
+	sum, err := tree.Rehash(ctx, Path)
+	return err == nil && sum == sha256.Sum256(data)
 }
 
 // Render returns the page Write would write, without writing it.

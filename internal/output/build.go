@@ -213,41 +213,14 @@ func (p *Printer) BuildSummary(rep *appbuild.Report, err error) {
 			p.result(res)
 		}
 	}
-	s := buildSummary{DryRun: rep.DryRun, Destinations: rep.Destinations, BytesDownloaded: rep.Downloaded, Counts: countsOf(r), Packages: []jsonPackage{}, Warnings: hinted(r.Warnings), Errors: []string{}}
-	if s.Destinations == nil {
-		s.Destinations = []string{}
-	}
-	if s.Warnings == nil {
-		s.Warnings = []string{}
-	}
+	s := buildSummary{DryRun: rep.DryRun, Destinations: rep.Destinations, BytesDownloaded: rep.Downloaded, Counts: countsOf(r)}
 	for _, res := range r.Results {
-		s.Packages = append(s.Packages, jsonPackage{
-			Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
-			Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly,
-		})
 		if res.Status == mirror.StatusMirrored {
 			s.BytesPublished += res.Bytes * int64(len(rep.Destinations))
 		}
-		if res.Err != nil && res.Status == mirror.StatusFailed {
-			s.Errors = append(s.Errors, res.Err.Error())
-		}
-	}
-	for _, res := range r.Modules {
-		s.Modules = append(s.Modules, jsonModule{Module: res.Module.String(), Version: res.Version.String(), Status: string(res.Status), Commit: res.Commit})
-		if res.Err != nil && res.Status == mirror.StatusFailed {
-			s.Errors = append(s.Errors, res.Err.Error())
-		}
-	}
-	for _, e := range r.Errors {
-		if !errors.Is(e, context.Canceled) {
-			s.Errors = append(s.Errors, e.Error())
-		}
-	}
-	for _, f := range rep.LockFiles {
-		s.LockFiles = append(s.LockFiles, f.Path)
 	}
 	if p.opts.JSON {
-		p.Summary(s, err)
+		p.Summary(withOutcomes(s, rep), err)
 		return
 	}
 	if rep.DryRun {
@@ -273,6 +246,44 @@ func canceledErrors(errs []error) int {
 		}
 	}
 	return n
+}
+
+// withOutcomes adds to a JSON summary every package's and module's
+// outcome, the errors, warnings and lock files; only JSON needs them, and
+// for a mirror of 150,000 packages they are tens of megabytes.
+func withOutcomes(s buildSummary, rep *appbuild.Report) buildSummary {
+	r := rep.Build
+	s.Packages, s.Warnings, s.Errors = make([]jsonPackage, 0, len(r.Results)), hinted(r.Warnings), []string{}
+	if s.Destinations == nil {
+		s.Destinations = []string{}
+	}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	for _, res := range r.Results {
+		s.Packages = append(s.Packages, jsonPackage{
+			Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
+			Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly,
+		})
+		if res.Err != nil && res.Status == mirror.StatusFailed {
+			s.Errors = append(s.Errors, res.Err.Error())
+		}
+	}
+	for _, res := range r.Modules {
+		s.Modules = append(s.Modules, jsonModule{Module: res.Module.String(), Version: res.Version.String(), Status: string(res.Status), Commit: res.Commit})
+		if res.Err != nil && res.Status == mirror.StatusFailed {
+			s.Errors = append(s.Errors, res.Err.Error())
+		}
+	}
+	for _, e := range r.Errors {
+		if !errors.Is(e, context.Canceled) {
+			s.Errors = append(s.Errors, e.Error())
+		}
+	}
+	for _, f := range rep.LockFiles {
+		s.LockFiles = append(s.LockFiles, f.Path)
+	}
+	return s
 }
 
 // buildText is the summary for people.

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/opentofu/svchost/disco"
@@ -69,11 +68,6 @@ type Client struct {
 	disco  *disco.Disco
 	tokens map[addrs.Hostname]string
 	locs   httpx.Locations
-
-	mu sync.Mutex
-	// platforms is what each provider's version list said of its
-	// versions' platforms (ListedPlatforms), by provider.
-	platforms map[string]map[string][]addrs.Platform
 }
 
 var (

@@ -17,19 +17,17 @@ func FuzzParseVersions(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"versions":[{"version":"1.0.0","platforms":[{"os":"linux","arch":"amd64"},{"os":"","arch":"x"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		list, plats, err := parseVersions(data)
+		list, err := parseVersions(data)
 		if err != nil {
 			return
 		}
-		for _, v := range list {
-			if _, err := addrs.ParseVersion(v.String()); err != nil {
-				t.Fatalf("accepted version %q does not parse again: %v", v, err)
+		for _, r := range list {
+			if _, err := addrs.ParseVersion(r.Version.String()); err != nil {
+				t.Fatalf("accepted version %q does not parse again: %v", r.Version, err)
 			}
-		}
-		for v, ps := range plats {
-			for _, p := range ps {
+			for _, p := range r.Platforms {
 				if _, err := addrs.ParsePlatform(p.String()); err != nil {
-					t.Fatalf("version %s: accepted platform %q does not parse again: %v", v, p, err)
+					t.Fatalf("version %s: accepted platform %q does not parse again: %v", r.Version, p, err)
 				}
 			}
 		}

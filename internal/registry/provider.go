@@ -18,79 +18,71 @@ import (
 )
 
 // AvailableVersions lists the versions the provider's registry offers.
-// What the list says of each version's platforms is kept for
-// ListedPlatforms.
 func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
-	list, _, err := c.versions(ctx, p)
-	return list, err
-}
-
-// ListedPlatforms returns the platforms the provider's version list names
-// for each version (mirror.PlatformLister), read once with its versions.
-func (c *Client) ListedPlatforms(ctx context.Context, p addrs.Provider) (map[string][]addrs.Platform, error) {
-	c.mu.Lock()
-	plats, ok := c.platforms[p.String()]
-	c.mu.Unlock()
-	if ok {
-		return plats, nil
+	rs, err := c.AvailableReleases(ctx, p)
+	if err != nil {
+		return nil, err
 	}
-	_, plats, err := c.versions(ctx, p)
-	return plats, err
+	list := make(addrs.VersionList, len(rs))
+	for i, r := range rs {
+		list[i] = r.Version
+	}
+	return list, nil
 }
 
-// versions reads the provider's version list and keeps what it says of
-// platforms.
-func (c *Client) versions(ctx context.Context, p addrs.Provider) (addrs.VersionList, map[string][]addrs.Platform, error) {
+// AvailableReleases lists the versions the provider's registry offers,
+// each with the platforms the list names for it (mirror.PlatformLister).
+func (c *Client) AvailableReleases(ctx context.Context, p addrs.Provider) ([]mirror.ListedRelease, error) {
 	base, err := c.serviceURL(ctx, p.Hostname)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	u := base.ResolveReference(&url.URL{Path: path.Join(p.Namespace, p.Type, "versions")})
 	data, final, err := c.apiGet(ctx, p.Hostname, u, maxVersionsBytes)
 	if isNotFound(err) {
-		return nil, nil, fmt.Errorf("the registry at %s does not know provider %s: %w", p.Hostname.ForDisplay(), p, mirror.ErrProviderUnknown)
+		return nil, fmt.Errorf("the registry at %s does not know provider %s: %w", p.Hostname.ForDisplay(), p, mirror.ErrProviderUnknown)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	list, plats, err := parseVersions(data)
+	list, err := parseVersions(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse versions list from %s: %w", httpx.Redact(final), err)
+		return nil, fmt.Errorf("parse versions list from %s: %w", httpx.Redact(final), err)
 	}
-	c.mu.Lock()
-	if c.platforms == nil {
-		c.platforms = make(map[string]map[string][]addrs.Platform)
-	}
-	c.platforms[p.String()] = plats
-	c.mu.Unlock()
-	return list, plats, nil
+	return list, nil
 }
 
 // parseVersions parses a versions document (regproto.Versions), of at
 // most maxVersions versions of at most maxPlatforms platforms each. Like
 // OpenTofu, one invalid version string fails the whole list; a platform
 // that is not one (an empty or malformed os or arch) is left out, as
-// OpenTofu does not read them at all.
-func parseVersions(data []byte) (addrs.VersionList, map[string][]addrs.Platform, error) {
+// OpenTofu does not read them at all. Equal platforms share one value.
+func parseVersions(data []byte) ([]mirror.ListedRelease, error) {
 	doc := newProviderVersions()
 	if err := decodeJSON(data, &doc); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	list := make(addrs.VersionList, 0, len(doc.Versions.items))
-	plats := make(map[string][]addrs.Platform)
+	list := make([]mirror.ListedRelease, 0, len(doc.Versions.items))
+	seen := make(map[regproto.Platform]addrs.Platform)
 	for _, entry := range doc.Versions.items {
 		v, err := addrs.ParseVersion(entry.Version)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		list = append(list, v)
+		r := mirror.ListedRelease{Version: v}
 		for _, e := range entry.Platforms.items {
-			if plat, err := addrs.ParsePlatform(e.OS + "_" + e.Arch); err == nil {
-				plats[v.String()] = append(plats[v.String()], plat)
+			plat, ok := seen[e]
+			if !ok {
+				if plat, err = addrs.ParsePlatform(e.OS + "_" + e.Arch); err != nil {
+					continue
+				}
+				seen[e] = plat
 			}
+			r.Platforms = append(r.Platforms, plat)
 		}
+		list = append(list, r)
 	}
-	return list, plats, nil
+	return list, nil
 }
 
 // PackageMeta reads the download document of one package.
