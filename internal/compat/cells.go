@@ -66,7 +66,7 @@ func (c Cell) Markdown(m Method, p Program) string {
 	}
 	s := "works"
 	switch {
-	case m.Modules:
+	case m.Modules, m.LockOnly:
 	case c.Default == c.Other:
 		s += ": " + c.Default.Markdown()
 	default:
@@ -82,6 +82,10 @@ const (
 	verified        = " (verified checksum)"
 	unauthenticated = " (unauthenticated)"
 )
+
+// tofuRewritesHashicorp is why OpenTofu fails: its own lock file fails
+// the same way.
+const tofuRewritesHashicorp = "OpenTofu adds a `registry.opentofu.org` entry for every `registry.terraform.io/hashicorp/*` entry of a lock file (`UpgradeFromPredecessorProject`), whoever wrote the file, its own included; require these providers from `registry.opentofu.org` instead"
 
 // cells are the expectations, by method ID and column ID.
 var cells = map[string]map[string]Cell{
@@ -114,6 +118,11 @@ var cells = map[string]map[string]Cell{
 		"tofu-1.12": {Works: true, Installed: verified, Default: LocalH1ZH, Other: LocalH1ZH},
 		"tofu-1.10": {Works: true, Installed: verified, Default: LocalH1ZH, Other: LocalH1ZH},
 		"terraform": {Error: `Unknown provider installation method "oci_mirror"`, Why: "Terraform has no `oci_mirror`"},
+	},
+	"hashicorp_terraform_lock": {
+		"tofu-1.12": {Error: "Provider dependency changes detected", Why: tofuRewritesHashicorp},
+		"tofu-1.10": {Error: "Provider dependency changes detected", Why: tofuRewritesHashicorp},
+		"terraform": {Works: true, Installed: verified, Default: AllH1AllZH, Other: AllH1AllZH, Note: "`init` leaves the file byte for byte"},
 	},
 	"modules_nginx": {
 		"tofu-1.12": {Works: true},

@@ -95,6 +95,9 @@ type Method struct {
 	// empty for module methods: lock files hold providers only.
 	LockFrom string
 	Modules  bool // installs modules, not providers
+	// LockOnly: the cell is only init -lockfile=readonly with the file
+	// `tfmirror lock` wrote, through network_mirror.
+	LockOnly bool
 }
 
 // Methods are the matrix's rows, in the docs' order.
@@ -105,6 +108,7 @@ var Methods = []Method{
 	{ID: "filesystem_unpacked", Title: "[`filesystem_mirror`](destinations.md#filesystem-mirrors), `--layout unpacked`", LockFrom: "the directory"},
 	{ID: "registry_replica", Title: "the [registry replica](airgap.md#registry-replica) through `host` blocks (`--registry-replica`)", LockFrom: "the mirror's URL"},
 	{ID: "oci_mirror", Title: "[`oci_mirror`](destinations.md#oci-registries-opentofus-oci_mirror) (`--out oci://`)", LockFrom: "`oci://` and the template"},
+	{ID: "hashicorp_terraform_lock", Title: "`tfmirror lock`'s file for a `registry.terraform.io/hashicorp/*` provider, then `init -lockfile=readonly` (through `network_mirror`)", LockFrom: "the mirror's URL", LockOnly: true},
 	{ID: "modules_nginx", Title: "modules: the [static module registry](modules.md#clients) through a `host` block, served by [`examples/nginx/tfmirror.conf`](../examples/nginx/tfmirror.conf)", Modules: true},
 	{ID: "modules_static", Title: "modules: the [static module registry](modules.md#clients) on a server that only serves files", Modules: true},
 	{ID: "oci_modules", Title: "modules: [`oci://` module sources](modules.md#modules-in-an-oci-registry) (`--out oci://`)", Modules: true},
