@@ -94,7 +94,8 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 
 	f.work = t.TempDir()
 	writeFile(t, filepath.Join(f.work, "modconfig", "main.tf"), moduleRootTF)
-	writeFile(t, filepath.Join(f.work, "mirror.hcl"), f.manifest())
+	writeFile(t, filepath.Join(f.work, "mirror.hcl"), f.manifest(hashicorpOnTerraformProvider))
+	writeFile(t, filepath.Join(f.work, "mirror-oci.hcl"), f.manifest(""))
 	f.ociTemplate = f.oci.Host + "/mirror/${hostname}/${namespace}/${type}"
 	f.build(t)
 	f.base = startNginxServer(t, f.site, f.ca, exampleServerBlock(t))
@@ -104,7 +105,16 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	return f
 }
 
-func (f *matrixFixture) manifest() string {
+// hashicorpOnTerraformProvider is the manifest block of the provider
+// hashicorpOnTerraformTF requires.
+const hashicorpOnTerraformProvider = `
+provider "registry.terraform.io/hashicorp/foo" {
+  versions = "1.1.0"
+}
+`
+
+// manifest is the matrix's manifest, with extra blocks.
+func (f *matrixFixture) manifest(extra string) string {
 	quoted := make([]string, len(f.platforms))
 	for i, p := range f.platforms {
 		quoted[i] = fmt.Sprintf("%q", p)
@@ -118,7 +128,7 @@ provider "registry.opentofu.org/hashicorp/foo" {
 provider "registry.terraform.io/acme/bar" {
   versions = ">= 1.0.0"
 }
-
+%[5]s
 configuration "modconfig" {}
 
 host "registry.opentofu.org" {
@@ -132,12 +142,16 @@ host "registry.terraform.io" {
 settings {
   allowed_location_hosts = [%[4]q]
 }
-`, strings.Join(quoted, ", "), f.reg.ServicesURL, f.reg.ModulesURL, strings.TrimPrefix(f.git.URL, "https://"))
+`, strings.Join(quoted, ", "), f.reg.ServicesURL, f.reg.ModulesURL, strings.TrimPrefix(f.git.URL, "https://"), extra)
 }
 
 // build writes every output the matrix installs from: the network mirror
 // with its registry replica and static module registry, the same into the
-// OCI registry, and packed and unpacked filesystem mirrors.
+// OCI registry, and packed and unpacked filesystem mirrors. The OCI
+// registry does not get registry.terraform.io/hashicorp/foo, which only
+// the network mirror's lock-only cell installs: pushing the same archives
+// into two repositories at once once failed in docker-registry with
+// "manifest blob unknown" (not diagnosed).
 func (f *matrixFixture) build(t *testing.T) {
 	t.Helper()
 	f.site = filepath.Join(f.work, "site")
@@ -145,7 +159,9 @@ func (f *matrixFixture) build(t *testing.T) {
 	f.unpacked = filepath.Join(f.work, "unpacked")
 	env := append(slices.Clone(f.env), "DOCKER_CONFIG="+f.oci.DockerConfigDir)
 	for _, args := range [][]string{
-		{"build", "--registry-replica", "--out", f.site, "--out", "oci://" + f.ociTemplate},
+		{"build", "--registry-replica", "--out", f.site},
+		// modules go into an OCI registry only beside a tree
+		{"build", "--config", "mirror-oci.hcl", "--out", filepath.Join(f.work, "site-oci"), "--out", "oci://" + f.ociTemplate},
 		{"build", "--no-modules", "--layout", "packed", "--out", f.packed},
 		{"build", "--no-modules", "--layout", "unpacked", "--out", f.unpacked},
 	} {
@@ -179,7 +195,7 @@ func (f *matrixFixture) writeToolLocks(t *testing.T) {
 	bySource := map[string][]byte{}
 	env := append(slices.Clone(f.env), "DOCKER_CONFIG="+f.oci.DockerConfigDir)
 	for _, m := range compat.Methods {
-		if m.Modules {
+		if m.Modules || m.LockOnly {
 			continue
 		}
 		src := f.lockSource(m.ID)

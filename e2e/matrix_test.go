@@ -114,6 +114,10 @@ func TestCompatibilityMatrix(t *testing.T) {
 }
 
 func (f *matrixFixture) runCell(t *testing.T, client matrixClient, m compat.Method, cell compat.Cell) {
+	if m.LockOnly {
+		f.runLockOnlyCell(t, client, m, cell)
+		return
+	}
 	cli, mainTF := f.methodConfig(m.ID)
 	wd := t.TempDir()
 	writeFile(t, filepath.Join(wd, "main.tf"), mainTF)
@@ -142,6 +146,64 @@ func (f *matrixFixture) runCell(t *testing.T, client matrixClient, m compat.Meth
 	}
 	toolDir := f.initWithToolLock(t, client, m, cli, mainTF)
 	checkLockVerdicts(t, wd, toolDir)
+}
+
+// hashicorpOnTerraformTF requires a hashicorp provider of Terraform's
+// registry host.
+const hashicorpOnTerraformTF = `terraform {
+  required_providers {
+    foo = {
+      source  = "registry.terraform.io/hashicorp/foo"
+      version = "1.1.0"
+    }
+  }
+}
+`
+
+// runLockOnlyCell writes the lock file of hashicorpOnTerraformTF with
+// `tfmirror lock` (every platform's h1: and zh:) and runs init
+// -lockfile=readonly through network_mirror on it: it passes and keeps the
+// file, or fails with the client's error.
+func (f *matrixFixture) runLockOnlyCell(t *testing.T, client matrixClient, m compat.Method, cell compat.Cell) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.tf"), hashicorpOnTerraformTF)
+	stdout, stderr, code := runTfmirror(t, dir, f.env, "lock", "--mirror", f.lockSource(m.ID), ".")
+	if code != 0 {
+		t.Fatalf("tfmirror lock: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	lockPath := filepath.Join(dir, ".terraform.lock.hcl")
+	p := pkgVersion{host: "registry.terraform.io", ns: "hashicorp", typ: "foo", version: "1.1.0"}
+	if got, want := slices.Sorted(slices.Values(parseLockFile(t, lockPath)[p.addr()])), f.hashes(t, p, compat.AllH1AllZH); !slices.Equal(got, want) {
+		t.Fatalf("tfmirror lock: %s hashes\n got %q\nwant %q", p.addr(), got, want)
+	}
+	want := mustRead(t, lockPath)
+	cli := f.networkMirrorCLI("")
+	out, err := runTofu(t, client.bin, dir, cli, f.env, "init", "-input=false", "-lockfile=readonly")
+	if !cell.Works {
+		if err == nil || !strings.Contains(collapseSpace(out), cell.Error) {
+			t.Fatalf("init -lockfile=readonly: %v; internal/compat says it fails with %q\n%s", err, cell.Error, out)
+		}
+		// The client's own lock file fails the same way.
+		own := t.TempDir()
+		writeFile(t, filepath.Join(own, "main.tf"), hashicorpOnTerraformTF)
+		if out, err := runTofu(t, client.bin, own, cli, f.env, "init", "-input=false"); err != nil {
+			t.Fatalf("init: %v\n%s", err, out)
+		}
+		out, err = runTofu(t, client.bin, own, cli, f.env, "init", "-input=false", "-lockfile=readonly")
+		if err == nil || !strings.Contains(collapseSpace(out), cell.Error) {
+			t.Fatalf("init -lockfile=readonly with the client's own lock file: %v; internal/compat says it fails with %q\n%s", err, cell.Error, out)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("init -lockfile=readonly with tfmirror lock's file: %v\n%s", err, out)
+	}
+	if line := installedLine(p, client.program, cell); !strings.Contains(out, line) {
+		t.Errorf("init did not print %q:\n%s", line, out)
+	}
+	if got := mustRead(t, lockPath); !bytes.Equal(got, want) {
+		t.Errorf("init -lockfile=readonly changed tfmirror lock's file:\n%s", lineDiff(string(want), string(got)))
+	}
 }
 
 const incompleteLockWarning = "Incomplete lock file information for providers"
@@ -285,14 +347,20 @@ func (f *matrixFixture) checkModules(t *testing.T, m compat.Method, wd string) {
 func (f *matrixFixture) checkInstalled(t *testing.T, client matrixClient, cell compat.Cell, out string) {
 	t.Helper()
 	for _, p := range f.installed {
-		addr := p.addr()
-		if p.host == client.program.DefaultHost() {
-			addr = p.ns + "/" + p.typ
-		}
-		if line := "- Installed " + addr + " v" + p.version + cell.Installed; !strings.Contains(out, line) {
+		if line := installedLine(p, client.program, cell); !strings.Contains(out, line) {
 			t.Errorf("init did not print %q:\n%s", line, out)
 		}
 	}
+}
+
+// installedLine is what init prints when it has installed p: the address
+// without the host when it is the program's default.
+func installedLine(p pkgVersion, program compat.Program, cell compat.Cell) string {
+	addr := p.addr()
+	if p.host == program.DefaultHost() {
+		addr = p.ns + "/" + p.typ
+	}
+	return "- Installed " + addr + " v" + p.version + cell.Installed
 }
 
 // checkLock requires the lock file at path to hold, for every provider the
