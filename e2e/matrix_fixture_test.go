@@ -27,7 +27,6 @@ type matrixFixture struct {
 	work string   // tfmirror's working directory: mirror.hcl, modconfig/
 
 	platforms []string     // every platform the origin publishes and the mirrors hold
-	providers []pkgVersion // what the origin publishes
 	installed []pkgVersion // what the matrix configuration selects (the newest 1.x)
 
 	site, packed, unpacked string            // the build's outputs
@@ -84,7 +83,6 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		for _, v := range []string{"1.0.0", "1.1.0"} {
 			p := pkgVersion{host: host, ns: ns, typ: typ, version: v, platforms: f.platforms}
 			f.reg.Add(p.ns, p.typ, p.version, p.platforms...)
-			f.providers = append(f.providers, p)
 			if v == "1.1.0" {
 				f.installed = append(f.installed, p)
 			}
