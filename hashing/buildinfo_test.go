@@ -138,7 +138,9 @@ type buildError struct {
 	out  []byte
 }
 
-func (e *buildError) Error() string { return "build " + e.name + ": " + e.err.Error() + "\n" + string(e.out) }
+func (e *buildError) Error() string {
+	return "build " + e.name + ": " + e.err.Error() + "\n" + string(e.out)
+}
 
 // TestBuildInfoScannerMatchesDebugBuildinfo holds the streamed scan to
 // debug/buildinfo (what `go version -m` prints) on real programs, written
