@@ -53,6 +53,21 @@ func infoString(info *debug.BuildInfo) string {
 	return info.String()
 }
 
+// programsDir holds the programs the tests build, once for every test
+// of the package; TestMain removes it.
+var programsDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tfmirror-buildinfo-") //nolint:usetesting // shared by the package's tests
+	if err != nil {
+		panic(err)
+	}
+	programsDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 var testPrograms struct {
 	once  sync.Once
 	files map[string]string
@@ -69,12 +84,7 @@ func goPrograms(t *testing.T) map[string]string {
 		t.Skip("builds Go programs")
 	}
 	testPrograms.once.Do(func() {
-		dir, err := os.MkdirTemp("", "tfmirror-buildinfo-")
-		if err != nil {
-			testPrograms.err = err
-			return
-		}
-		testPrograms.files, testPrograms.err = buildPrograms(dir)
+		testPrograms.files, testPrograms.err = buildPrograms(programsDir)
 	})
 	if testPrograms.err != nil {
 		t.Fatal(testPrograms.err)

@@ -83,7 +83,7 @@ func (l *loader) read(fsys fs.FS, p string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	data, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
 	switch {
 	case err != nil:
