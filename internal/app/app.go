@@ -40,6 +40,21 @@ func (e *ProblemsError) Error() string {
 	return fmt.Sprintf("the mirror has %d problems", e.Problems)
 }
 
+// LockChurnError means lock files would not survive "init" through the
+// mirror: init would rewrite them or fail on them (lock --check, and what
+// lock --fix could not write). It is exit 1.
+type LockChurnError struct {
+	Files  int
+	Fixing bool
+}
+
+func (e *LockChurnError) Error() string {
+	if e.Fixing {
+		return fmt.Sprintf("%d lock files would still not survive init: lock cannot write them until the locked versions are changed (tofu init -upgrade) or the constraints allow them", e.Files)
+	}
+	return fmt.Sprintf("%d lock files would not survive init: run tfmirror lock --fix with the same arguments", e.Files)
+}
+
 // ExitCode maps an error to its exit code. A verification failure wins
 // over other failures, because it is the one that must never be ignored.
 func ExitCode(err error) int {
