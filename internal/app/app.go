@@ -42,17 +42,23 @@ func (e *ProblemsError) Error() string {
 
 // LockChurnError means lock files would not survive "init" through the
 // mirror: init would rewrite them or fail on them (lock --check, and what
-// lock --fix could not write). It is exit 1.
+// lock --fix could not write). Pinned counts those that pin a version init
+// cannot install, which lock cannot write either. It is exit 1.
 type LockChurnError struct {
 	Files  int
+	Pinned int
 	Fixing bool
 }
 
 func (e *LockChurnError) Error() string {
-	if e.Fixing {
-		return fmt.Sprintf("%d lock files would still not survive init: lock cannot write them until the locked versions are changed (tofu init -upgrade) or the constraints allow them", e.Files)
+	msg := fmt.Sprintf("%d lock files would not survive init", e.Files)
+	if e.Files > e.Pinned && !e.Fixing {
+		msg += ": run tfmirror lock --fix with the same arguments"
 	}
-	return fmt.Sprintf("%d lock files would not survive init: run tfmirror lock --fix with the same arguments", e.Files)
+	if e.Pinned > 0 {
+		msg += fmt.Sprintf("; %d pin a version the constraints exclude or the mirror lacks: change the constraints, or run tofu init -upgrade, then check again", e.Pinned)
+	}
+	return msg
 }
 
 // ExitCode maps an error to its exit code. A verification failure wins

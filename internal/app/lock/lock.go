@@ -110,6 +110,7 @@ func check(ctx context.Context, report *Report, l *mirror.Locker, cfgs []tfconfi
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("no lock file was checked:\n%w", err)
 	}
+	pinned := slices.DeleteFunc(slices.Clone(flagged), func(c tfconfig.Configuration) bool { return report.fixable(c.Dir) })
 	left := len(flagged)
 	if fix {
 		fixable := slices.DeleteFunc(flagged, func(c tfconfig.Configuration) bool { return !report.fixable(c.Dir) })
@@ -121,7 +122,7 @@ func check(ctx context.Context, report *Report, l *mirror.Locker, cfgs []tfconfi
 		left -= len(files)
 	}
 	if left > 0 {
-		return &app.LockChurnError{Files: left, Fixing: fix}
+		return &app.LockChurnError{Files: left, Pinned: len(pinned), Fixing: fix}
 	}
 	return nil
 }
