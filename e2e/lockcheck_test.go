@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 )
 
 // TestLockCheckAgreesWithInit proves `tfmirror lock --check` against the
@@ -58,42 +60,53 @@ func TestLockCheckAgreesWithInit(t *testing.T) {
 			if v.lock == complete && v.name != "complete" && v.tf == "~> 1.0" {
 				t.Fatal("the variant did not change the lock file")
 			}
-			root := filepath.Join(t.TempDir(), "tf")
-			writeFile(t, filepath.Join(root, "main.tf"), lockCheckConfig(v.tf))
-			writeFile(t, filepath.Join(root, ".terraform.lock.hcl"), v.lock)
-			stdout, stderr, code := runTfmirror(t, fx.work, fx.env, "lock", "--check", root, "--mirror", base, "--platform", hostPlatform(), "--json")
-			if code != 0 && code != 1 {
-				t.Fatalf("lock --check: exit %d\n%s%s", code, stdout, stderr)
-			}
+			code, root := checkAgainstClients(t, fx, base, clients, lockCheckConfig(v.tf), v.lock)
 			if flagged := code == 1; flagged != v.flagged {
-				t.Errorf("lock --check flagged it: %v, want %v\n%s", flagged, v.flagged, stdout)
-			}
-			if got := readFile(t, filepath.Join(root, ".terraform.lock.hcl")); got != v.lock {
-				t.Fatal("lock --check changed the file")
-			}
-			changed := false
-			for name, bin := range clients {
-				outcome := initOutcome(t, fx, bin, base, v.tf, v.lock)
-				t.Logf("%s: %s", name, outcome)
-				if code == 0 && outcome != "kept" {
-					t.Errorf("lock --check passed the file, but %s init %s it", name, outcome)
-				}
-				changed = changed || outcome != "kept"
-			}
-			if code == 1 && !changed {
-				t.Errorf("lock --check flagged the file, but every client's init kept it byte for byte:\n%s", findingLines(stdout))
+				t.Errorf("lock --check flagged it: %v, want %v", flagged, v.flagged)
 			}
 			if code == 1 {
-				checkFix(t, fx, root, base, v.tf, v.lock, v.fixable, clients)
+				checkFix(t, fx, root, base, lockCheckConfig(v.tf), v.lock, v.fixable, clients)
 			}
 		})
 	}
 }
 
+// checkAgainstClients runs lock --check on a root holding config and lock
+// for the host platform, then each client's init on a clean copy: if the
+// check passes the file, every client must keep it byte for byte; if it
+// flags it, one at least must rewrite it or fail. It returns the check's
+// exit code and the root.
+func checkAgainstClients(t *testing.T, fx *monorepoFixture, base string, clients map[string]string, config, lock string) (int, string) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "tf")
+	writeFile(t, filepath.Join(root, "main.tf"), config)
+	writeFile(t, filepath.Join(root, ".terraform.lock.hcl"), lock)
+	stdout, stderr, code := runTfmirror(t, fx.work, fx.env, "lock", "--check", root, "--mirror", base, "--platform", hostPlatform(), "--json")
+	if code != 0 && code != 1 {
+		t.Fatalf("lock --check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := readFile(t, filepath.Join(root, ".terraform.lock.hcl")); got != lock {
+		t.Fatal("lock --check changed the file")
+	}
+	changed := false
+	for name, bin := range clients {
+		outcome := initOutcome(t, fx, bin, base, config, lock)
+		t.Logf("%s: %s", name, outcome)
+		if code == 0 && outcome != "kept" {
+			t.Errorf("lock --check passed the file, but %s init %s it", name, outcome)
+		}
+		changed = changed || outcome != "kept"
+	}
+	if code == 1 && !changed {
+		t.Errorf("lock --check flagged the file, but every client's init kept it byte for byte:\n%s", findingLines(stdout))
+	}
+	return code, root
+}
+
 // checkFix runs lock --fix on the flagged root: a file lock can write is
 // written, and every client's init then keeps it; any other is left as
 // it is, and --fix exits 1.
-func checkFix(t *testing.T, fx *monorepoFixture, root, base, tf, lock string, fixable bool, clients map[string]string) {
+func checkFix(t *testing.T, fx *monorepoFixture, root, base, config, lock string, fixable bool, clients map[string]string) {
 	t.Helper()
 	stdout, stderr, code := runTfmirror(t, fx.work, fx.env, "lock", "--fix", root, "--mirror", base, "--platform", hostPlatform(), "--json")
 	fixed := readFile(t, filepath.Join(root, ".terraform.lock.hcl"))
@@ -107,9 +120,43 @@ func checkFix(t *testing.T, fx *monorepoFixture, root, base, tf, lock string, fi
 		t.Fatalf("lock --fix: exit %d, want 0 and the file rewritten\n%s%s", code, stdout, stderr)
 	}
 	for name, bin := range clients {
-		if outcome := initOutcome(t, fx, bin, base, tf, fixed); outcome != "kept" {
+		if outcome := initOutcome(t, fx, bin, base, config, fixed); outcome != "kept" {
 			t.Errorf("%s init %s the file lock --fix wrote", name, outcome)
 		}
+	}
+}
+
+// A provider whose zips hold directory entries has two h1: hashes per
+// package: the zip's, which the mirror lists, and the unpacked
+// directory's. OpenTofu records both when it installs from the mirror, so
+// lock records both, and its file survives every client's init.
+func TestLockCheckZipWithDirectoryEntries(t *testing.T) {
+	if hostPlatform() != "linux_amd64" {
+		t.Skipf("the mirror holds linux_amd64 and darwin_arm64; this host is %s", hostPlatform())
+	}
+	clients := map[string]string{"tofu-1.12.6": tofuBin(t), "tofu-1.10.10": oldTofuBin(t), "terraform-1.8.5": terraformBin(t)}
+	fx := newMonorepoFixture(t)
+	fx.reg.AddWithOptions("acme", "docs", "1.0.0", fakeregistry.Options{DirEntries: true}, lockPlatforms...)
+	config := `terraform {
+  required_providers {
+    docs = {
+      source  = "registry.test/acme/docs"
+      version = "1.0.0"
+    }
+  }
+}
+`
+	dir := filepath.Join(t.TempDir(), "tf")
+	writeFile(t, filepath.Join(dir, "main.tf"), config)
+	args := append([]string{"build", dir}, platformFlags("--platform")...)
+	args = append(args, "--config", "mirror.hcl", "--out", "site", "--write-lock-files")
+	if stdout, stderr, code := runTfmirror(t, fx.work, fx.env, args...); code != 0 {
+		t.Fatalf("tfmirror build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	base := startNginx(t, filepath.Join(fx.work, "site"), fx.ca)
+	lock := readFile(t, filepath.Join(dir, ".terraform.lock.hcl"))
+	if code, _ := checkAgainstClients(t, fx, base, clients, config, lock); code != 0 {
+		t.Errorf("lock --check flags the file lock wrote: exit %d, want 0", code)
 	}
 }
 
@@ -134,10 +181,10 @@ func lockCheckConfig(foo string) string {
 // initOutcome runs the client's init from a clean directory holding the
 // configuration and lock file, installing only from the network mirror,
 // and says what became of the file: "kept", "rewrote" or "failed on".
-func initOutcome(t *testing.T, fx *monorepoFixture, bin, base, tf, lock string) string {
+func initOutcome(t *testing.T, fx *monorepoFixture, bin, base, config, lock string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "tf")
-	writeFile(t, filepath.Join(root, "main.tf"), lockCheckConfig(tf))
+	writeFile(t, filepath.Join(root, "main.tf"), config)
 	writeFile(t, filepath.Join(root, ".terraform.lock.hcl"), lock)
 	if _, err := runTofu(t, bin, root, mirrorOnlyCLI(base), fx.env, "init", "-input=false"); err != nil {
 		return "failed on"

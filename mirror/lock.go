@@ -98,10 +98,22 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 	}
 	hashes := sums.ZHashes()
 	for _, p := range packages {
-		hashes = append(hashes, p.H1Unpacked)
+		hashes = append(hashes, packageH1s(p)...)
 	}
 	slices.Sort(hashes)
 	return LockEntry{Provider: n.Provider, Version: v, Hashes: slices.Compact(hashes), Packages: packages}, nil
+}
+
+// packageH1s are the h1: hashes a lock records for one platform's
+// package: the unpacked directory's, which every client records, and the
+// zip's when it differs (a zip with directory entries), which OpenTofu
+// records too when it installs from a mirror that lists it, as a tfmirror
+// mirror does; without it the first such init would rewrite the file.
+func packageH1s(p hashing.ArchiveSums) []hashing.Hash {
+	if p.H1 == "" || p.H1 == p.H1Unpacked {
+		return []hashing.Hash{p.H1Unpacked}
+	}
+	return []hashing.Hash{p.H1Unpacked, p.H1}
 }
 
 // selectVersion picks what "tofu init" would install from the mirror.

@@ -38,7 +38,8 @@ func (l *Locker) lockHashed(ctx context.Context, rel Package, platforms []addrs.
 		if err != nil {
 			return LockEntry{}, err
 		}
-		hashes = append(hashes, sums.H1Unpacked, sums.ZH)
+		hashes = append(hashes, sums.ZH)
+		hashes = append(hashes, packageH1s(sums)...)
 		packages[plat] = sums
 	}
 	slices.Sort(hashes)

@@ -26,8 +26,9 @@ that satisfies every constraint in the module tree), the constraints in
 OpenTofu's normal form, the h1: hash of each requested platform's package and
 a zh: hash for every line of the release's signed SHA256SUMS, after
 re-verifying that signature. The result is byte for byte what
-"tofu providers lock -platform=..." writes, and is valid on every platform
-listed. Providers the configuration no longer needs are removed, as tofu
+"tofu providers lock -platform=..." writes (a package whose zip holds
+directory entries also gets the zip's own h1:, which OpenTofu records when
+it installs from the mirror), and is valid on every platform listed. Providers the configuration no longer needs are removed, as tofu
 does.
 
 Nothing is written unless every directory's lock file can be computed.
