@@ -84,6 +84,15 @@ func (v Verdict) Churns() bool {
 	return slices.ContainsFunc(v.Findings, func(f Finding) bool { return f.Effect != EffectNone })
 }
 
+// Pinned reports whether the file pins a version init cannot install, one
+// the constraints exclude or the mirror lacks: Compute refuses such a file
+// too, so only the user can fix it.
+func (v Verdict) Pinned() bool {
+	return slices.ContainsFunc(v.Findings, func(f Finding) bool {
+		return f.Reason == ReasonNotAllowed || f.Reason == ReasonNotHeld
+	})
+}
+
 // Check works out what "tofu init" or "terraform init", installing from
 // the mirror the locker reads on each of platforms (none: every platform
 // the mirror holds of a release), would do to the root module's lock
@@ -98,43 +107,43 @@ func Check(ctx context.Context, l *mirror.Locker, dir string, needs []mirror.Nee
 	if err != nil && exists {
 		return Verdict{Path: path}, fmt.Errorf("check lock file: %w", err)
 	}
-	var selected []Selected
+	var picked []selected
 	var errs []error
 	for _, n := range needs {
 		entry, err := l.Lock(ctx, n, platforms)
 		var locked *mirror.LockedError
 		switch {
 		case errors.As(err, &locked):
-			selected = append(selected, Selected{Need: n, Locked: locked})
+			picked = append(picked, selected{Need: n, Locked: locked})
 		case err != nil:
 			errs = append(errs, err)
 		default:
-			selected = append(selected, Selected{Need: n, Entry: entry})
+			picked = append(picked, selected{Need: n, Entry: entry})
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Verdict{Path: path}, err
 	}
-	return Compare(path, src, exists, old, selected)
+	return verdict(path, src, exists, old, picked)
 }
 
-// Selected is what the locker selected for one provider the configuration
+// selected is what the locker selected for one provider the configuration
 // needs: its entry, or the locked version init cannot install.
-type Selected struct {
+type selected struct {
 	Need   mirror.Need
 	Entry  mirror.LockEntry
 	Locked *mirror.LockedError
 }
 
-// Compare is Check once the versions are selected: src is the file at
+// verdict is Check once the versions are selected: src is the file at
 // path (if it exists), old the same parsed.
-func Compare(path string, src []byte, exists bool, old *File, selected []Selected) (Verdict, error) {
+func verdict(path string, src []byte, exists bool, old *File, picked []selected) (Verdict, error) {
 	v := Verdict{Path: path}
 	if old == nil {
 		old = &File{}
 	}
 	var errs []error
-	for _, s := range selected {
+	for _, s := range picked {
 		found, err := compareOne(path, s, old)
 		errs = append(errs, err)
 		v.Findings = append(v.Findings, found...)
@@ -142,11 +151,11 @@ func Compare(path string, src []byte, exists bool, old *File, selected []Selecte
 	if err := errors.Join(errs...); err != nil {
 		return v, err
 	}
-	v.Findings = append(v.Findings, staleLocks(path, selected, old)...)
+	v.Findings = append(v.Findings, staleLocks(path, picked, old)...)
 	switch {
-	case !exists && len(selected) > 0:
+	case !exists && len(picked) > 0:
 		v.Findings = []Finding{{Path: path, Reason: ReasonNoLockFile, Effect: EffectRewrite,
-			Detail: fmt.Sprintf("there is no lock file: init writes one for %d providers", len(selected))}}
+			Detail: fmt.Sprintf("there is no lock file: init writes one for %d providers", len(picked))}}
 	case exists && !canonical(src, old):
 		v.Findings = append(v.Findings, Finding{Path: path, Reason: ReasonFormat, Effect: EffectNone,
 			Detail: "not in the form init writes: a rewrite for another reason reformats the whole file"})
@@ -156,7 +165,7 @@ func Compare(path string, src []byte, exists bool, old *File, selected []Selecte
 
 // compareOne finds what init would change in the lock of one provider the
 // configuration needs.
-func compareOne(path string, s Selected, old *File) ([]Finding, error) {
+func compareOne(path string, s selected, old *File) ([]Finding, error) {
 	n := s.Need
 	at := Finding{Path: path, Provider: n.Provider}
 	if locked := s.Locked; locked != nil {
@@ -222,10 +231,10 @@ func hashFindings(at Finding, have []hashing.Hash, entry mirror.LockEntry) []Fin
 }
 
 // staleLocks are the locks of providers the configuration no longer needs.
-func staleLocks(path string, selected []Selected, old *File) []Finding {
+func staleLocks(path string, picked []selected, old *File) []Finding {
 	var out []Finding
 	for _, l := range old.Sorted() {
-		if slices.ContainsFunc(selected, func(s Selected) bool { return s.Need.Provider == l.Provider }) {
+		if slices.ContainsFunc(picked, func(s selected) bool { return s.Need.Provider == l.Provider }) {
 			continue
 		}
 		out = append(out, Finding{Path: path, Provider: l.Provider, Version: l.Version.String(),

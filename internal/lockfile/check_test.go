@@ -56,19 +56,19 @@ func complete() *File {
 	return &File{Locks: map[addrs.Provider]*Lock{fooAddr: {Provider: fooAddr, Version: e.Version, Constraints: "~> 1.0", Hashes: e.Hashes}}}
 }
 
-func compare(t *testing.T, f *File, src []byte, selected ...Selected) Verdict {
+func compare(t *testing.T, f *File, src []byte, picked ...selected) Verdict {
 	t.Helper()
 	if src == nil {
 		src = f.Bytes()
 	}
-	v, err := Compare(checkPath, src, true, f, selected)
+	v, err := verdict(checkPath, src, true, f, picked)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-func selectedFoo() Selected { return Selected{Need: fooNeed("~> 1.0"), Entry: fooEntry()} }
+func selectedFoo() selected { return selected{Need: fooNeed("~> 1.0"), Entry: fooEntry()} }
 
 // only fails unless the verdict has exactly one finding, of reason and
 // effect, naming the file, provider, version and (if any) platform.
@@ -178,7 +178,7 @@ func TestCheckNoHashes(t *testing.T) {
 }
 
 func TestCheckMissingProvider(t *testing.T) {
-	bar := Selected{Need: mirror.Need{Provider: barAddr, Root: "live/app"}, Entry: mirror.LockEntry{Provider: barAddr, Version: addrs.MustParseVersion("2.0.0")}}
+	bar := selected{Need: mirror.Need{Provider: barAddr, Root: "live/app"}, Entry: mirror.LockEntry{Provider: barAddr, Version: addrs.MustParseVersion("2.0.0")}}
 	got := only(t, compare(t, complete(), nil, selectedFoo(), bar), ReasonMissingProvider, EffectRewrite, "")
 	if got.Provider != barAddr || got.Version != "2.0.0" {
 		t.Errorf("finding names %s %s, want %s 2.0.0", got.Provider, got.Version, barAddr)
@@ -200,7 +200,7 @@ func TestCheckLockedVersionInitCannotInstall(t *testing.T) {
 		reason     Reason
 	}{{true, ReasonNotAllowed}, {false, ReasonNotHeld}} {
 		locked := &mirror.LockedError{Provider: fooAddr, Version: addrs.MustParseVersion("1.1.0"), Constraints: ">= 2.0", NotAllowed: c.notAllowed}
-		got := only(t, compare(t, complete(), nil, Selected{Need: fooNeed(">= 2.0"), Locked: locked}), c.reason, EffectFail, "")
+		got := only(t, compare(t, complete(), nil, selected{Need: fooNeed(">= 2.0"), Locked: locked}), c.reason, EffectFail, "")
 		if got.Version != "1.1.0" {
 			t.Errorf("finding names version %q, want the locked 1.1.0", got.Version)
 		}
@@ -238,12 +238,12 @@ func TestCheckFormat(t *testing.T) {
 }
 
 func TestCheckNoLockFile(t *testing.T) {
-	v, err := Compare(checkPath, nil, false, &File{}, []Selected{selectedFoo()})
+	v, err := verdict(checkPath, nil, false, &File{}, []selected{selectedFoo()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	only(t, v, ReasonNoLockFile, EffectRewrite, "")
-	v, err = Compare(checkPath, nil, false, &File{}, nil)
+	v, err = verdict(checkPath, nil, false, &File{}, nil)
 	if err != nil || len(v.Findings) != 0 {
 		t.Errorf("no providers, no file: %v\n%s", err, lines(v))
 	}

@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/app"
@@ -94,7 +92,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 // files lock can write, through app.WriteLockFiles as lock does. Its
 // error counts the files that still would not survive init.
 func check(ctx context.Context, report *Report, l *mirror.Locker, cfgs []tfconfig.Configuration, platforms []addrs.Platform, fix bool) error {
-	var flagged []tfconfig.Configuration
+	var fixable []tfconfig.Configuration
+	var pinned int
 	var errs []error
 	for _, c := range cfgs {
 		v, err := lockfile.Check(ctx, l, c.Dir, c.Needs, c.Lock, platforms)
@@ -103,42 +102,27 @@ func check(ctx context.Context, report *Report, l *mirror.Locker, cfgs []tfconfi
 			continue
 		}
 		report.Verdicts = append(report.Verdicts, v)
-		if v.Churns() {
-			flagged = append(flagged, c)
+		switch {
+		case v.Pinned():
+			pinned++
+		case v.Churns():
+			fixable = append(fixable, c)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("no lock file was checked:\n%w", err)
 	}
-	pinned := slices.DeleteFunc(slices.Clone(flagged), func(c tfconfig.Configuration) bool { return report.fixable(c.Dir) })
-	left := len(flagged)
+	left := len(fixable)
 	if fix {
-		fixable := slices.DeleteFunc(flagged, func(c tfconfig.Configuration) bool { return !report.fixable(c.Dir) })
 		files, err := app.WriteLockFiles(ctx, l, fixable, platforms)
 		report.Files = files
 		if err != nil {
 			return err
 		}
-		left -= len(files)
+		left = 0
 	}
-	if left > 0 {
-		return &app.LockChurnError{Files: left, Pinned: len(pinned), Fixing: fix}
+	if left+pinned > 0 {
+		return &app.LockChurnError{Files: left + pinned, Pinned: pinned, Fixing: fix}
 	}
 	return nil
-}
-
-// fixable reports whether lock can write dir's lock file: no finding of
-// it is a locked version init cannot install (that takes "init -upgrade"
-// or other constraints).
-func (r *Report) fixable(dir string) bool {
-	path := filepath.Join(dir, lockfile.FileName)
-	for _, v := range r.Verdicts {
-		if v.Path != path {
-			continue
-		}
-		return !slices.ContainsFunc(v.Findings, func(f lockfile.Finding) bool {
-			return f.Reason == lockfile.ReasonNotAllowed || f.Reason == lockfile.ReasonNotHeld
-		})
-	}
-	return false
 }
