@@ -298,3 +298,39 @@ func findingLines(stdout string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// OpenTofu shims a lock of registry.terraform.io/hashicorp/X with a
+// registry.opentofu.org/hashicorp/X lock (UpgradeFromPredecessorProject)
+// before it installs, and drops the shim again when the configuration
+// names registry.terraform.io: a plain init keeps the file byte for byte
+// (only -lockfile=readonly refuses it), so the check passes it.
+func TestLockCheckPredecessorRegistry(t *testing.T) {
+	if hostPlatform() != "linux_amd64" {
+		t.Skipf("the mirror holds linux_amd64 and darwin_arm64; this host is %s", hostPlatform())
+	}
+	clients := map[string]string{"tofu-1.12.6": tofuBin(t), "tofu-1.10.10": oldTofuBin(t), "terraform-1.8.5": terraformBin(t)}
+	fx := newMonorepoFixture(t)
+	manifest := filepath.Join(fx.work, "mirror.hcl")
+	writeFile(t, manifest, readFile(t, manifest)+"\nhost \"registry.terraform.io\" {\n  services = { \"providers.v1\" = \""+fx.reg.ServicesURL+"\" }\n}\n")
+	config := `terraform {
+  required_providers {
+    foo = {
+      source  = "registry.terraform.io/hashicorp/foo"
+      version = "~> 1.0"
+    }
+  }
+}
+`
+	dir := filepath.Join(t.TempDir(), "tf")
+	writeFile(t, filepath.Join(dir, "main.tf"), config)
+	args := append([]string{"build", dir}, platformFlags("--platform")...)
+	args = append(args, "--config", "mirror.hcl", "--out", "site", "--write-lock-files")
+	if stdout, stderr, code := runTfmirror(t, fx.work, fx.env, args...); code != 0 {
+		t.Fatalf("tfmirror build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	base := startNginx(t, filepath.Join(fx.work, "site"), fx.ca)
+	lock := readFile(t, filepath.Join(dir, ".terraform.lock.hcl"))
+	if code, _ := checkAgainstClients(t, fx, base, clients, config, lock); code != 0 {
+		t.Errorf("lock --check flags the file lock wrote: exit %d, want 0", code)
+	}
+}
