@@ -85,5 +85,8 @@ type Signer struct {
 	KeyID       string // 16 uppercase hex digits
 	Fingerprint string // 40 uppercase hex digits
 	Expired     bool
-	Expires     time.Time
+	// Expires is when the key (by its newest self-signature) or the
+	// signature stops being current, the earliest; zero when never or
+	// not known.
+	Expires time.Time
 }
