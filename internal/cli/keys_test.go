@@ -261,6 +261,24 @@ func TestRebuildAfterAKeyReissue(t *testing.T) {
 		}
 	}
 
+	// A bundle of the mirror built after the re-issue goes into the one
+	// built before: the same release, verified by the same key, whose
+	// kept form differs, is no conflict (bundle import refuses every other
+	// difference).
+	bundle := filepath.Join(o.dir, "new.tar.gz")
+	if code, out := o.tfmirror(t, "bundle", "create", "site-new", "--out", bundle); code != ExitOK {
+		t.Fatalf("bundle create: exit %d\n%s", code, out)
+	}
+	if code, out := o.tfmirror(t, "bundle", "import", bundle, "--out", "site"); code != ExitOK {
+		t.Errorf("bundle import of the re-issued form into the mirror keeping the first: exit %d\n%s", code, out)
+	}
+	if got := readFile(t, o.site(layout.ProvenancePath(keysFoo, addrs.MustParseVersion("1.0.0")))); string(got) != string(prov1) {
+		t.Errorf("the import rewrote 1.0.0's provenance:\n%s\nwas\n%s", got, prov1)
+	}
+	if code, out := o.tfmirror(t, "verify", "site"); code != ExitOK {
+		t.Errorf("verify after the import: exit %d\n%s", code, out)
+	}
+
 	// Under expired_keys = "refuse" the newest self-signature decides: K
 	// is not expired, whether the registry serves its re-issued form alone
 	// or both forms in one armored block, the first form first.
