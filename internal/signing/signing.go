@@ -51,13 +51,13 @@ func Verify(doc, sig []byte, armoredKeys []string) (Signer, error) {
 		if err != nil {
 			return Signer{}, fmt.Errorf("read signing key %d: %w", i+1, err)
 		}
-		made, entity, err := openpgp.VerifyDetachedSignature(forms.ring(ring), bytes.NewReader(doc), bytes.NewReader(sig), nil)
+		sigPacket, entity, err := openpgp.VerifyDetachedSignature(forms.ring(ring), bytes.NewReader(doc), bytes.NewReader(sig), nil)
 		switch {
 		case err == nil:
-			return signerOf(entity, made, false), nil
+			return signerOf(entity, sigPacket, false), nil
 		case errors.Is(err, pgperrors.ErrKeyExpired) || errors.Is(err, pgperrors.ErrSignatureExpired):
 			if expired == nil && entity != nil {
-				s := signerOf(entity, made, true)
+				s := signerOf(entity, sigPacket, true)
 				expired = &s
 			}
 		case errors.Is(err, pgperrors.ErrUnknownIssuer):
