@@ -1,7 +1,7 @@
 package mirror
 
 import (
-		"errors"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"

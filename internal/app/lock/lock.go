@@ -57,7 +57,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	packages, hashed, err := endpoint.OpenUpstream(ctx, "network_mirror "+opts.Mirror, ref, s)
+	packages, hashed, err := endpoint.OpenUpstream(ctx, upstreamName(ref, opts.Mirror), ref, s)
 	if err != nil {
 		return nil, err
 	}
@@ -65,4 +65,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	locker := &mirror.Locker{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Hashed: hashed, Limits: s.ZipLimits}
 	report.Files, err = app.WriteLockFiles(ctx, locker, cfgs, platforms)
 	return report, err
+}
+
+// upstreamName names the mirror as the installation method that would
+// read it: what a release only its hashes vouch for is refused or
+// warned about as coming from.
+func upstreamName(ref endpoint.Ref, mirror string) string {
+	if ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout {
+		return "oci_mirror " + mirror
+	}
+	return "network_mirror " + mirror
 }
