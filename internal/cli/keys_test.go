@@ -325,3 +325,43 @@ func TestBuildWithAnExpiredKey(t *testing.T) {
 		}
 	})
 }
+
+// TestPlatformAddedAfterAKeyReissue: a platform added to a release kept
+// from before the re-issue is authenticated with the re-issued form, which
+// the release's provenance then keeps; what the mirror held stays.
+func TestPlatformAddedAfterAKeyReissue(t *testing.T) {
+	r := newReissue(t)
+	o := keysOrigin{origin: newOrigin(t), dir: t.TempDir()}
+	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64", "darwin_arm64")
+	sig1 := o.signWith(t, "1.0.0", r.old, r.madeOld, r.old)
+	o.manifest(t, "1.0.0", `expired_keys = "warn"`)
+	if code, out := o.tfmirror(t, "build"); code != ExitOK {
+		t.Fatalf("build before the re-issue: exit %d\n%s", code, out)
+	}
+	linux := readFile(t, o.site(layout.ArchivePath(keysFoo, addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64"))))
+
+	o.reg.SignWith("hashicorp", "foo", "1.0.0", func([]byte) []byte { return sig1 }, r.current.Armored)
+	writeManifest(t, o.dir, `platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/foo" { versions = "1.0.0" }
+trust "*" {
+  expired_keys = "refuse"
+}
+`+o.hostBlock("registry.opentofu.org"))
+	code, out := o.tfmirror(t, "build")
+	if code != ExitOK || !strings.Contains(out, "1 mirrored, 1 already present") || strings.Contains(out, "expired") {
+		t.Fatalf("build adding darwin_arm64 after the re-issue: exit %d, want 0, one package added, no word of expiry\n%s", code, out)
+	}
+	prov := o.provenance(t, "site", "1.0.0")
+	if prov.KeyID != r.old.ID || !slices.Equal(prov.SigningKeys, []string{r.current.Armored}) || len(prov.Archives) != 2 {
+		t.Errorf("1.0.0's provenance: key %q, %d keys, %d archives; want %s, the re-issued form, both platforms", prov.KeyID, len(prov.SigningKeys), len(prov.Archives), r.old.ID)
+	}
+	if got := readFile(t, o.site(layout.ArchivePath(keysFoo, addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64")))); string(got) != string(linux) {
+		t.Error("the linux_amd64 archive changed")
+	}
+	if got := readFile(t, o.site(layout.SignaturePath(keysFoo, addrs.MustParseVersion("1.0.0")))); string(got) != string(sig1) {
+		t.Error("the kept signature changed")
+	}
+	if code, out := o.tfmirror(t, "verify", "site"); code != ExitOK || strings.Contains(out, "expired") {
+		t.Errorf("verify refusing expired keys: exit %d\n%s", code, out)
+	}
+}
