@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -21,6 +24,14 @@ type Provenance struct {
 	// KeyID is the OpenPGP key that verified SHA256SUMS; empty when the
 	// origin published no keys and the policy allowed that.
 	KeyID string `json:"key_id,omitempty"`
+	// Fingerprint, KeyCreated and KeyExpires describe that key: its
+	// primary key's fingerprint, when it was made, and when the key (by
+	// its newest self-signature) or the signature stops being current
+	// (zero: never). Records kept before tfmirror recorded them name the
+	// key by KeyID alone.
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	KeyCreated  time.Time `json:"key_created,omitzero"`
+	KeyExpires  time.Time `json:"key_expires,omitzero"`
 	// SigningKeys are the ASCII-armored keys the origin advertised.
 	SigningKeys []string `json:"signing_keys"`
 	// HashesOnly names the upstream that vouched for the archives with
@@ -43,6 +54,12 @@ func (p Provenance) SameSigner(o Provenance) bool {
 		return false
 	}
 	return p.KeyID != "" || slices.Equal(p.SigningKeys, o.SigningKeys)
+}
+
+// setSigner takes the signer of o, with its advertised keys.
+func (p *Provenance) setSigner(o Provenance, keys []string) {
+	p.KeyID, p.Fingerprint, p.KeyCreated, p.KeyExpires = o.KeyID, o.Fingerprint, o.KeyCreated, o.KeyExpires
+	p.SigningKeys, p.HashesOnly = keys, o.HashesOnly
 }
 
 // ProvenanceArchive describes one platform's package in a Provenance.
@@ -107,4 +124,62 @@ func (t *Tree) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version
 		return Record{}, fmt.Errorf("read signature of %s %s: %w", p, v, err)
 	}
 	return r, nil
+}
+
+// KeptSigner is the key a release a tree holds was verified with, as its
+// provenance record says.
+type KeptSigner struct {
+	Version     addrs.Version
+	KeyID       string
+	Fingerprint string // "" in records kept before fingerprints were
+	Created     time.Time
+	Expires     time.Time
+}
+
+// Signers returns the key that verified each release of p the tree holds
+// (those its index.json lists) and that was signed: the history a new
+// release's signer is compared with. A release whose provenance record
+// is missing is left out; one that cannot be read is an error.
+func (d TreeDestination) Signers(ctx context.Context, p addrs.Provider) ([]KeptSigner, error) {
+	idx, err := d.t.ReadIndex(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	versions, err := idx.versions()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", IndexPath(p), err)
+	}
+	out := make([]*KeptSigner, len(versions))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(heldParallel)
+	for i, v := range versions {
+		g.Go(func() error {
+			select {
+			case d.t.reading <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			defer func() { <-d.t.reading }()
+			prov, err := d.t.ReadProvenance(gctx, p, v)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil
+			case err != nil:
+				return err
+			case prov.KeyID != "":
+				out[i] = &KeptSigner{Version: v, KeyID: prov.KeyID, Fingerprint: prov.Fingerprint, Created: prov.KeyCreated, Expires: prov.KeyExpires}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var signers []KeptSigner
+	for _, s := range out {
+		if s != nil {
+			signers = append(signers, *s)
+		}
+	}
+	return signers, nil
 }

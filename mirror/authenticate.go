@@ -21,6 +21,10 @@ type Evidence struct {
 	// signature), when that is all there is: Sums then lists what it
 	// vouched for, or nothing when it gave only h1: hashes.
 	HashesOnly string
+	// History, when set, is what the mirror holds of the provider's
+	// signers: the release's signer is compared with it (a key change).
+	// Nil for commands that judge what a mirror keeps.
+	History *KeyHistory
 }
 
 // Advice ends a warning about what the policy accepted, naming the policy
@@ -28,6 +32,8 @@ type Evidence struct {
 const (
 	AdviceRefuseUnsigned = "the trust policy can refuse unsigned releases"
 	AdviceRefuseExpired  = "the trust policy can refuse expired keys"
+	AdviceKeyChange      = "the trust policy can refuse key changes, or accept the new key by its ID"
+	AdviceAcceptNewKey   = "the trust policy can accept the new key by its ID"
 )
 
 // KeptEvidence is the evidence a mirror keeps for a release, for every
@@ -46,6 +52,9 @@ type Verdict struct {
 	HashesOnly string
 	// Warnings say what was accepted that a stricter policy would refuse.
 	Warnings []string
+	// Keys compares the signer with the evidence's History; nil without
+	// one, or for an unsigned release.
+	Keys *KeyContinuity
 }
 
 // Authenticate is the one trust decision: whether the evidence of a
@@ -64,10 +73,13 @@ type Verdict struct {
 // hashes alone (an upstream mirror that keeps no signature) proves only
 // that the archives are those the upstream listed: it is accepted with a
 // warning, unless the policy refuses unsigned releases or names the keys
-// that must sign.
+// that must sign. Last, a signer is compared with the signers of the
+// releases the mirror holds (ev.History): another primary key is a key
+// change, accepted with a warning, accepted silently when the policy names
+// the new key, or refused when the policy refuses key changes.
 func (tp TrustPolicy) Authenticate(checker SignatureChecker, pkg Package, ev Evidence) (Verdict, error) {
 	a := authentication{trust: tp.For(pkg.Provider), checker: checker, pkg: pkg, ev: ev}
-	for _, step := range []func() error{a.parseSums, a.hashesOnly, a.unsigned, a.signature, a.signer, a.expiry} {
+	for _, step := range []func() error{a.parseSums, a.hashesOnly, a.unsigned, a.signature, a.signer, a.expiry, a.continuity} {
 		if a.done {
 			break
 		}
@@ -172,6 +184,21 @@ func (a *authentication) expiry() error {
 	default:
 		a.verdict.Warnings = append(a.verdict.Warnings, fmt.Sprintf(
 			"%s %s: signed by key %s, which %s; accepted, as OpenTofu does ("+AdviceRefuseExpired+")", a.pkg.Provider, a.pkg.Version, s.KeyID, expiredSince(s)))
+	}
+	return nil
+}
+
+func (a *authentication) continuity() error {
+	if a.ev.History == nil {
+		return nil
+	}
+	k := a.ev.History.compare(a.trust, a.pkg, a.verdict.Signer)
+	a.verdict.Keys = k
+	switch k.Status {
+	case KeyRefused:
+		return a.refuse(EvidenceSigner, fmt.Sprintf("a key change, which the trust policy for %s refuses ("+AdviceAcceptNewKey+")", a.pkg.Provider), k)
+	case KeyChanged:
+		a.verdict.Warnings = append(a.verdict.Warnings, k.Describe()+"; accepted ("+AdviceKeyChange+")")
 	}
 	return nil
 }

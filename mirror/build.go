@@ -75,6 +75,7 @@ type Builder struct {
 	// entries hashed while they downloaded (the tests read it).
 	summarized atomic.Int32
 	done       atomic.Int32
+	histories  histories
 }
 
 // release is one provider version to mirror.

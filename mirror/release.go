@@ -215,14 +215,34 @@ func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error
 	if sigErr != nil {
 		return nil, sigErr
 	}
-	verdict, err := b.Options.Trust.Authenticate(b.Checker, c.pkg, Evidence{Sums: doc, Signature: sig, Keys: c.meta.SigningKeys})
+	ev := Evidence{Sums: doc, Signature: sig, Keys: c.meta.SigningKeys}
+	if len(ev.Keys) > 0 {
+		ev.History = b.history(ctx, c.pkg.Provider)
+	}
+	verdict, err := b.Options.Trust.Authenticate(b.Checker, c.pkg, ev)
+	var change *KeyContinuity
+	if errors.As(err, &change) {
+		b.reportKeys(change)
+	}
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range verdict.Warnings {
 		b.warn("%s", w)
 	}
+	b.reportKeys(verdict.Keys)
 	return &origin{doc: doc, sig: sig, sums: verdict.Sums, signer: verdict.Signer}, nil
+}
+
+// reportKeys reports how a release's signer compares with the provider's
+// releases the mirror holds, unless it is the same key.
+func (b *Builder) reportKeys(k *KeyContinuity) {
+	if k == nil || k.Status == KeySame || b.Options.OnEvent == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.Options.OnEvent(Event{Keys: k})
 }
 
 // authenticateHashes decides on a package that an upstream vouches for
@@ -429,6 +449,9 @@ func record(fs []fetched) *layout.Record {
 		Provenance: layout.Provenance{
 			Archives:    make(map[string]layout.ProvenanceArchive, len(fs)),
 			KeyID:       o.signer.KeyID,
+			Fingerprint: o.signer.Fingerprint,
+			KeyCreated:  o.signer.Created,
+			KeyExpires:  o.signer.Expires,
 			SigningKeys: fs[0].keys,
 			HashesOnly:  o.hashesOnly,
 		},

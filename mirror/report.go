@@ -74,6 +74,10 @@ type Event struct {
 	Result *Result
 	// Warning is set for a problem that did not stop any package.
 	Warning string
+	// Keys is set when a release's signer was compared with the
+	// provider's releases the mirror holds, and was the first, another
+	// key or refused (not when it was the same key).
+	Keys *KeyContinuity
 }
 
 // Report summarizes a finished build.

@@ -89,4 +89,6 @@ type Signer struct {
 	// signature stops being current, the earliest; zero when never or
 	// not known.
 	Expires time.Time
+	// Created is when the primary key was made; zero when not known.
+	Created time.Time
 }

@@ -31,13 +31,23 @@ type TrustRule struct {
 	// RefuseUnsigned refuses packages that publish no signing keys, even
 	// on registry.opentofu.org.
 	RefuseUnsigned *bool
+	// RefuseKeyChange refuses a release signed by another primary key than
+	// the releases of the provider the mirror holds (a key change); a key
+	// change is otherwise accepted with a warning.
+	RefuseKeyChange *bool
+	// AcceptNewKeys lists the new keys (16-digit key IDs or 40-digit
+	// fingerprints) a key change may go to without a warning or a
+	// refusal.
+	AcceptNewKeys []string
 }
 
 // Trust is the policy in force for one provider.
 type Trust struct {
-	KeyIDs         []string
-	RefuseExpired  bool
-	RefuseUnsigned bool
+	KeyIDs          []string
+	RefuseExpired   bool
+	RefuseUnsigned  bool
+	RefuseKeyChange bool
+	AcceptNewKeys   []string
 }
 
 // For resolves the policy for p.
@@ -64,14 +74,22 @@ func (t *Trust) apply(r TrustRule) {
 	if r.RefuseUnsigned != nil {
 		t.RefuseUnsigned = *r.RefuseUnsigned
 	}
+	if r.RefuseKeyChange != nil {
+		t.RefuseKeyChange = *r.RefuseKeyChange
+	}
+	if r.AcceptNewKeys != nil {
+		t.AcceptNewKeys = r.AcceptNewKeys
+	}
 }
 
 // allows reports whether the policy accepts a signature by signer.
 func (t Trust) allows(signer Signer) bool {
-	if len(t.KeyIDs) == 0 {
-		return true
-	}
-	return slices.ContainsFunc(t.KeyIDs, func(id string) bool {
+	return len(t.KeyIDs) == 0 || names(t.KeyIDs, signer)
+}
+
+// names reports whether a list of key IDs and fingerprints names signer.
+func names(ids []string, signer Signer) bool {
+	return slices.ContainsFunc(ids, func(id string) bool {
 		id = strings.ToUpper(id)
 		return id == signer.KeyID || id == signer.Fingerprint
 	})

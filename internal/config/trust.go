@@ -12,7 +12,7 @@ import (
 )
 
 var trustSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "key_ids"}, {Name: "unsigned"}, {Name: "expired_keys"}},
+	Attributes: []hcl.AttributeSchema{{Name: "key_ids"}, {Name: "unsigned"}, {Name: "expired_keys"}, {Name: "key_change"}, {Name: "accept_new_keys"}},
 }
 
 // decodeTrust reads a trust "PATTERN" block into the policy. PATTERN is
@@ -33,11 +33,14 @@ func decodeTrust(block *hcl.Block, policy *mirror.TrustPolicy, seen map[string]h
 	if diags.HasErrors() {
 		return diags
 	}
-	diags = append(diags, decodeKeyIDs(content, &rule)...)
+	diags = append(diags, decodeKeyIDs(content, "key_ids", &rule.KeyIDs)...)
+	diags = append(diags, decodeKeyIDs(content, "accept_new_keys", &rule.AcceptNewKeys)...)
 	var ds hcl.Diagnostics
 	rule.RefuseUnsigned, ds = decodeChoice(content, "unsigned", "allow", "refuse")
 	diags = append(diags, ds...)
 	rule.RefuseExpired, ds = decodeChoice(content, "expired_keys", "warn", "refuse")
+	diags = append(diags, ds...)
+	rule.RefuseKeyChange, ds = decodeChoice(content, "key_change", "warn", "refuse")
 	diags = append(diags, ds...)
 	if rule.Namespace == "" {
 		policy.Default = rule
@@ -67,25 +70,27 @@ func trustSelector(pattern string) (mirror.TrustRule, error) {
 	return mirror.TrustRule{Hostname: p.Hostname, Namespace: p.Namespace, Type: typ}, nil
 }
 
-func decodeKeyIDs(content *hcl.BodyContent, rule *mirror.TrustRule) hcl.Diagnostics {
-	attr, ok := content.Attributes["key_ids"]
+// decodeKeyIDs reads a list of key IDs and fingerprints (attribute name)
+// into ids.
+func decodeKeyIDs(content *hcl.BodyContent, name string, ids *[]string) hcl.Diagnostics {
+	attr, ok := content.Attributes[name]
 	if !ok {
 		return nil
 	}
-	var ids []string
-	if diags := gohcl.DecodeExpression(attr.Expr, nil, &ids); diags.HasErrors() {
+	var list []string
+	if diags := gohcl.DecodeExpression(attr.Expr, nil, &list); diags.HasErrors() {
 		return diags
 	}
-	for _, id := range ids {
+	for _, id := range list {
 		if !mirror.ValidKeyID(id) {
 			return errAt(attr.Expr.Range(), "Invalid key ID",
 				fmt.Sprintf("%q is neither a 16-digit OpenPGP key ID nor a 40-digit fingerprint.", id))
 		}
 	}
-	if len(ids) == 0 {
+	if len(list) == 0 && name == "key_ids" {
 		return errAt(attr.Expr.Range(), "Invalid key IDs", "An empty list would refuse every signature; remove key_ids to allow any advertised key.")
 	}
-	rule.KeyIDs = ids
+	*ids = list
 	return nil
 }
 

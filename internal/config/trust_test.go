@@ -14,12 +14,15 @@ func TestTrustBlocks(t *testing.T) {
   expired_keys = "warn"
 }
 trust "hashicorp/*" {
-  key_ids = ["34365D9472D7468F"]
+  key_ids    = ["34365D9472D7468F"]
+  key_change = "refuse"
 }
 trust "example.com/acme/tool" {
-  key_ids      = ["0123456789abcdef0123456789abcdef01234567"]
-  expired_keys = "refuse"
-  unsigned     = "allow"
+  key_ids         = ["0123456789abcdef0123456789abcdef01234567"]
+  expired_keys    = "refuse"
+  unsigned        = "allow"
+  key_change      = "warn"
+  accept_new_keys = ["0123456789ABCDEF"]
 }
 `
 	m, err := config.Parse([]byte(src), "mirror.hcl")
@@ -27,16 +30,17 @@ trust "example.com/acme/tool" {
 		t.Fatal(err)
 	}
 	for addr, want := range map[string]string{
-		"hashicorp/aws":         "keys=[34365D9472D7468F] expired=false unsigned=true",
-		"example.com/acme/tool": "keys=[0123456789abcdef0123456789abcdef01234567] expired=true unsigned=false",
-		"example.com/acme/else": "keys=[] expired=false unsigned=true",
+		"hashicorp/aws":         "keys=[34365D9472D7468F] expired=false unsigned=true key_change=true accept=[]",
+		"example.com/acme/tool": "keys=[0123456789abcdef0123456789abcdef01234567] expired=true unsigned=false key_change=false accept=[0123456789ABCDEF]",
+		"example.com/acme/else": "keys=[] expired=false unsigned=true key_change=false accept=[]",
 	} {
 		p, err := addrs.ParseProvider(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tr := m.Trust.For(p)
-		got := "keys=[" + strings.Join(tr.KeyIDs, ",") + "] expired=" + boolString(tr.RefuseExpired) + " unsigned=" + boolString(tr.RefuseUnsigned)
+		got := "keys=[" + strings.Join(tr.KeyIDs, ",") + "] expired=" + boolString(tr.RefuseExpired) + " unsigned=" + boolString(tr.RefuseUnsigned) +
+			" key_change=" + boolString(tr.RefuseKeyChange) + " accept=[" + strings.Join(tr.AcceptNewKeys, ",") + "]"
 		if got != want {
 			t.Errorf("%s: %s, want %s", addr, got, want)
 		}
@@ -58,6 +62,8 @@ func TestTrustBlockErrors(t *testing.T) {
 		`trust "*" { expired_keys = "ignore" }`:                    `mirror.hcl:1:28: Invalid expired_keys`,
 		`trust "*" { key_ids = ["XYZ"] }`:                          `mirror.hcl:1:23: Invalid key ID`,
 		`trust "*" { key_ids = [] }`:                               `mirror.hcl:1:23: Invalid key IDs`,
+		`trust "*" { key_change = "ignore" }`:                      `mirror.hcl:1:26: Invalid key_change: key_change must be "warn" or "refuse".`,
+		`trust "*" { accept_new_keys = ["ABC"] }`:                  `mirror.hcl:1:31: Invalid key ID`,
 		`trust "*" { colour = "blue" }`:                            `mirror.hcl:1:13: Unsupported argument`,
 		"trust \"a/*\" {}\ntrust \"registry.opentofu.org/a/*\" {}": `mirror.hcl:2:1: Duplicate trust block`,
 	}

@@ -66,6 +66,8 @@ func (p *Printer) Event(e mirror.Event) {
 		}{e.Started.Provider.String(), e.Started.Version.String(), e.Started.Platform.String()})
 	case e.Result != nil && !p.deferred:
 		p.result(*e.Result)
+	case e.Keys != nil:
+		p.keys(e.Keys)
 	case e.Warning != "" && p.opts.JSON:
 		p.emit("warning", struct {
 			Message string `json:"message"`
@@ -99,7 +101,7 @@ func (p *Printer) result(r mirror.Result) {
 	case mirror.StatusSkipped:
 		line += ": " + r.Reason
 	case mirror.StatusFailed:
-		p.say(line + ": " + failureDetail(r.Err))
+		p.say(line + ": " + WithHints(failureDetail(r.Err)))
 		return
 	}
 	p.Line(line)

@@ -12,6 +12,8 @@ import (
 var settingHints = strings.NewReplacer(
 	mirror.AdviceRefuseUnsigned, mirror.AdviceRefuseUnsigned+`: trust "*" { unsigned = "refuse" } in the manifest, or --require-signatures`,
 	mirror.AdviceRefuseExpired, mirror.AdviceRefuseExpired+`: trust "*" { expired_keys = "refuse" } in the manifest`,
+	mirror.AdviceKeyChange, mirror.AdviceKeyChange+`: key_change = "refuse" or accept_new_keys = ["KEYID"] in the provider's trust block`,
+	mirror.AdviceAcceptNewKey, mirror.AdviceAcceptNewKey+`: accept_new_keys = ["KEYID"] in the provider's trust block`,
 )
 
 // withHints adds the settings that change what a message describes.

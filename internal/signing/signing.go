@@ -24,6 +24,8 @@ type Signer struct {
 	// signing subkey or the signature itself expires, the earliest of
 	// them; zero when none does.
 	Expires time.Time
+	// Created is when the primary key was made.
+	Created time.Time
 }
 
 // ErrUnknownIssuer means none of the offered keys made the signature.
@@ -77,6 +79,7 @@ func signerOf(e *openpgp.Entity, sig *packet.Signature, expired bool) Signer {
 		KeyID:       strings.ToUpper(e.PrimaryKey.KeyIdString()),
 		Fingerprint: strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint)),
 		Expired:     expired,
+		Created:     e.PrimaryKey.CreationTime.UTC(),
 	}
 	if sig != nil {
 		s.Expires = expiry(e, sig)
@@ -95,7 +98,7 @@ func (Checker) CheckSignature(doc, sig []byte, armoredKeys []string) (mirror.Sig
 	if err != nil {
 		return mirror.Signer{}, err
 	}
-	return mirror.Signer{KeyID: s.KeyID, Fingerprint: s.Fingerprint, Expired: s.Expired, Expires: s.Expires}, nil
+	return mirror.Signer{KeyID: s.KeyID, Fingerprint: s.Fingerprint, Expired: s.Expired, Expires: s.Expires, Created: s.Created}, nil
 }
 
 // KeyID is the 16-digit upper-case ID of an armored key's primary key, as

@@ -177,7 +177,7 @@ func TestVerifyExpired(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true, Expires: made.Add(24 * time.Hour).UTC()}) {
+		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true, Expires: made.Add(24 * time.Hour).UTC(), Created: created(e)}) {
 			t.Errorf("Verify = %+v, want KeyID %s, Expired, expiring a day after %s", got, keyID(e), made)
 		}
 	})
@@ -188,7 +188,7 @@ func TestVerifyExpired(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true, Expires: made.Add(time.Hour + time.Minute).UTC()}) {
+		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true, Expires: made.Add(time.Hour + time.Minute).UTC(), Created: created(e)}) {
 			t.Errorf("Verify = %+v, want KeyID %s, Expired, the signature expiring a minute after it was made", got, keyID(e))
 		}
 	})
@@ -223,7 +223,7 @@ func TestVerifyPrefersCurrentKeyOverExpired(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	if got != (signing.Signer{KeyID: keyID(current), Fingerprint: fingerprint(current)}) {
+	if got != (signing.Signer{KeyID: keyID(current), Fingerprint: fingerprint(current), Created: created(current)}) {
 		t.Errorf("Verify = %+v, want the current key %s, not expired", got, keyID(current))
 	}
 }
@@ -325,7 +325,7 @@ func TestChecker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckSignature: %v", err)
 	}
-	if want := (mirror.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e)}); got != want {
+	if want := (mirror.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Created: created(e)}); got != want {
 		t.Errorf("CheckSignature = %+v, want %+v", got, want)
 	}
 
@@ -335,7 +335,7 @@ func TestChecker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckSignature with an expired key: %v", err)
 	}
-	if want := (mirror.Signer{KeyID: keyID(old), Fingerprint: fingerprint(old), Expired: true, Expires: made.Add(time.Hour).UTC()}); got != want {
+	if want := (mirror.Signer{KeyID: keyID(old), Fingerprint: fingerprint(old), Expired: true, Expires: made.Add(time.Hour).UTC(), Created: created(old)}); got != want {
 		t.Errorf("CheckSignature = %+v, want %+v", got, want)
 	}
 
@@ -386,4 +386,10 @@ func TestVerifyFakeRegistryRelease(t *testing.T) {
 // fingerprint is the 40-digit uppercase fingerprint of e's primary key.
 func fingerprint(e *openpgp.Entity) string {
 	return strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint))
+}
+
+// created is when e says it was made, as a reader of its serialized form
+// (whole seconds) sees it.
+func created(e *openpgp.Entity) time.Time {
+	return time.Unix(e.PrimaryKey.CreationTime.Unix(), 0).UTC()
 }

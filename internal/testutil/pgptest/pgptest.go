@@ -3,7 +3,8 @@
 // signatures, as release SHA256SUMS and bundle manifests are signed. Keys
 // can be made with a chosen creation time and expiry, sign as of a chosen
 // time, and be re-issued: the same key given a new self-signature with a
-// later expiry, as registries extend their keys. Test use only.
+// later expiry, as registries extend their keys, or a new signing subkey.
+// Test use only.
 package pgptest
 
 import (
@@ -77,12 +78,9 @@ func lifetime(t testing.TB, made, expires time.Time) uint32 {
 	return uint32(secs)
 }
 
-// Reissue returns the same key (the same primary key material, so the
-// same ID and fingerprint) with a new self-signature made at at that
-// moves its expiry to expires (zero: never), as a registry extends its
-// key: the new armored form holds both self-signatures, and OpenPGP
-// readers take the newest. k itself is left as it was.
-func (k Key) Reissue(t testing.TB, at, expires time.Time) Key {
+// copyOf returns a copy of k's entity, private parts and all, that can be
+// changed without changing k.
+func (k Key) copyOf(t testing.TB) *openpgp.Entity {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := k.Entity.SerializePrivateWithoutSigning(&buf, nil); err != nil {
@@ -92,7 +90,30 @@ func (k Key) Reissue(t testing.TB, at, expires time.Time) Key {
 	if err != nil || len(ring) != 1 {
 		t.Fatalf("pgptest: copy key %s: %d keys, %v", k.ID, len(ring), err)
 	}
-	e := ring[0]
+	return ring[0]
+}
+
+// WithSigningSubkey returns the same key (the same primary key, ID and
+// fingerprint) with a new signing subkey made at at, which then makes its
+// signatures, as a registry that moves its signing to a new subkey. k
+// itself is left as it was.
+func (k Key) WithSigningSubkey(t testing.TB, at time.Time) Key {
+	t.Helper()
+	e := k.copyOf(t)
+	if err := e.AddSigningSubkey(&packet.Config{Algorithm: packet.PubKeyAlgoEdDSA, Time: func() time.Time { return at }}); err != nil {
+		t.Fatalf("pgptest: add a signing subkey to key %s: %v", k.ID, err)
+	}
+	return keyOf(t, e)
+}
+
+// Reissue returns the same key (the same primary key material, so the
+// same ID and fingerprint) with a new self-signature made at at that
+// moves its expiry to expires (zero: never), as a registry extends its
+// key: the new armored form holds both self-signatures, and OpenPGP
+// readers take the newest. k itself is left as it was.
+func (k Key) Reissue(t testing.TB, at, expires time.Time) Key {
+	t.Helper()
+	e := k.copyOf(t)
 	var secs uint32
 	if !expires.IsZero() {
 		secs = lifetime(t, e.PrimaryKey.CreationTime, expires)
