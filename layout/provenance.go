@@ -126,6 +126,12 @@ func (t *Tree) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version
 	return r, nil
 }
 
+// ReadRecord returns the kept origin files of a release
+// (Tree.ReadRecord).
+func (d TreeDestination) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version) (Record, error) {
+	return d.t.ReadRecord(ctx, p, v)
+}
+
 // KeptSigner is the key a release a tree holds was verified with, as its
 // provenance record says.
 type KeptSigner struct {

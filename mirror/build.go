@@ -44,6 +44,9 @@ type Options struct {
 	// Cooldown, if set, holds back releases younger than their
 	// requirement's MinAge, and records when versions are first seen.
 	Cooldown *Cooldown
+	// Recheck selects releases already held whose SHA256SUMS and
+	// signature are fetched again and compared with what the mirror kept.
+	Recheck Recheck
 	// OnEvent, if set, is called for every finished package and warning.
 	// Calls are serialized.
 	OnEvent func(Event)

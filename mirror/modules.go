@@ -222,9 +222,9 @@ type ModuleBuilder struct {
 	Limits hashing.ModuleLimits
 	// Tree bounds the module tree followed (zero fields: the defaults).
 	Tree ModuleTreeLimits
-	// Recheck fetches versions the trees already hold again and compares
-	// them, so an upstream tag moved to other content is reported.
-	Recheck bool
+	// Recheck selects versions the trees already hold to fetch again and
+	// compare, so an upstream tag moved to other content is reported.
+	Recheck Recheck
 	// DryRun resolves and reports what would be fetched without fetching.
 	DryRun bool
 	// OnResult, if set, is called for every finished module version.
@@ -461,7 +461,7 @@ func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Ver
 	rec, from, lacking, err := b.held(ctx, m, v)
 	switch {
 	case err != nil:
-	case rec != nil && !b.Recheck:
+	case rec != nil && !b.Recheck.Selects(m.String(), v):
 		res.Status, res.Bytes, res.Commit = StatusPresent, rec.Size, rec.Upstream.Commit
 		if err = b.checkCalls(len(rec.Calls), chain); err != nil {
 			break

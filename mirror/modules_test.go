@@ -95,7 +95,7 @@ func buildModules(t *testing.T, root string, f *fakeModules, recheck, dryRun boo
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Recheck: recheck, DryRun: dryRun}
+	b := &ModuleBuilder{Source: f, Fetcher: f, Calls: f, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Recheck: Recheck{Percent: map[bool]int{true: 100}[recheck]}, DryRun: dryRun}
 	r := &Report{}
 	b.Build(context.Background(), reqs, r)
 	return r

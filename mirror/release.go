@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -25,6 +26,10 @@ type candidate struct {
 // authenticates the release's SHA256SUMS once, fetches and checks each
 // archive, and publishes those that passed.
 func (b *Builder) buildRelease(ctx context.Context, r release) {
+	if err := b.recheck(ctx, r); err != nil {
+		b.failRelease(r, "recheck", err)
+		return
+	}
 	for _, k := range r.kept {
 		pkg := Package{Provider: r.req.Provider, Version: r.version, Platform: k.plat}
 		b.emit(Result{Package: pkg, Status: StatusPresent, Bytes: k.size, KeyID: k.keyID, HashesOnly: k.hashesOnly})
@@ -37,6 +42,24 @@ func (b *Builder) buildRelease(ctx context.Context, r release) {
 	checked := b.authenticateAll(ctx, cands)
 	archives, ahead := b.fetchAll(ctx, checked)
 	b.publish(ctx, r, archives, ahead)
+}
+
+// failRelease reports every package of a release, kept or to fetch, as
+// failed with err, and publishes nothing of it.
+func (b *Builder) failRelease(r release, reason string, err error) {
+	var plats []addrs.Platform
+	for _, k := range r.kept {
+		plats = append(plats, k.plat)
+	}
+	for _, plat := range append(plats, r.req.Platforms...) {
+		pkg := Package{Provider: r.req.Provider, Version: r.version, Platform: plat}
+		var rerelease *RereleaseError
+		perr := forPackage(err, pkg)
+		if errors.As(err, &rerelease) {
+			perr = &VerificationError{Package: pkg, Problem: "re-released at the origin", Err: err}
+		}
+		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: reason, Err: perr})
+	}
 }
 
 func (b *Builder) lookupPlatforms(ctx context.Context, r release) []candidate {

@@ -10,6 +10,7 @@ import (
 
 func newBuildCmd(env Env) *cobra.Command {
 	opts := appbuild.Options{Flags: settings.DefaultFlags()}
+	var recheckModules bool
 	opts.Flags.Parallel = appbuild.DefaultParallel
 	cmd := &cobra.Command{
 		Use:   "build [DIR...]",
@@ -44,13 +45,19 @@ or git::https at a tag or commit) is fetched once, packed into a zip whose
 bytes depend only on its content, and published as a static module registry
 under <out>/replica/<host>/v1/modules/, which OpenTofu and Terraform install
 from with a host block. A version already mirrored is not fetched again; with
---recheck-modules it is, and an upstream that now gives other content is
-reported (exit 3) with the published package left as it was.`,
+--recheck it is, and an upstream that now gives other content is reported
+(exit 3) with the published package left as it was. --recheck also asks the
+origin for the SHA256SUMS and signature of every provider release already
+mirrored (no archive) and reports a release re-published with other bytes,
+other files or another signer the same way.`,
 		Example: `  tfmirror build
   tfmirror build --config mirror.hcl --out /srv/mirror --json
   tfmirror build live/app-a live/app-b --platform linux_amd64 --platform darwin_arm64 --write-lock-files`,
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			given(cmd, &opts.Flags)
+			if recheckModules && opts.Recheck == "" {
+				opts.Recheck = "100%"
+			}
 			opts.Dirs = dirs
 			if !cmd.Flags().Changed("out") {
 				opts.Out = nil // the manifest's out list, else ./site
@@ -74,7 +81,9 @@ reported (exit 3) with the published package left as it was.`,
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for a writer this build may not write with: another build into the same directory, a prune of the same bucket (0 fails at once)")
 	f.StringVar(&opts.From, "from", "", "take the packages from a `mirror` already built (a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY) instead of the origin registries, with the SHA256SUMS, signature and keys it kept of each release checked as from the origin: copy a mirror into another kind of destination without contacting the origin")
 	f.BoolVar(&opts.OverwriteOCITags, "overwrite-oci-tags", false, "re-point an OCI version tag that holds other packages than the release brings (by default the build refuses, naming both digests: clients may have locked the old ones)")
-	f.BoolVar(&opts.RecheckModules, "recheck-modules", false, "fetch module versions already mirrored again and compare them: a tag moved upstream to other content is reported (exit 3), and the published package is left as it was")
+	f.StringVar(&opts.Recheck, "recheck", "", "for releases and module versions already mirrored, fetch the origin's SHA256SUMS and signature (a module: its package) again and compare them with what the mirror kept: a release re-published with other bytes, files or signer is reported (exit 3), and the published packages are left as they were; --recheck=`N%` checks a share of them each day, all of them over 100/N days")
+	f.Lookup("recheck").NoOptDefVal = "100%"
+	f.BoolVar(&recheckModules, "recheck-modules", false, "the same as --recheck (kept for the scripts that use it)")
 	f.BoolVar(&opts.NoModules, "no-modules", false, "mirror providers only: leave out the manifest's module blocks and the registry modules configurations call")
 	f.BoolVar(&opts.OCIModuleLocations, "oci-module-locations", false, "make the module registry's download documents point at the module packages in the build's oci:// destination (oci://REPOSITORY?digest=..., OpenTofu >= 1.10) instead of the zips in the tree")
 	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")

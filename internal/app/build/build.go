@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
@@ -46,13 +47,16 @@ type Options struct {
 	// Shard, if set, is "K/N": build only part K of N of the plan.
 	Shard string
 
-	Strict             bool
-	VerifyExisting     bool
-	DryRun             bool
-	RegistryReplica    bool
-	WriteLockFiles     bool
-	OverwriteOCITags   bool
-	RecheckModules     bool
+	Strict           bool
+	VerifyExisting   bool
+	DryRun           bool
+	RegistryReplica  bool
+	WriteLockFiles   bool
+	OverwriteOCITags bool
+	// Recheck is the share of the releases and module versions already
+	// mirrored whose evidence is fetched again and compared ("N%"); ""
+	// rechecks none.
+	Recheck            string
 	OCIModuleLocations bool
 	// NoModules mirrors providers only: the manifest's module blocks and
 	// the configurations' module calls are left out.
@@ -113,6 +117,7 @@ type run struct {
 	kind    layout.Kind
 	builder *mirror.Builder
 	modules *modules
+	recheck mirror.Recheck
 }
 
 // prepare reads the manifest, the configurations and the flags and opens
@@ -125,6 +130,10 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	recheck, err := parseRecheck(opts.Recheck)
+	if err != nil {
+		return nil, err
+	}
 	kind, err := layout.ParseKind(opts.Layout)
 	if err != nil {
 		return nil, inputerr.Wrap(err)
@@ -133,7 +142,8 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{opts: opts, s: s, in: in, kind: kind}
+	recheck.Run = mirror.RunOf(now(s))
+	r := &run{opts: opts, s: s, in: in, kind: kind, recheck: recheck}
 	if err := r.checkInputs(); err != nil {
 		return nil, err
 	}
@@ -168,12 +178,32 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	}
 	r.builder = &mirror.Builder{Source: source, Checker: signing.Checker{}, Dests: r.outs.dests(), Options: mirror.Options{
 		Strict: opts.Strict, Trust: s.Trust, Parallel: opts.Flags.Parallel, ZipLimits: s.ZipLimits,
-		VerifyExisting: opts.VerifyExisting, Shard: shard, Cooldown: cooldown, OnEvent: opts.Events.Package,
+		VerifyExisting: opts.VerifyExisting, Shard: shard, Cooldown: cooldown, OnEvent: opts.Events.Package, Recheck: recheck,
 	}}
 	if r.modules, err = r.openModules(cooldown); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// parseRecheck reads --recheck: "" for none, else "N%".
+func parseRecheck(s string) (mirror.Recheck, error) {
+	if s == "" {
+		return mirror.Recheck{}, nil
+	}
+	rc, err := mirror.ParseRecheck(s)
+	if err != nil {
+		return rc, inputerr.Wrap(fmt.Errorf("--recheck: %w", err))
+	}
+	return rc, nil
+}
+
+// now is the settings' clock.
+func now(s settings.Settings) time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 func parseShard(opts Options) (mirror.Shard, error) {

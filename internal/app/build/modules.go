@@ -49,7 +49,7 @@ func (r *run) buildModules(ctx context.Context, work *layout.Workspace, report *
 	mb := &mirror.ModuleBuilder{
 		Source: r.modules.source, Fetcher: r.modules.fetcher, Calls: tfconfig.CallReader{},
 		Dests: r.outs.dests(), Work: work, Parallel: r.opts.Flags.Parallel, Limits: r.s.ModuleLimits, Tree: r.s.ModuleTree,
-		Recheck: r.opts.RecheckModules, DryRun: work == nil, OnResult: r.opts.Events.Module, Cooldown: r.modules.cooldown,
+		Recheck: r.recheck, DryRun: work == nil, OnResult: r.opts.Events.Module, Cooldown: r.modules.cooldown,
 	}
 	mb.Build(ctx, r.in.Modules, report)
 }
