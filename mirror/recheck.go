@@ -91,6 +91,16 @@ func (b *Builder) recheck(ctx context.Context, r release) error {
 		return nil
 	}
 	pkg := Package{Provider: r.req.Provider, Version: r.version, Platform: r.kept[0].plat}
+	var keepers []recordKeeper
+	for _, d := range b.Dests {
+		if k, ok := d.(recordKeeper); ok {
+			keepers = append(keepers, k)
+		}
+	}
+	if len(keepers) == 0 {
+		b.warn("releases already mirrored are not rechecked: no destination keeps their SHA256SUMS where a build reads it back")
+		return nil
+	}
 	c, err := b.packageMeta(ctx, pkg)
 	if err != nil {
 		return &PackageError{Package: pkg, Err: fmt.Errorf("recheck: %w", err)}
@@ -104,12 +114,8 @@ func (b *Builder) recheck(ctx context.Context, r release) error {
 		return err
 	}
 	var diffs []string
-	for _, d := range b.Dests {
-		keeper, ok := d.(recordKeeper)
-		if !ok {
-			continue
-		}
-		rec, err := keeper.ReadRecord(ctx, pkg.Provider, pkg.Version)
+	for _, k := range keepers {
+		rec, err := k.ReadRecord(ctx, pkg.Provider, pkg.Version)
 		if err != nil {
 			return &PackageError{Package: pkg, Err: fmt.Errorf("recheck: %w", err)}
 		}
