@@ -56,8 +56,10 @@ func (p Provenance) SameSigner(o Provenance) bool {
 	return p.KeyID != "" || slices.Equal(p.SigningKeys, o.SigningKeys)
 }
 
-// setSigner takes the signer of o, with its advertised keys.
-func (p *Provenance) setSigner(o Provenance, keys []string) {
+// SetSigner takes the signer of o (its key and what is known of it, or
+// the upstream of hashes only), with the advertised keys, for whoever
+// merges a publication's record into a kept one.
+func (p *Provenance) SetSigner(o Provenance, keys []string) {
 	p.KeyID, p.Fingerprint, p.KeyCreated, p.KeyExpires = o.KeyID, o.Fingerprint, o.KeyCreated, o.KeyExpires
 	p.SigningKeys, p.HashesOnly = keys, o.HashesOnly
 }

@@ -590,7 +590,7 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 	}
 	switch {
 	case pl.policy != Refuse || !found:
-		prov.setSigner(rec.Provenance, keys)
+		prov.SetSigner(rec.Provenance, keys)
 	case !prov.SameSigner(rec.Provenance):
 		pl.conflict(rel, "the release was verified with other evidence in the destination (key %q, hashes only from %q, %d advertised keys) than in the publication (key %q, hashes only from %q, %d advertised keys)",
 			prov.KeyID, prov.HashesOnly, len(prov.SigningKeys), rec.Provenance.KeyID, rec.Provenance.HashesOnly, len(keys))

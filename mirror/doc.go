@@ -18,8 +18,14 @@
 // It owns the one trust decision, TrustPolicy.Authenticate, which the build,
 // the Locker (lock files), the Verifier (verify, bundle create and import)
 // and the registry replica all call, so a release gets the same verdict
-// from every command; and the one Verifier, which checks any mirror clients
-// read (Listed: a tree's documents or a registry's tags). Wherever a
+// from every command. For a build it also compares a release's signer
+// with the keys that signed the provider's releases the destinations hold
+// (KeyHistory: a key change, decided by the same policy), and with
+// Options.Recheck it asks the origin again for the SHA256SUMS and
+// signature of releases already held and compares them with what the
+// trees kept (a re-release, RereleaseError). It owns the one Verifier,
+// which checks any mirror clients read (Listed: a tree's documents or a
+// registry's tags). Wherever a
 // package is read back, it is held to the limits of its kind, the ones a
 // build applies: a provider package to hashing.ZipLimits, a module
 // package to hashing.ModuleLimits (smaller), never one to the other's.

@@ -567,7 +567,7 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 	}
 	switch {
 	case !refuse:
-		out.Provenance.KeyID, out.Provenance.SigningKeys = add.Provenance.KeyID, keys
+		out.Provenance.SetSigner(add.Provenance, keys)
 	case !old.Provenance.SameSigner(add.Provenance):
 		conflicts = append(conflicts, fmt.Sprintf("the release was verified with other signing keys in the registry (key %s) than in the publication (key %q)",
 			excerpt.Quote(old.Provenance.KeyID), add.Provenance.KeyID))
