@@ -81,6 +81,19 @@ func TestBuildComparesSigningKeysWithTheMirror(t *testing.T) {
 	origin := continuityOrigin(t, a)
 	origin.signWith(t, "3.0.0", b, time.Time{}, b)
 
+	t.Run("first releases, for people", func(t *testing.T) {
+		o := keysOrigin{origin: origin.origin, dir: t.TempDir()}
+		o.manifest(t, "< 3.0.0", "")
+		if code, out := o.tfmirror(t, "build"); code != ExitOK || strings.Contains(out, "holds no signed release") {
+			t.Errorf("build: exit %d, want 0 and no word of first releases without --verbose\n%s", code, out)
+		}
+		o = keysOrigin{origin: origin.origin, dir: t.TempDir()}
+		o.manifest(t, "< 3.0.0", "")
+		code, out := o.tfmirror(t, "build", "--verbose")
+		if code != ExitOK || strings.Count(out, "the mirror holds no signed release of "+keysFoo.String()+" to compare its key with") != 2 {
+			t.Errorf("build --verbose: exit %d, want 0 and a line for each first release\n%s", code, out)
+		}
+	})
 	t.Run("warn", func(t *testing.T) {
 		o := holdFirstTwo(t, origin, a)
 		o.manifest(t, ">= 1.0.0", "")
