@@ -25,7 +25,7 @@ func TestTreeSigners(t *testing.T) {
 		"1.0.0": {Provenance: Provenance{KeyID: "34365D9472D7468F", SigningKeys: []string{"key"}}},
 		"2.0.0": {Provenance: Provenance{KeyID: "34365D9472D7468F", Fingerprint: "C874011F0AB405110D02105534365D9472D7468F", KeyCreated: made, KeyExpires: made.AddDate(5, 0, 0), SigningKeys: []string{"key"}}, Signature: []byte("sig")},
 		"3.0.0": {Provenance: Provenance{SigningKeys: []string{}}}, // unsigned
-		"4.0.0": nil,                                                  // no record
+		"4.0.0": nil,                                               // no record
 	}
 	for v, rec := range records {
 		staged := stage(t, tr, v+".zip", "zip "+v)
