@@ -97,8 +97,8 @@ func registrySource(src string) (m addrs.Module, ok bool, err error) {
 // calls, and the version constraints written for them, in file and
 // position order, skipping a constraint already added from the same
 // position.
-func (l *loader) addRegistryCalls(f *frame, m *module) {
-	calls := append([]*callDecl(nil), m.calls...)
+func (l *loader) addRegistryCalls(f *frame, mcalls []*callDecl) {
+	calls := append([]*callDecl(nil), mcalls...)
 	sort.SliceStable(calls, func(i, j int) bool {
 		a, b := calls[i].rng, calls[j].rng
 		if a.Filename != b.Filename {

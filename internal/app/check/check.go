@@ -35,7 +35,7 @@ type Report struct {
 
 // Run checks the manifest. Every problem is an input error.
 func Run(_ context.Context, opts Options) (*Report, error) {
-	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, nil, false)
+	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, nil, app.Reading{})
 	if err != nil {
 		return nil, err
 	}

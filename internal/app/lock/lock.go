@@ -25,8 +25,11 @@ type Options struct {
 	// Platforms to record hashes for; none means every platform the
 	// mirror holds of each release.
 	Platforms []string
-	Flags     settings.Flags
-	Process   settings.Process
+	// Vars are the --var and --var-file flags, in their order: values of
+	// the configurations' variables.
+	Vars    []tfconfig.VarArg
+	Flags   settings.Flags
+	Process settings.Process
 }
 
 // Report says what was written.
@@ -53,7 +56,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(dirs) == 0 {
 		dirs = []string{"."}
 	}
-	cfgs, err := tfconfig.LoadConfigurations(dirs)
+	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Vars{Args: opts.Vars, Environ: opts.Process.Environ})
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, false)
+	_, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, app.Reading{})
 	if err != nil {
 		return nil, err
 	}
