@@ -39,6 +39,9 @@ type Reading struct {
 	// Vars are the --var and --var-file flags, in their order; the
 	// process environment's TF_VAR_ values come before them.
 	Vars []tfconfig.VarArg
+	// NoTests leaves out the providers and modules only the
+	// configurations' test files need.
+	NoTests bool
 }
 
 // LoadInputs reads the manifest the flags name, builds the settings and
@@ -90,7 +93,7 @@ func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, r
 	if len(in.Platforms) == 0 {
 		return Inputs{}, inputerr.Wrap(errors.New("no platforms for the configurations: pass --platform os_arch or set platforms in the manifest"))
 	}
-	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Vars{Args: r.Vars, Environ: environ})
+	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: r.Vars, Environ: environ, NoTests: r.NoTests})
 	if err != nil {
 		return Inputs{}, err
 	}

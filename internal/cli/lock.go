@@ -48,7 +48,7 @@ Nothing is written unless every directory's lock file can be computed.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.Mirror, "mirror", "m", "", "the built mirror: a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE (quote it: the template holds ${...}) or oci-layout://DIRECTORY")
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, as os_arch (repeatable; default: every platform the mirror holds)")
-	addVarFlags(cmd, &opts.Vars)
+	addVarFlags(cmd, &opts.Vars, &opts.NoTests)
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	addNetworkFlags(cmd, &opts.Flags)
 	return cmd

@@ -15,7 +15,8 @@ import (
 )
 
 // TestVarFlagsKeepTheirOrder: --var and --var-file reach build and lock
-// in one list, in command-line order (a later one wins).
+// in one list, in command-line order (a later one wins); so does
+// --no-tests.
 func TestVarFlagsKeepTheirOrder(t *testing.T) {
 	var build appbuild.Options
 	var lock applock.Options
@@ -28,13 +29,13 @@ func TestVarFlagsKeepTheirOrder(t *testing.T) {
 	if code := runWith(t, run, append([]string{"build", "live"}, args...)...); code != ExitOK {
 		t.Fatalf("build: exit %d", code)
 	}
-	if !slices.Equal(build.Vars, want) {
+	if !slices.Equal(build.Vars, want) || build.NoTests {
 		t.Errorf("build vars %+v, want %+v", build.Vars, want)
 	}
-	if code := runWith(t, run, append([]string{"lock", "live", "--mirror", "site"}, args...)...); code != ExitOK {
+	if code := runWith(t, run, append([]string{"lock", "live", "--mirror", "site", "--no-tests"}, args...)...); code != ExitOK {
 		t.Fatalf("lock: exit %d", code)
 	}
-	if !slices.Equal(lock.Vars, want) {
+	if !slices.Equal(lock.Vars, want) || !lock.NoTests {
 		t.Errorf("lock vars %+v, want %+v", lock.Vars, want)
 	}
 }

@@ -65,16 +65,18 @@ const maxModules = 10000
 // such as a remote module that is not installed or a module version that
 // is not a literal, are returned in Root.Warnings.
 func Load(dir string) (*Root, error) {
-	return LoadWith(dir, Vars{})
+	return LoadWith(dir, Options{})
 }
 
 // LoadWith is Load with the root module's variables given their values
-// from vars (and the directory's variables files), for the module calls
+// from opts (and the directory's variables files), for the module calls
 // whose source or version refer to variables or locals. A value that is
 // needed and cannot be had (a required variable without one, a reference
 // to a resource, a function tfmirror does not evaluate) is a problem that
-// names the variable, the module call and its file:line.
-func LoadWith(dir string, vars Vars) (*Root, error) {
+// names the variable, the module call and its file:line. Unless
+// opts.NoTests, what the root module's test files need is added too
+// (addTests), each provider only they need named in a warning.
+func LoadWith(dir string, opts Options) (*Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: dir, Summary: "Failed to read module directory", Detail: err.Error()}}}
@@ -88,16 +90,19 @@ func LoadWith(dir string, vars Vars) (*Root, error) {
 			Detail:  fmt.Sprintf("Module directory %s does not exist or cannot be read: %s.", dir, errText(err)),
 		}}}
 	}
-	vals, problems := rootValues(dir, vars)
+	vals, problems := rootValues(dir, opts)
 	if len(problems) > 0 {
 		return nil, &Error{Problems: problems}
 	}
-	l.vals, l.environ, l.rootAbs = vals, vars.Environ, abs
+	l.vals, l.environ, l.rootAbs = vals, opts.Environ, abs
 	m := l.module(dir, real)
 	if m.empty {
 		l.warn(fmt.Sprintf("%s has no OpenTofu configuration files", l.displayPath(dir)))
 	}
 	l.walk(frame{dir: dir, real: real}, m)
+	if !opts.NoTests {
+		l.addTests(m)
+	}
 
 	if len(l.problems) > 0 {
 		return nil, &Error{Problems: l.problems}

@@ -22,6 +22,9 @@ type module struct {
 	// for evaluating its calls' source and version.
 	vars   map[string]*varDecl
 	locals map[string]*hcl.Attribute
+	// reqs are its required_providers entries by local name, which test
+	// files' provider blocks refer to.
+	reqs map[string]*reqEntry
 	// empty is true when the directory has no configuration files.
 	empty bool
 }
@@ -90,7 +93,7 @@ func combine(primary, override []*fileDecl, diags *hcl.Diagnostics) *module {
 		mg.overrideFile(f)
 	}
 	mg.resolveNeeds()
-	return &module{needs: mg.needs, calls: mg.sortedCalls(), vars: mg.vars, locals: mg.locals}
+	return &module{needs: mg.needs, calls: mg.sortedCalls(), vars: mg.vars, locals: mg.locals, reqs: mg.reqs}
 }
 
 // merger holds the declarations of a module's files while combine merges them.

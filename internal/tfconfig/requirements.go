@@ -29,14 +29,14 @@ type Configuration struct {
 }
 
 // LoadConfigurations reads every root module and its lock file, each with
-// its variables' values from vars and its own variables files (LoadWith).
+// its variables' values from opts and its own variables files (LoadWith).
 // Any problem is bad input: all of them are reported together, as one
 // input error.
-func LoadConfigurations(dirs []string, vars Vars) ([]Configuration, error) {
+func LoadConfigurations(dirs []string, opts Options) ([]Configuration, error) {
 	var out []Configuration
 	var errs []error
 	for _, dir := range dirs {
-		c, err := loadConfiguration(dir, vars)
+		c, err := loadConfiguration(dir, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -49,8 +49,8 @@ func LoadConfigurations(dirs []string, vars Vars) ([]Configuration, error) {
 	return out, nil
 }
 
-func loadConfiguration(dir string, vars Vars) (Configuration, error) {
-	cfg, err := LoadWith(dir, vars)
+func loadConfiguration(dir string, opts Options) (Configuration, error) {
+	cfg, err := LoadWith(dir, opts)
 	if err != nil {
 		return Configuration{}, fmt.Errorf("read configuration %s: %w", dir, err)
 	}

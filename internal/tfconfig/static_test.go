@@ -43,7 +43,7 @@ func TestStaticSourceAndVersion(t *testing.T) {
 	tests := []struct {
 		name  string
 		files map[string]string
-		vars  Vars
+		vars  Options
 		want  map[string][]Constraint
 	}{
 		{
@@ -52,24 +52,24 @@ func TestStaticSourceAndVersion(t *testing.T) {
 		},
 		{
 			name: "TF_VAR_",
-			vars: Vars{Environ: []string{"TF_VAR_ns=env", "TF_VAR_ver=2.0.0", "OTHER=x"}},
+			vars: Options{Environ: []string{"TF_VAR_ns=env", "TF_VAR_ver=2.0.0", "OTHER=x"}},
 			want: map[string][]Constraint{"registry.opentofu.org/env/net/aws": cs("2.0.0", "root/main.tf:15")},
 		},
 		{
 			name:  "terraform.tfvars over TF_VAR_, auto files over terraform.tfvars, in name order",
 			files: map[string]string{"terraform.tfvars": `ns = "tfvars"` + "\nver = \"1.1.0\"\n", "b.auto.tfvars": `ver = "1.3.0"`, "a.auto.tfvars.json": `{"ver": "1.2.0"}`},
-			vars:  Vars{Environ: []string{"TF_VAR_ns=env", "TF_VAR_ver=2.0.0"}},
+			vars:  Options{Environ: []string{"TF_VAR_ns=env", "TF_VAR_ver=2.0.0"}},
 			want:  map[string][]Constraint{"registry.opentofu.org/tfvars/net/aws": cs("1.3.0", "root/main.tf:15")},
 		},
 		{
 			name:  "flags over files, in their order",
 			files: map[string]string{"terraform.tfvars": `ns = "tfvars"`, "../extra.tfvars": `ver = "3.0.0"` + "\nns = \"file\"\n"},
-			vars:  Vars{Args: []VarArg{{Value: "ver=9.9.9"}, {File: true, Value: "extra.tfvars"}, {Value: "ns=flag"}}},
+			vars:  Options{Args: []VarArg{{Value: "ver=9.9.9"}, {File: true, Value: "extra.tfvars"}, {Value: "ns=flag"}}},
 			want:  map[string][]Constraint{"registry.opentofu.org/flag/net/aws": cs("3.0.0", "root/main.tf:15")},
 		},
 		{
 			name:  "null version is no constraint",
-			vars:  Vars{Args: []VarArg{{File: true, Value: "null.tfvars"}}},
+			vars:  Options{Args: []VarArg{{File: true, Value: "null.tfvars"}}},
 			files: map[string]string{"../null.tfvars": `ver = null`},
 			want:  map[string][]Constraint{"registry.opentofu.org/acme/net/aws": none()},
 		},
@@ -118,7 +118,7 @@ module "db" {
   version = "~> ${var.major}.0"
 }`,
 	})
-	r, err := LoadWith(filepath.Join(dir, "root"), Vars{Args: []VarArg{{Value: "env=Prod"}}})
+	r, err := LoadWith(filepath.Join(dir, "root"), Options{Args: []VarArg{{Value: "env=Prod"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestStaticLocalSource(t *testing.T) {
 		"root/a/main.tf": "terraform {\n  required_providers {\n    x = { source = \"acme/a\" }\n  }\n}\n",
 		"root/b/main.tf": "terraform {\n  required_providers {\n    x = { source = \"acme/b\" }\n  }\n}\n",
 	})
-	r, err := LoadWith(filepath.Join(dir, "root"), Vars{Environ: []string{"TF_VAR_dir=a"}})
+	r, err := LoadWith(filepath.Join(dir, "root"), Options{Environ: []string{"TF_VAR_dir=a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestStaticErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		tf   string
-		vars Vars
+		vars Options
 		want []string
 	}{
 		{
@@ -206,25 +206,25 @@ func TestStaticErrors(t *testing.T) {
 		{
 			name: "wrong type from --var",
 			tf:   `variable "n" { type = number }` + "\n" + `module "net" { source = "x/${var.n}/aws" }`,
-			vars: Vars{Args: []VarArg{{Value: "n=abc"}}},
+			vars: Options{Args: []VarArg{{Value: "n=abc"}}},
 			want: []string{"Invalid value for input variable: The given value is not suitable for var.n"},
 		},
 		{
 			name: "--var without =",
 			tf:   `module "net" { source = "x/y/aws" }`,
-			vars: Vars{Args: []VarArg{{Value: "ns"}}},
+			vars: Options{Args: []VarArg{{Value: "ns"}}},
 			want: []string{`Invalid --var option: The given --var option "ns" is not correctly specified.`},
 		},
 		{
 			name: "missing --var-file",
 			tf:   `module "net" { source = "x/y/aws" }`,
-			vars: Vars{Args: []VarArg{{File: true, Value: "/nonexistent/x.tfvars"}}},
+			vars: Options{Args: []VarArg{{File: true, Value: "/nonexistent/x.tfvars"}}},
 			want: []string{"/nonexistent/x.tfvars"},
 		},
 		{
 			name: "variable block in a tfvars file",
 			tf:   `module "net" { source = "x/y/aws" }`,
-			vars: Vars{Args: []VarArg{{File: true, Value: "VARFILE"}}},
+			vars: Options{Args: []VarArg{{File: true, Value: "VARFILE"}}},
 			want: []string{"Variable declaration in .tfvars file"},
 		},
 		{

@@ -11,14 +11,16 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// Vars says where the values of a root module's input variables come
-// from, as for "tofu init": TF_VAR_name in Environ, then the root
+// Options say how a root module is read. Its input variables take their
+// values as for "tofu init": TF_VAR_name in Environ, then the root
 // directory's terraform.tfvars, terraform.tfvars.json and *.auto.tfvars
 // (.json) files in name order, then Args in their order, each source
 // replacing the values of the ones before it.
-type Vars struct {
+type Options struct {
 	Args    []VarArg
 	Environ []string // os.Environ's form
+	// NoTests leaves out what test files need (see LoadWith).
+	NoTests bool
 }
 
 // VarArg is one --var NAME=VALUE (File false) or --var-file FILE.
@@ -39,7 +41,7 @@ type rawValue struct {
 const varEnvPrefix = "TF_VAR_"
 
 // rootValues collects the values of the root module in dir.
-func rootValues(dir string, vars Vars) (map[string]rawValue, []Problem) {
+func rootValues(dir string, vars Options) (map[string]rawValue, []Problem) {
 	out := map[string]rawValue{}
 	for _, kv := range vars.Environ {
 		name, val, ok := strings.Cut(strings.TrimPrefix(kv, varEnvPrefix), "=")

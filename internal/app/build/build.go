@@ -61,6 +61,8 @@ type Options struct {
 	// Vars are the --var and --var-file flags, in their order: values of
 	// the configurations' variables.
 	Vars []tfconfig.VarArg
+	// NoTests leaves out what only the configurations' test files need.
+	NoTests bool
 
 	Flags   settings.Flags
 	Process settings.Process
@@ -133,7 +135,7 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, inputerr.Wrap(err)
 	}
-	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, app.Reading{NoModules: opts.NoModules, Vars: opts.Vars})
+	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, app.Reading{NoModules: opts.NoModules, Vars: opts.Vars, NoTests: opts.NoTests})
 	if err != nil {
 		return nil, err
 	}

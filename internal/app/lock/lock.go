@@ -28,6 +28,7 @@ type Options struct {
 	// Vars are the --var and --var-file flags, in their order: values of
 	// the configurations' variables.
 	Vars    []tfconfig.VarArg
+	NoTests bool // leave out what only test files need
 	Flags   settings.Flags
 	Process settings.Process
 }
@@ -56,7 +57,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(dirs) == 0 {
 		dirs = []string{"."}
 	}
-	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Vars{Args: opts.Vars, Environ: opts.Process.Environ})
+	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: opts.Vars, Environ: opts.Process.Environ, NoTests: opts.NoTests})
 	if err != nil {
 		return nil, err
 	}
