@@ -17,9 +17,9 @@ import (
 func TestUnderscoreNamespaceEverywhere(t *testing.T) {
 	const addr = "app.example.com/my_org/cloud"
 	dir := writeTree(t, map[string]string{
-		"root/main.tf": "terraform {\n  required_providers {\n    cloud = {\n      source  = \"app.example.com/My_Org/cloud\"\n      version = \"~> 1.0\"\n    }\n  }\n}\n",
+		"root/main.tf":             "terraform {\n  required_providers {\n    cloud = {\n      source  = \"app.example.com/My_Org/cloud\"\n      version = \"~> 1.0\"\n    }\n  }\n}\n",
 		"root/.terraform.lock.hcl": "provider \"" + addr + "\" {\n  version = \"1.0.0\"\n}\n",
-		"bad/main.tf": "terraform {\n  required_providers {\n    cloud = { source = \"app.example.com/_org/cloud\" }\n  }\n}\n",
+		"bad/main.tf":              "terraform {\n  required_providers {\n    cloud = { source = \"app.example.com/_org/cloud\" }\n  }\n}\n",
 	})
 	r, err := Load(filepath.Join(dir, "root"))
 	if err != nil {
