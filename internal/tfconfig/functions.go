@@ -101,8 +101,8 @@ var wideFormat = regexp.MustCompile(`%[-+# 0]*(\d{4,}|\*|\[\d+\]\*)|\.(\d{4,}|\*
 // one per other leaf or element.
 func valueSize(v cty.Value) int {
 	size := 0
+	v, _ = v.UnmarkDeep()
 	_ = cty.Walk(v, func(_ cty.Path, v cty.Value) (bool, error) {
-		v, _ = v.Unmark()
 		if v.IsKnown() && !v.IsNull() && v.Type() == cty.String {
 			size += len(v.AsString())
 		}

@@ -154,6 +154,9 @@ type loader struct {
 	vals    map[string]rawValue
 	environ []string
 	rootAbs string
+	// evalBytes is what functions made while evaluating the current
+	// call's source and version, bounded by maxEvalBytes.
+	evalBytes int
 }
 
 // frame is one module instance being read.

@@ -28,14 +28,13 @@ type staticScope struct {
 	locals map[string]cty.Value
 	busy   map[string]bool // locals being evaluated, for cycles
 	failed map[string]hcl.Diagnostics
-	budget *int // bytes the functions made in the current call's evaluation
 }
 
 // scopeOf returns the scope of a module instance, made on first use.
 func (l *loader) scopeOf(f *frame) *staticScope {
 	if f.scope == nil {
 		f.scope = &staticScope{l: l, f: f, m: f.mod, vals: map[string]cty.Value{}, locals: map[string]cty.Value{},
-			busy: map[string]bool{}, failed: map[string]hcl.Diagnostics{}, budget: new(int)}
+			busy: map[string]bool{}, failed: map[string]hcl.Diagnostics{}}
 	}
 	return f.scope
 }
@@ -70,7 +69,7 @@ func (s *staticScope) eval(expr hcl.Expression, need string, depth int) (cty.Val
 			}),
 			"terraform": cty.ObjectVal(map[string]cty.Value{"workspace": cty.StringVal(s.l.workspace())}),
 		},
-		Functions: staticFunctions(s.budget),
+		Functions: staticFunctions(&s.l.evalBytes),
 	}
 	val, d := expr.Value(ctx)
 	if diags = append(diags, d...); diags.HasErrors() {
@@ -333,7 +332,7 @@ func (l *loader) staticCalls(f *frame, m *module) []*callDecl {
 		where := fmt.Sprintf("%s:%d", c.rng.Filename, c.rng.Start.Line)
 		callAddr := moduleAddr(append(append([]string(nil), f.path...), c.name))
 		s := l.scopeOf(f)
-		*s.budget = 0
+		l.evalBytes = 0
 		if verDyn {
 			diags = append(diags, evalVersion(s, &cc, fmt.Sprintf("the version of %s (%s)", callAddr, where))...)
 		}

@@ -189,6 +189,11 @@ func TestStaticErrors(t *testing.T) {
 			want: []string{"sensitive value not allowed"},
 		},
 		{
+			name: "sensitive list through a function",
+			tf:   `variable "s" {` + "\n" + `  default = ["x", "y", "z"]` + "\n  sensitive = true\n}\n" + `module "net" { source = join("/", var.s) }`,
+			want: []string{"sensitive value not allowed"},
+		},
+		{
 			name: "const = false",
 			tf:   `variable "s" {` + "\n" + `  default = "x/y/z"` + "\n  const = false\n}\n" + `module "net" { source = var.s }`,
 			want: []string{`Unable to use variable in static context: The variable "s" cannot be used in a static context`},
