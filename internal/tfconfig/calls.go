@@ -30,8 +30,10 @@ import (
 //
 // A local call whose directory (symlinks resolved) leaves packageRoot, as
 // a subdir that does, is a problem, as in OpenTofu; so is a configuration
-// file that is a link out of the package. A version that is not a literal
-// string gives no constraint. Problems come back as an *Error.
+// file that is a link out of the package. A source or version that is not
+// a literal is evaluated with the package's variables' defaults and its
+// locals; one that needs a value the package has no default for gives no
+// constraint and is not followed. Problems come back as an *Error.
 func ModuleCalls(packageRoot, subdir string) (map[addrs.Module][]Constraint, error) {
 	l, f, err := packageLoader(packageRoot, subdir)
 	if err != nil {

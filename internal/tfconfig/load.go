@@ -61,9 +61,11 @@ const maxModules = 10000
 // applies both), module version constraints rejected by go-version (the
 // only parser OpenTofu applies to them), module registry addresses that
 // cannot be mirrored (a host with a port), unreadable local module
-// directories and module call cycles. Problems that do not stop reading,
-// such as a remote module that is not installed or a module version that
-// is not a literal, are returned in Root.Warnings.
+// directories, module call cycles, and a module source or version that
+// cannot be evaluated (LoadWith). Problems that do not stop reading, such
+// as a remote module that is not installed, are returned in Root.Warnings.
+// Load is LoadWith with no environment and no --var values: variables
+// take their defaults and the root's .tfvars files.
 func Load(dir string) (*Root, error) {
 	return LoadWith(dir, Options{})
 }
