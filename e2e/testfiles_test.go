@@ -13,7 +13,8 @@ import (
 // tests/, the module a run block tests; not a mock_provider), and so
 // does the mirror tfmirror builds: tofu, installing only from it, locks
 // exactly what it holds, and the build names the providers only tests
-// need. With --no-tests they are left out.
+// need; tfmirror lock writes them, and tofu init takes that lock file
+// read-only. With --no-tests they are left out.
 func TestTestFileProvidersMatchTofuInit(t *testing.T) {
 	fx := newMonorepoFixture(t)
 	config := filepath.Join(fx.work, "cfg")
@@ -51,6 +52,19 @@ func TestTestFileProvidersMatchTofuInit(t *testing.T) {
 	}
 	if diff := cmp.Diff(mirrored, lockVersions(t, filepath.Join(wd, ".terraform.lock.hcl"))); diff != "" {
 		t.Errorf("tofu init from the mirror locked (+) other than what it holds (-):\n%s", diff)
+	}
+
+	// tfmirror lock writes the test files' providers too: tofu init
+	// takes its lock file read-only.
+	locked := filepath.Join(t.TempDir(), "cfg")
+	copyTree(t, config, locked)
+	stdout, stderr, code = runTfmirror(t, fx.work, fx.env, append([]string{"lock", locked, "--mirror", "site"}, plat...)...)
+	if code != 0 {
+		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	fx.tofuInit(t, tofuBin(t), locked, mirrorOnlyCLI(base), "-lockfile=readonly")
+	if diff := cmp.Diff(mirrored, lockVersions(t, filepath.Join(locked, ".terraform.lock.hcl"))); diff != "" {
+		t.Errorf("tfmirror lock wrote (+) other than what the mirror holds (-):\n%s", diff)
 	}
 
 	stdout, stderr, code = runTfmirror(t, fx.work, fx.env, append([]string{"build", "cfg", "--config", "mirror.hcl", "--out", "site2", "--no-tests"}, plat...)...)
