@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/app"
 	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
 	applock "github.com/tfmirror/tfmirror/internal/app/lock"
+	appprune "github.com/tfmirror/tfmirror/internal/app/prune"
 )
 
 // TestVarFlagsKeepTheirOrder: --var and --var-file reach build and lock
@@ -37,6 +38,14 @@ func TestVarFlagsKeepTheirOrder(t *testing.T) {
 	}
 	if !slices.Equal(lock.Vars, want) || !lock.NoTests {
 		t.Errorf("lock vars %+v, want %+v", lock.Vars, want)
+	}
+	var prune appprune.Options
+	run.prune = func(_ context.Context, o appprune.Options) (*appprune.Report, error) { prune = o; return nil, nil }
+	if code := runWith(t, run, append([]string{"prune", "live", "--out", "site", "--no-tests"}, args...)...); code != ExitOK {
+		t.Fatalf("prune: exit %d", code)
+	}
+	if !slices.Equal(prune.Vars, want) || !prune.NoTests {
+		t.Errorf("prune vars %+v, want %+v", prune.Vars, want)
 	}
 }
 
