@@ -293,7 +293,7 @@ func (l *loader) workspace() string {
 func unboundedExpr(expr hcl.Expression, need string) *hcl.Diagnostic {
 	node, ok := expr.(hclsyntax.Node)
 	if !ok {
-		return nil
+		return unboundedJSON(expr, need)
 	}
 	var found hcl.Range
 	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
@@ -398,4 +398,27 @@ func markedValue(val cty.Value, attr *hcl.Attribute, need string) *hcl.Diagnosti
 func needsEval(expr hcl.Expression) bool {
 	_, d := expr.Value(nil)
 	return d.HasErrors() || !isLiteral(expr)
+}
+
+// unboundedJSON refuses a JSON expression whose strings hold template
+// directives: without an evaluation context a JSON expression's value is
+// its strings as written.
+func unboundedJSON(expr hcl.Expression, need string) *hcl.Diagnostic {
+	v, diags := expr.Value(nil)
+	if diags.HasErrors() {
+		return nil
+	}
+	found := false
+	_ = cty.Walk(v, func(_ cty.Path, v cty.Value) (bool, error) {
+		if v.IsKnown() && !v.IsNull() && v.Type() == cty.String && strings.Contains(v.AsString(), "%{") {
+			found = true
+		}
+		return !found, nil
+	})
+	if !found {
+		return nil
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Expression not evaluated by tfmirror",
+		Detail:  fmt.Sprintf("tfmirror does not evaluate for expressions or template directives in what %s needs.", need),
+		Subject: expr.Range().Ptr()}
 }

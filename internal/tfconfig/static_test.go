@@ -150,6 +150,7 @@ func TestStaticErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		tf   string
+		json string // main.tf.json instead of tf
 		vars Options
 		want []string
 	}{
@@ -209,6 +210,11 @@ func TestStaticErrors(t *testing.T) {
 			want: []string{"Expression not evaluated by tfmirror"},
 		},
 		{
+			name: "template directive in JSON",
+			json: `{"locals": {"l": "%{ for s in [\"a\"] }${s}%{ endfor }"}, "module": {"net": {"source": "${local.l}/b/c"}}}`,
+			want: []string{"Expression not evaluated by tfmirror"},
+		},
+		{
 			name: "wrong type from --var",
 			tf:   `variable "n" { type = number }` + "\n" + `module "net" { source = "x/${var.n}/aws" }`,
 			vars: Options{Args: []VarArg{{Value: "n=abc"}}},
@@ -245,7 +251,11 @@ func TestStaticErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeTree(t, map[string]string{"root/main.tf": tt.tf, "bad.tfvars": `variable "x" {}`})
+			files := map[string]string{"root/main.tf": tt.tf, "bad.tfvars": `variable "x" {}`}
+			if tt.json != "" {
+				files = map[string]string{"root/main.tf.json": tt.json}
+			}
+			dir := writeTree(t, files)
 			for i, a := range tt.vars.Args {
 				if a.Value == "VARFILE" {
 					tt.vars.Args[i].Value = filepath.Join(dir, "bad.tfvars")
