@@ -119,6 +119,24 @@ func terraformBin(t testing.TB) string {
 	return p
 }
 
+// terraformOldBin returns Terraform 1.5.7, the last MPL release, which
+// scripts/test builds (TFMIRROR_TERRAFORM_OLD). It skips the test when
+// there is none, except in CI where it must exist.
+func terraformOldBin(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("TFMIRROR_TERRAFORM_OLD")
+	if p == "" {
+		if isCI() {
+			t.Fatal("TFMIRROR_TERRAFORM_OLD is not set (it is required in CI); run ./scripts/test")
+		}
+		t.Skip("TFMIRROR_TERRAFORM_OLD is not set; scripts/test builds Terraform 1.5.7 (scripts/build-terraform)")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("TFMIRROR_TERRAFORM_OLD: %v", err)
+	}
+	return p
+}
+
 func nginxBin(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("TFMIRROR_NGINX"); p != "" {

@@ -58,14 +58,8 @@ output "net" {
 }
 `
 
-// newModuleFixture makes the origin:
-//   - acme/net/aws 1.0.0: git::https at a tag; it calls acme/sub/aws ~> 2.0;
-//   - acme/sub/aws 2.0.0 and 2.1.0: relative locations of .tar.gz archives
-//     with one top-level directory, named as the subdirectory;
-//   - acme/mono/aws 1.0.0: a .zip with a //modules/vpc subdirectory whose
-//     module calls ../shared;
-//   - acme/pinned/aws 1.0.0: git::https at an untagged commit;
-//   - acme/hdr/aws 1.0.0: the location only in X-Terraform-Get (a 204).
+// newModuleFixture makes the origin (publishModules) and a manifest that
+// mirrors what moduleRootTF calls.
 func newModuleFixture(t *testing.T) *moduleFixture {
 	t.Helper()
 	f := &moduleFixture{ca: testca.New(t)}
@@ -73,35 +67,7 @@ func newModuleFixture(t *testing.T) *moduleFixture {
 	f.git = gitserver.Start(t, f.ca)
 	caFile, _, _ := f.ca.WriteFiles(t, t.TempDir(), "localhost", "127.0.0.1")
 	f.env = []string{"SSL_CERT_FILE=" + caFile, "GIT_SSL_CAINFO=" + caFile}
-
-	f.git.Commit(t, "net", map[string]string{
-		"main.tf":   "variable \"cidr\" {\n  default = \"10.0.0.0/16\"\n}\n\nmodule \"sub\" {\n  source  = \"acme/sub/aws\"\n  version = \"~> 2.0\"\n}\n\noutput \"cidr\" {\n  value = var.cidr\n}\n",
-		"README.md": "net 1.0.0\n",
-	}, "v1.0.0")
-	f.reg.AddModule("acme/net/aws", "1.0.0", "git::"+f.git.RepoURL("net")+"?ref=v1.0.0", false)
-
-	for _, v := range []string{"2.0.0", "2.1.0"} {
-		top := "acme-sub-" + v + "/"
-		f.reg.AddFile("sub-"+v+".tar.gz", targz.Pack(t, []targz.Entry{
-			targz.Regular(top+"main.tf", "output \"v\" {\n  value = \""+v+"\"\n}\n"),
-			targz.Regular(top+"examples/basic/main.tf", "# example\n"),
-		}, nil))
-		f.reg.AddModule("acme/sub/aws", v, "../../../../../../files/sub-"+v+".tar.gz//"+strings.TrimSuffix(top, "/"), false)
-	}
-
-	f.reg.AddFile("mono.zip", zipbuild.Bytes(t,
-		zipbuild.File("modules/vpc/main.tf", "module \"shared\" {\n  source = \"../shared\"\n}\n"),
-		zipbuild.File("modules/shared/main.tf", "output \"shared\" {\n  value = \"yes\"\n}\n"),
-		zipbuild.File("README.md", "mono\n"),
-	))
-	f.reg.AddModule("acme/mono/aws", "1.0.0", f.reg.URL+"/files/mono.zip//modules/vpc", false)
-
-	pinned := f.git.Commit(t, "pinned", map[string]string{"main.tf": "# pinned 1.0.0\n"}, "")
-	f.git.Commit(t, "pinned", map[string]string{"main.tf": "# a later commit\n"}, "")
-	f.reg.AddModule("acme/pinned/aws", "1.0.0", "git::"+f.git.RepoURL("pinned")+"?ref="+pinned, false)
-
-	f.reg.AddFile("hdr.zip", zipbuild.Bytes(t, zipbuild.File("main.tf", "# hdr\n")))
-	f.reg.AddModule("acme/hdr/aws", "1.0.0", "/files/hdr.zip", true)
+	publishModules(t, f.reg, f.git)
 
 	f.work = t.TempDir()
 	f.site = filepath.Join(f.work, "site")
@@ -122,6 +88,47 @@ settings {
 }
 `, f.reg.ModulesURL, strings.TrimPrefix(f.git.URL, "https://")))
 	return f
+}
+
+// publishModules publishes on reg (and git) every module moduleRootTF
+// calls, in every form the registries really return:
+//   - acme/net/aws 1.0.0: git::https at a tag; it calls acme/sub/aws ~> 2.0;
+//   - acme/sub/aws 2.0.0 and 2.1.0: relative locations of .tar.gz archives
+//     with one top-level directory, named as the subdirectory;
+//   - acme/mono/aws 1.0.0: a .zip with a //modules/vpc subdirectory whose
+//     module calls ../shared;
+//   - acme/pinned/aws 1.0.0: git::https at an untagged commit;
+//   - acme/hdr/aws 1.0.0: the location only in X-Terraform-Get (a 204).
+func publishModules(t *testing.T, reg *fakeregistry.Registry, git *gitserver.Server) {
+	t.Helper()
+	git.Commit(t, "net", map[string]string{
+		"main.tf":   "variable \"cidr\" {\n  default = \"10.0.0.0/16\"\n}\n\nmodule \"sub\" {\n  source  = \"acme/sub/aws\"\n  version = \"~> 2.0\"\n}\n\noutput \"cidr\" {\n  value = var.cidr\n}\n",
+		"README.md": "net 1.0.0\n",
+	}, "v1.0.0")
+	reg.AddModule("acme/net/aws", "1.0.0", "git::"+git.RepoURL("net")+"?ref=v1.0.0", false)
+
+	for _, v := range []string{"2.0.0", "2.1.0"} {
+		top := "acme-sub-" + v + "/"
+		reg.AddFile("sub-"+v+".tar.gz", targz.Pack(t, []targz.Entry{
+			targz.Regular(top+"main.tf", "output \"v\" {\n  value = \""+v+"\"\n}\n"),
+			targz.Regular(top+"examples/basic/main.tf", "# example\n"),
+		}, nil))
+		reg.AddModule("acme/sub/aws", v, "../../../../../../files/sub-"+v+".tar.gz//"+strings.TrimSuffix(top, "/"), false)
+	}
+
+	reg.AddFile("mono.zip", zipbuild.Bytes(t,
+		zipbuild.File("modules/vpc/main.tf", "module \"shared\" {\n  source = \"../shared\"\n}\n"),
+		zipbuild.File("modules/shared/main.tf", "output \"shared\" {\n  value = \"yes\"\n}\n"),
+		zipbuild.File("README.md", "mono\n"),
+	))
+	reg.AddModule("acme/mono/aws", "1.0.0", reg.URL+"/files/mono.zip//modules/vpc", false)
+
+	pinned := git.Commit(t, "pinned", map[string]string{"main.tf": "# pinned 1.0.0\n"}, "")
+	git.Commit(t, "pinned", map[string]string{"main.tf": "# a later commit\n"}, "")
+	reg.AddModule("acme/pinned/aws", "1.0.0", "git::"+git.RepoURL("pinned")+"?ref="+pinned, false)
+
+	reg.AddFile("hdr.zip", zipbuild.Bytes(t, zipbuild.File("main.tf", "# hdr\n")))
+	reg.AddModule("acme/hdr/aws", "1.0.0", "/files/hdr.zip", true)
 }
 
 func (f *moduleFixture) build(t *testing.T, args ...string) (string, int) {

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -38,6 +40,9 @@ type ArchiveSums struct {
 	// H1Unpacked is the dirhash of the unpacked package, what "tofu init"
 	// records in lock files. It equals H1 unless the zip has directory entries.
 	H1Unpacked Hash
+	// Program is what the package's executable says it was built from,
+	// read while its bytes were hashed.
+	Program Program
 }
 
 // HashArchive checks the zip at path against limits and against the rule
@@ -80,10 +85,11 @@ func HashArchiveStreamed(path string, sum [sha256.Size]byte, limits ZipLimits, s
 	if streamed != nil {
 		streamed.Summarized, streamed.Mismatch = entries != nil, mismatch
 	}
-	if entries == nil {
-		if entries, err = hashEntries(zr.File); err != nil {
-			return ArchiveSums{}, fmt.Errorf("compute h1 of %s: %w", path, err)
-		}
+	var program Program
+	if entries != nil {
+		program = streamed.Program
+	} else if entries, program, err = hashEntries(zr.File); err != nil {
+		return ArchiveSums{}, fmt.Errorf("compute h1 of %s: %w", path, err)
 	}
 	var all, files []string
 	for _, f := range zr.File {
@@ -95,7 +101,7 @@ func HashArchiveStreamed(path string, sum [sha256.Size]byte, limits ZipLimits, s
 			files = append(files, f.Name)
 		}
 	}
-	return ArchiveSums{ZH: ZH(sum), H1: summarize(all, entries), H1Unpacked: summarize(files, entries)}, nil
+	return ArchiveSums{ZH: ZH(sum), H1: summarize(all, entries), H1Unpacked: summarize(files, entries), Program: program}, nil
 }
 
 // checkNames refuses what dirhash refuses: a name with a newline.
@@ -109,32 +115,38 @@ func checkNames(files []*zip.File) error {
 }
 
 // hashEntries decompresses every entry once and returns the SHA-256 of
-// each name's content. Names are unique (CheckZip refused duplicates); like
+// each name's content, and what the provider's executable says it was
+// built from. Names are unique (CheckZip refused duplicates); like
 // dirhash.HashZip, a name that appeared twice would stand for its last
 // entry.
-func hashEntries(files []*zip.File) (map[string][sha256.Size]byte, error) {
+func hashEntries(files []*zip.File) (map[string][sha256.Size]byte, Program, error) {
 	last := make(map[string]*zip.File, len(files))
 	for _, f := range files {
 		last[f.Name] = f
 	}
 	out := make(map[string][sha256.Size]byte, len(last))
-	h := sha256.New()
-	for name, f := range last {
+	w := entryWriter{sha: sha256.New(), crc: crc32.NewIEEE()}
+	var prog programScan
+	for _, f := range files {
+		if last[f.Name] != f {
+			continue
+		}
 		r, err := f.Open()
 		if err != nil {
-			return nil, err
+			return nil, Program{}, err
 		}
-		h.Reset()
-		_, err = io.Copy(h, r)
+		w.reset(math.MaxUint64, prog.writerFor(f.Name))
+		_, err = io.Copy(&w, r)
 		_ = r.Close()
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return nil, Program{}, fmt.Errorf("read %s: %w", f.Name, err)
 		}
+		prog.entryDone(f.Name)
 		var s [sha256.Size]byte
-		h.Sum(s[:0])
-		out[name] = s
+		w.sha.Sum(s[:0])
+		out[f.Name] = s
 	}
-	return out, nil
+	return out, prog.program, nil
 }
 
 // summarize is dirhash's Hash1 over names whose contents are already

@@ -62,6 +62,9 @@ type StreamResult struct {
 	Reason    string
 	Entries   []StreamEntry
 	Directory int64
+	// Program is what the package's executable says it was built
+	// from, read from its bytes as they were inflated.
+	Program Program
 	// Summarized is set by HashArchiveStreamed when the archive's h1:
 	// hashes came from Entries; Mismatch says why they did not.
 	Summarized bool
@@ -327,6 +330,7 @@ type streamParser struct {
 	buf    []byte // for stored entries
 	limits ZipLimits
 	left   uint64 // of MaxUnpackedBytes
+	prog   programScan
 }
 
 // parseStream reads r, an archive from its first byte, up to its central
@@ -345,6 +349,7 @@ func parseStream(r io.Reader, limits ZipLimits) *StreamResult {
 		}
 		if end {
 			res.Complete, res.Directory = true, e.HeaderOffset
+			res.Program = sp.prog.program
 			return res
 		}
 		res.Entries = append(res.Entries, e)
@@ -405,7 +410,7 @@ func (sp *streamParser) next(seen int) (e StreamEntry, end bool, err error) {
 		}
 		budget = uint64(usize)
 	}
-	sp.out.reset(budget)
+	sp.out.reset(budget, sp.prog.writerFor(e.Name))
 	if e.Method == zipMethodStore {
 		if csize != usize {
 			return e, false, fmt.Errorf("stored entry %s has %d bytes unpacked and %d packed", excerpt.Quote(e.Name), usize, csize)
@@ -423,6 +428,7 @@ func (sp *streamParser) next(seen int) (e StreamEntry, end bool, err error) {
 	e.UncompressedSize = sp.out.n
 	e.CRC32 = sp.out.crc.Sum32()
 	sp.out.sha.Sum(e.SHA256[:0])
+	sp.prog.entryDone(e.Name)
 
 	if !descriptor {
 		if e.CompressedSize != uint64(csize) || e.UncompressedSize != uint64(usize) {
@@ -542,12 +548,13 @@ type entryWriter struct {
 	crc hash.Hash32
 	n   uint64
 	max uint64
+	tee io.Writer // also sees the content, when set; never fails
 }
 
-func (w *entryWriter) reset(limit uint64) {
+func (w *entryWriter) reset(limit uint64, tee io.Writer) {
 	w.sha.Reset()
 	w.crc.Reset()
-	w.n, w.max = 0, limit
+	w.n, w.max, w.tee = 0, limit, tee
 }
 
 func (w *entryWriter) Write(p []byte) (int, error) {
@@ -557,6 +564,9 @@ func (w *entryWriter) Write(p []byte) (int, error) {
 	w.n += uint64(len(p))
 	_, _ = w.sha.Write(p) // never fails
 	_, _ = w.crc.Write(p)
+	if w.tee != nil {
+		_, _ = w.tee.Write(p)
+	}
 	return len(p), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -27,6 +28,21 @@ type Provenance struct {
 	// signature). The kept SHA256SUMS is then made from the archives'
 	// digests, and there is no signature.
 	HashesOnly string `json:"hashes_only,omitempty"`
+}
+
+// SameSigner reports whether two provenance records of a release say it
+// was vouched for alike: verified by the same key, or by the same upstream
+// of hashes only, or unsigned with the same keys. The advertised keys of a
+// signed release may differ in form: a registry that re-issues its key
+// (the same key with a later expiry) serves the new form for old releases
+// too, so a mirror built before and one built after keep different bytes
+// for the same key. Whoever merges records compares SHA256SUMS and the
+// signature byte for byte besides.
+func (p Provenance) SameSigner(o Provenance) bool {
+	if p.KeyID != o.KeyID || p.HashesOnly != o.HashesOnly {
+		return false
+	}
+	return p.KeyID != "" || slices.Equal(p.SigningKeys, o.SigningKeys)
 }
 
 // ProvenanceArchive describes one platform's package in a Provenance.

@@ -34,9 +34,11 @@ type Policy int
 
 const (
 	// Refuse makes every difference a conflict: an archive, SHA256SUMS or
-	// signature with other bytes, a release recorded as verified by other
-	// keys, a platform recorded with another package, an archive listed
-	// under another URL. Hashes listed for the same bytes are united.
+	// signature with other bytes, a release recorded as verified by
+	// another key, a platform recorded with another package, an archive
+	// listed under another URL. Hashes listed for the same bytes are
+	// united. The same signing key kept in another form (re-issued) is
+	// not a difference: the destination keeps its own.
 	// Bundle import uses it: a difference means one side was tampered with
 	// or re-released, and a person must decide.
 	Refuse Policy = iota
@@ -586,12 +588,13 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 	if keys == nil {
 		keys = []string{}
 	}
-	sameKeys := prov.KeyID == rec.Provenance.KeyID && slices.Equal(prov.SigningKeys, keys) && prov.HashesOnly == rec.Provenance.HashesOnly
-	if pl.policy == Refuse && found && !sameKeys {
-		pl.conflict(rel, "the release was verified with other evidence in the destination (key %q, hashes only from %q) than in the publication (key %q, hashes only from %q)",
-			prov.KeyID, prov.HashesOnly, rec.Provenance.KeyID, rec.Provenance.HashesOnly)
+	switch {
+	case pl.policy != Refuse || !found:
+		prov.KeyID, prov.SigningKeys, prov.HashesOnly = rec.Provenance.KeyID, keys, rec.Provenance.HashesOnly
+	case !prov.SameSigner(rec.Provenance):
+		pl.conflict(rel, "the release was verified with other evidence in the destination (key %q, hashes only from %q, %d advertised keys) than in the publication (key %q, hashes only from %q, %d advertised keys)",
+			prov.KeyID, prov.HashesOnly, len(prov.SigningKeys), rec.Provenance.KeyID, rec.Provenance.HashesOnly, len(keys))
 	}
-	prov.KeyID, prov.SigningKeys, prov.HashesOnly = rec.Provenance.KeyID, keys, rec.Provenance.HashesOnly
 	for plat, a := range rec.Provenance.Archives {
 		if d, ok := prov.Archives[plat]; ok && d != a && pl.policy == Refuse {
 			pl.conflict(rel, "%s: the destination records another package (%s) than the publication (%s)", plat, d.H1, a.H1)

@@ -611,3 +611,29 @@ func TestTreePublishConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestProvenanceSameSigner(t *testing.T) {
+	signed := Provenance{KeyID: "34365D9472D7468F", SigningKeys: []string{"first form"}}
+	for _, tt := range []struct {
+		name string
+		a, b Provenance
+		want bool
+	}{
+		{"same key, same form", signed, signed, true},
+		{"same key re-issued, another form", signed, Provenance{KeyID: signed.KeyID, SigningKeys: []string{"re-issued form"}}, true},
+		{"same key, listed with another", signed, Provenance{KeyID: signed.KeyID, SigningKeys: []string{"other key", "first form"}}, true},
+		{"another key", signed, Provenance{KeyID: "72D7468F34365D94", SigningKeys: []string{"first form"}}, false},
+		{"signed and unsigned", signed, Provenance{SigningKeys: []string{}}, false},
+		{"unsigned alike", Provenance{}, Provenance{SigningKeys: []string{}}, true},
+		{"unsigned, other keys", Provenance{SigningKeys: []string{"a"}}, Provenance{SigningKeys: []string{"b"}}, false},
+		{"hashes only from another upstream", Provenance{HashesOnly: "a"}, Provenance{HashesOnly: "b"}, false},
+		{"signed and hashes only", signed, Provenance{KeyID: signed.KeyID, HashesOnly: "a"}, false},
+	} {
+		if got := tt.a.SameSigner(tt.b); got != tt.want {
+			t.Errorf("%s: SameSigner = %t, want %t", tt.name, got, tt.want)
+		}
+		if got := tt.b.SameSigner(tt.a); got != tt.want {
+			t.Errorf("%s, the other way: SameSigner = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -167,10 +168,18 @@ func (a *authentication) expiry() error {
 	switch {
 	case !s.Expired:
 	case a.trust.RefuseExpired:
-		return a.refuse(EvidenceSigner, fmt.Sprintf("signed by key %s, which has expired; the trust policy for %s refuses expired keys", s.KeyID, a.pkg.Provider), nil)
+		return a.refuse(EvidenceSigner, fmt.Sprintf("signed by key %s, which %s; the trust policy for %s refuses expired keys", s.KeyID, expiredSince(s), a.pkg.Provider), nil)
 	default:
 		a.verdict.Warnings = append(a.verdict.Warnings, fmt.Sprintf(
-			"%s %s: signed by expired key %s; accepted, as OpenTofu does ("+AdviceRefuseExpired+")", a.pkg.Provider, a.pkg.Version, s.KeyID))
+			"%s %s: signed by key %s, which %s; accepted, as OpenTofu does ("+AdviceRefuseExpired+")", a.pkg.Provider, a.pkg.Version, s.KeyID, expiredSince(s)))
 	}
 	return nil
+}
+
+// expiredSince says when an expired signer expired, as far as it is known.
+func expiredSince(s Signer) string {
+	if s.Expires.IsZero() {
+		return "has expired"
+	}
+	return "expired on " + s.Expires.UTC().Format(time.DateTime) + " UTC"
 }

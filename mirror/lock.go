@@ -19,6 +19,29 @@ type LockEntry struct {
 	Provider addrs.Provider
 	Version  addrs.Version
 	Hashes   []hashing.Hash
+	// Packages are the sums of each platform's package the entry covers:
+	// what a client installing that platform from the mirror checks the
+	// lock file against and records.
+	Packages map[addrs.Platform]hashing.ArchiveSums
+}
+
+// LockedError is a version a lock file pins that "tofu init" cannot
+// install from the mirror: the configuration's constraints exclude it, or
+// the mirror does not hold it. Init fails on either.
+type LockedError struct {
+	Provider addrs.Provider
+	Version  addrs.Version
+	// Constraints are the configuration's, as written; NotAllowed says
+	// they exclude Version (otherwise the mirror does not hold it).
+	Constraints string
+	NotAllowed  bool
+}
+
+func (e *LockedError) Error() string {
+	if e.NotAllowed {
+		return fmt.Sprintf("the lock file pins %s %s, which does not satisfy the configuration's constraints %q; run \"tofu init -upgrade\" or fix the constraints", e.Provider, e.Version, e.Constraints)
+	}
+	return fmt.Sprintf("the lock file pins %s %s, which the mirror does not hold", e.Provider, e.Version)
 }
 
 // Locker computes lock file entries from a built mirror, offline from the
@@ -69,13 +92,28 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 	if err != nil {
 		return LockEntry{}, err
 	}
-	hashes, err := l.platformHashes(ctx, Package{Provider: n.Provider, Version: v}, rec.Provenance, sums, platforms)
+	packages, err := l.platformHashes(ctx, Package{Provider: n.Provider, Version: v}, rec.Provenance, sums, platforms)
 	if err != nil {
 		return LockEntry{}, fmt.Errorf("%s: %w", n.Root, err)
 	}
-	hashes = append(hashes, sums.ZHashes()...)
+	hashes := sums.ZHashes()
+	for _, p := range packages {
+		hashes = append(hashes, packageH1s(p)...)
+	}
 	slices.Sort(hashes)
-	return LockEntry{Provider: n.Provider, Version: v, Hashes: slices.Compact(hashes)}, nil
+	return LockEntry{Provider: n.Provider, Version: v, Hashes: slices.Compact(hashes), Packages: packages}, nil
+}
+
+// packageH1s are the h1: hashes a lock records for one platform's
+// package: the unpacked directory's, which every client records, and the
+// zip's when it differs (a zip with directory entries), which OpenTofu
+// records too when it installs from a mirror that lists it, as a tfmirror
+// mirror does; without it the first such init would rewrite the file.
+func packageH1s(p hashing.ArchiveSums) []hashing.Hash {
+	if p.H1 == "" || p.H1 == p.H1Unpacked {
+		return []hashing.Hash{p.H1Unpacked}
+	}
+	return []hashing.Hash{p.H1Unpacked, p.H1}
 }
 
 // selectVersion picks what "tofu init" would install from the mirror.
@@ -98,10 +136,10 @@ func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, erro
 	constraints := strings.Join(n.Constraints, ", ")
 	if n.Locked != nil {
 		if !allowed.Has(*n.Locked) {
-			return addrs.Version{}, inputErr("the lock file pins %s %s, which does not satisfy the configuration's constraints %q; run \"tofu init -upgrade\" or fix the constraints", n.Provider, n.Locked, constraints)
+			return addrs.Version{}, inputErr("%w", &LockedError{Provider: n.Provider, Version: *n.Locked, Constraints: constraints, NotAllowed: true})
 		}
 		if !slices.ContainsFunc(available, n.Locked.Same) {
-			return addrs.Version{}, inputErr("the lock file pins %s %s, which the mirror does not hold", n.Provider, n.Locked)
+			return addrs.Version{}, inputErr("%w", &LockedError{Provider: n.Provider, Version: *n.Locked, Constraints: constraints})
 		}
 		return *n.Locked, nil
 	}
@@ -118,11 +156,11 @@ func (l *Locker) verify(p addrs.Provider, v addrs.Version, rec layout.Record) (h
 	return verdict.Sums, err
 }
 
-// platformHashes returns the unpacked h1: of each platform, all of them
+// platformHashes returns the sums of each platform's package, all of them
 // when platforms is empty, each computed from an archive whose bytes the
 // signed SHA256SUMS lists. A provenance record that says otherwise was
 // tampered with.
-func (l *Locker) platformHashes(ctx context.Context, rel Package, prov layout.Provenance, sums hashing.Sums, platforms []addrs.Platform) ([]hashing.Hash, error) {
+func (l *Locker) platformHashes(ctx context.Context, rel Package, prov layout.Provenance, sums hashing.Sums, platforms []addrs.Platform) (map[addrs.Platform]hashing.ArchiveSums, error) {
 	names := make([]string, 0, len(platforms))
 	for _, plat := range platforms {
 		names = append(names, plat.String())
@@ -130,37 +168,38 @@ func (l *Locker) platformHashes(ctx context.Context, rel Package, prov layout.Pr
 	if len(names) == 0 {
 		names = slices.Sorted(maps.Keys(prov.Archives))
 	}
-	var out []hashing.Hash
+	out := make(map[addrs.Platform]hashing.ArchiveSums, len(names))
 	for _, name := range names {
-		h1, err := l.platformHash(ctx, rel, prov, sums, name)
+		plat, computed, err := l.platformHash(ctx, rel, prov, sums, name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, h1)
+		out[plat] = computed
 	}
 	return out, nil
 }
 
-func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Provenance, sums hashing.Sums, name string) (hashing.Hash, error) {
+func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Provenance, sums hashing.Sums, name string) (addrs.Platform, hashing.ArchiveSums, error) {
+	var none hashing.ArchiveSums
 	a, ok := prov.Archives[name]
 	if !ok {
-		return "", &ResolveError{Provider: rel.Provider, Input: true, Err: fmt.Errorf("%s %s: the mirror has no %s package", rel.Provider, rel.Version, name)}
+		return addrs.Platform{}, none, &ResolveError{Provider: rel.Provider, Input: true, Err: fmt.Errorf("%s %s: the mirror has no %s package", rel.Provider, rel.Version, name)}
 	}
 	plat, err := addrs.ParsePlatform(name)
 	if err != nil {
-		return "", fmt.Errorf("%s %s: provenance: %w", rel.Provider, rel.Version, err)
+		return addrs.Platform{}, none, fmt.Errorf("%s %s: provenance: %w", rel.Provider, rel.Version, err)
 	}
 	pkg := Package{Provider: rel.Provider, Version: rel.Version, Platform: plat}
 	digest, ok := sums[a.Filename]
 	if !ok {
-		return "", &VerificationError{Package: pkg, Problem: fmt.Sprintf("the signed SHA256SUMS has no line for %q", a.Filename)}
+		return plat, none, &VerificationError{Package: pkg, Problem: fmt.Sprintf("the signed SHA256SUMS has no line for %q", a.Filename)}
 	}
 	computed, err := signedArchiveSums(ctx, l.Mirror, pkg, digest, l.Limits, l.TempDir)
 	if err != nil {
-		return "", &VerificationError{Package: pkg, Problem: "the archive cannot be checked", Err: err}
+		return plat, none, &VerificationError{Package: pkg, Problem: "the archive cannot be checked", Err: err}
 	}
 	if a.H1 != computed.H1Unpacked {
-		return "", &VerificationError{Package: pkg, Problem: fmt.Sprintf("the provenance record says %s, but the signed archive unpacks to %s", a.H1, computed.H1Unpacked)}
+		return plat, none, &VerificationError{Package: pkg, Problem: fmt.Sprintf("the provenance record says %s, but the signed archive unpacks to %s", a.H1, computed.H1Unpacked)}
 	}
-	return computed.H1Unpacked, nil
+	return plat, computed, nil
 }

@@ -28,6 +28,7 @@ func (l *Locker) lockHashed(ctx context.Context, rel Package, platforms []addrs.
 		}
 	}
 	var hashes []hashing.Hash
+	packages := make(map[addrs.Platform]hashing.ArchiveSums, len(platforms))
 	for _, plat := range platforms {
 		pkg := Package{Provider: rel.Provider, Version: rel.Version, Platform: plat}
 		sums, err := l.hashedArchiveSums(ctx, pkg)
@@ -37,10 +38,12 @@ func (l *Locker) lockHashed(ctx context.Context, rel Package, platforms []addrs.
 		if err != nil {
 			return LockEntry{}, err
 		}
-		hashes = append(hashes, sums.H1Unpacked, sums.ZH)
+		hashes = append(hashes, sums.ZH)
+		hashes = append(hashes, packageH1s(sums)...)
+		packages[plat] = sums
 	}
 	slices.Sort(hashes)
-	return LockEntry{Provider: rel.Provider, Version: rel.Version, Hashes: slices.Compact(hashes)}, nil
+	return LockEntry{Provider: rel.Provider, Version: rel.Version, Hashes: slices.Compact(hashes), Packages: packages}, nil
 }
 
 // hashedArchiveSums fetches a package of the hashed upstream into a

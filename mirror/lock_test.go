@@ -1,8 +1,13 @@
 package mirror
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -182,5 +187,54 @@ func TestSharedReleasesAreBuiltOnce(t *testing.T) {
 	}
 	if len(r.Results) != 2 || h.src.fetchCount("foo_1.0.0_linux_amd64.zip") != 1 {
 		t.Errorf("results %v, linux archive fetched %d times", statuses(r), h.src.fetchCount("foo_1.0.0_linux_amd64.zip"))
+	}
+}
+
+// A zip with directory entries has two h1: hashes, the zip's and the
+// unpacked directory's: the lock records both, as OpenTofu does when it
+// installs the package from a mirror that lists them.
+func TestLockRecordsBothH1OfAZipWithDirectories(t *testing.T) {
+	h := newHarness(t)
+	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64")
+	p, v, plat := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0"), addrs.MustParsePlatform("linux_amd64")
+	base, name := fmt.Sprintf("%s/%s", p, v), layout.ArchiveName(p, v, plat)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	if _, err := zw.Create("docs/"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := zw.Create("terraform-provider-foo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.WriteString(w, "with a directory entry")
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	h.src.files[base+"/"+name] = buf.Bytes()
+	h.src.files[base+"/SHA256SUMS"] = fmt.Appendf(nil, "%x  %s\n", sum, name)
+	meta := h.src.metas[key(p, v, plat)]
+	meta.SHA256 = sum
+	h.src.metas[key(p, v, plat)] = meta
+	if err := h.build(t, Options{}, requirement(t, "hashicorp/foo", "", "linux_amd64")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := layout.OpenExisting(h.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := (&Locker{Mirror: tree, Checker: fakeChecker{}}).Lock(context.Background(), need("hashicorp/foo"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := entry.Packages[plat]
+	if sums.H1 == sums.H1Unpacked {
+		t.Fatalf("the zip's h1: equals the directory's (%s): the test zip has no directory entry", sums.H1)
+	}
+	want := []hashing.Hash{sums.H1Unpacked, sums.H1, hashing.ZH(sum)}
+	slices.Sort(want)
+	if !slices.Equal(entry.Hashes, want) {
+		t.Errorf("hashes = %v\nwant     %v", entry.Hashes, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -84,4 +85,8 @@ type Signer struct {
 	KeyID       string // 16 uppercase hex digits
 	Fingerprint string // 40 uppercase hex digits
 	Expired     bool
+	// Expires is when the key (by its newest self-signature) or the
+	// signature stops being current, the earliest; zero when never or
+	// not known.
+	Expires time.Time
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
@@ -78,5 +79,44 @@ func TestBuildAppliesKeyAllowlistAndExpiry(t *testing.T) {
 				t.Error("a release refused by the trust policy was published")
 			}
 		})
+	}
+}
+
+// expiringChecker reports every signature as made by one key, expired or
+// not, expiring at expires.
+type expiringChecker struct {
+	expired bool
+	expires time.Time
+}
+
+func (c expiringChecker) CheckSignature([]byte, []byte, []string) (Signer, error) {
+	return Signer{KeyID: "34365D9472D7468F", Fingerprint: strings.Repeat("0", 24) + "34365D9472D7468F", Expired: c.expired, Expires: c.expires}, nil
+}
+
+func TestAuthenticateNamesTheExpiry(t *testing.T) {
+	yes := true
+	pkg := Package{Provider: addrs.MustParseProvider("hashicorp/foo"), Version: addrs.MustParseVersion("1.0.0"), Platform: addrs.MustParsePlatform("linux_amd64")}
+	ev := Evidence{Sums: []byte(strings.Repeat("0", 64) + "  terraform-provider-foo_1.0.0_linux_amd64.zip\n"), Signature: []byte("sig"), Keys: []string{"key"}}
+	expired := expiringChecker{expired: true, expires: time.Date(2026, 4, 1, 12, 30, 0, 0, time.FixedZone("CEST", 2*3600))}
+	const when = "expired on 2026-04-01 10:30:00 UTC"
+
+	v, err := TrustPolicy{}.Authenticate(expired, pkg, ev)
+	if err != nil || len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "34365D9472D7468F") || !strings.Contains(v.Warnings[0], when) {
+		t.Errorf("expired key, default policy: %+v, %v; want one warning naming the key and %q", v, err, when)
+	}
+
+	_, err = TrustPolicy{Default: TrustRule{RefuseExpired: &yes}}.Authenticate(expired, pkg, ev)
+	var verr *VerificationError
+	if !errors.As(err, &verr) || !strings.Contains(err.Error(), "34365D9472D7468F") || !strings.Contains(err.Error(), when) {
+		t.Errorf("expired key refused: %v; want a VerificationError naming the key and %q", err, when)
+	}
+
+	// A key re-issued with a later expiry is not expired: neither warned
+	// about nor refused, though it has an expiry.
+	current := expiringChecker{expires: time.Now().Add(24 * time.Hour)}
+	for _, tp := range []TrustPolicy{{}, {Default: TrustRule{RefuseExpired: &yes}}} {
+		if v, err := tp.Authenticate(current, pkg, ev); err != nil || len(v.Warnings) != 0 {
+			t.Errorf("key expiring tomorrow: %+v, %v; want accepted without warnings", v, err)
+		}
 	}
 }

@@ -40,6 +40,27 @@ func (e *ProblemsError) Error() string {
 	return fmt.Sprintf("the mirror has %d problems", e.Problems)
 }
 
+// LockChurnError means lock files would not survive "init" through the
+// mirror: init would rewrite them or fail on them (lock --check, and what
+// lock --fix could not write). Pinned counts those that pin a version init
+// cannot install, which lock cannot write either. It is exit 1.
+type LockChurnError struct {
+	Files  int
+	Pinned int
+	Fixing bool
+}
+
+func (e *LockChurnError) Error() string {
+	msg := fmt.Sprintf("%d lock files would not survive init", e.Files)
+	if e.Files > e.Pinned && !e.Fixing {
+		msg += ": run tfmirror lock --fix with the same arguments"
+	}
+	if e.Pinned > 0 {
+		msg += fmt.Sprintf("; %d pin a version the constraints exclude or the mirror lacks: change the constraints, or run tofu init -upgrade, then check again", e.Pinned)
+	}
+	return msg
+}
+
 // ExitCode maps an error to its exit code. A verification failure wins
 // over other failures, because it is the one that must never be ignored.
 func ExitCode(err error) int {

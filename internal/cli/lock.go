@@ -26,18 +26,34 @@ that satisfies every constraint in the module tree), the constraints in
 OpenTofu's normal form, the h1: hash of each requested platform's package and
 a zh: hash for every line of the release's signed SHA256SUMS, after
 re-verifying that signature. The result is byte for byte what
-"tofu providers lock -platform=..." writes, and is valid on every platform
-listed. Providers the configuration no longer needs are removed, as tofu
+"tofu providers lock -platform=..." writes (a package whose zip holds
+directory entries also gets the zip's own h1:, which OpenTofu records when
+it installs from the mirror), and is valid on every platform listed. Providers the configuration no longer needs are removed, as tofu
 does.
 
-Nothing is written unless every directory's lock file can be computed.`,
+Nothing is written unless every directory's lock file can be computed.
+
+With --check, lock writes nothing: for each directory it says whether
+"tofu init" or "terraform init" through the mirror, on any of the platforms,
+would rewrite the lock file or fail on it, one reason per line naming the
+file, provider, version and platform, and exits 1 if any file would not
+survive init byte for byte. Notes (constraints or layout that init changes
+only along with something else) do not count. With --fix, it then writes
+the files that would not survive, as lock does; a locked version that the
+constraints exclude or the mirror lacks stays for you to change.`,
 		Example: `  tfmirror lock --mirror site --platform linux_amd64 --platform darwin_arm64
-  tfmirror lock live/app-a live/app-b --mirror https://mirror.example.com/`,
+  tfmirror lock live/app-a live/app-b --mirror https://mirror.example.com/
+  tfmirror lock --check live/* --mirror https://mirror.example.com/ --json`,
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			given(cmd, &opts.Flags)
 			opts.Dirs, opts.Process = dirs, env.process()
 			out := env.printer(cmd)
 			report, err := env.run.lock(cmd.Context(), opts)
+			if report != nil && (opts.Check || opts.Fix) {
+				out.Warnings(report.Warnings)
+				out.LockCheck(report, err)
+				return err
+			}
 			if report != nil {
 				out.Warnings(report.Warnings)
 				out.LockFiles(report.Files)
@@ -47,7 +63,9 @@ Nothing is written unless every directory's lock file can be computed.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Mirror, "mirror", "m", "", "the built mirror: a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE (quote it: the template holds ${...}) or oci-layout://DIRECTORY")
-	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, as os_arch (repeatable; default: every platform the mirror holds)")
+	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, or with --check to check init on, as os_arch (repeatable; default: the manifest's platforms, else every platform the mirror holds)")
+	f.BoolVar(&opts.Check, "check", false, "write nothing: say whether init through the mirror would rewrite each lock file or fail on it, and why; exit 1 if any would")
+	f.BoolVar(&opts.Fix, "fix", false, "like --check, then write the lock files that would not survive init, as lock does")
 	addVarFlags(cmd, &opts.Vars, &opts.NoTests)
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	addNetworkFlags(cmd, &opts.Flags)

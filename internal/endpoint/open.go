@@ -81,9 +81,11 @@ func OpenMirror(ctx context.Context, ref Ref, s Settings) (Mirror, error) {
 // OpenUpstream opens a mirror as an upstream of a build or a lock: what
 // it kept of each release's origin (a mirror tfmirror built), checked as
 // the origin's, and where it may hold releases it keeps nothing of (a
-// network or filesystem mirror another tool made), their hashes alone:
-// those a network mirror lists, or those of what a filesystem mirror
-// holds. hashed is nil for a mirror that vouches with provenance only.
+// network or filesystem mirror another tool made, an OCI registry filled
+// with oras), their hashes alone: those a network mirror lists, those of
+// what a filesystem mirror holds, or the digests of a registry's
+// archive/zip layers. hashed is nil for a mirror that vouches with
+// provenance only (a bucket).
 func OpenUpstream(ctx context.Context, name string, ref Ref, s Settings) (packages mirror.Packages, hashed *mirror.HashedSource, err error) {
 	switch ref.Kind {
 	case Dir:
@@ -107,6 +109,12 @@ func OpenUpstream(ctx context.Context, name string, ref Ref, s Settings) (packag
 			return nil, nil, err
 		}
 		return layout.NewTree(client), &mirror.HashedSource{Name: name, Upstream: netmirror.NewHashed(client, s.Locations)}, nil
+	case OCI, OCILayout:
+		store, err := openOCI(ctx, ref, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		return store, &mirror.HashedSource{Name: name, Upstream: ocistore.NewHashed(store, s.Net.MaxBodyBytes)}, nil
 	}
 	m, err := OpenMirror(ctx, ref, s)
 	return m, nil, err

@@ -42,16 +42,12 @@ func Compute(ctx context.Context, l *mirror.Locker, dir string, needs []mirror.N
 			errs = append(errs, err)
 			continue
 		}
-		constraints, err := addrs.NormalizeConstraints(n.Constraints)
+		lock, err := newLock(dir, n, entry, old)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %s: %w", dir, n.Provider, err))
+			errs = append(errs, err)
 			continue
 		}
-		hashes := entry.Hashes
-		if prev, ok := old.lock(n.Provider); ok && prev.Version.Same(entry.Version) {
-			hashes = append(slices.Clone(prev.Hashes), hashes...)
-		}
-		file.Locks[n.Provider] = &Lock{Provider: n.Provider, Version: entry.Version, Constraints: constraints, Hashes: hashes}
+		file.Locks[n.Provider] = lock
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Update{}, err
@@ -59,6 +55,20 @@ func Compute(ctx context.Context, l *mirror.Locker, dir string, needs []mirror.N
 	path := filepath.Join(dir, FileName)
 	onDisk, err := os.ReadFile(path)
 	return Update{Path: path, file: file, same: err == nil && bytes.Equal(onDisk, file.Bytes())}, nil
+}
+
+// newLock is the lock of n's entry: the constraints in their normal form,
+// the entry's hashes, and the old lock's too when the version is the same.
+func newLock(dir string, n mirror.Need, entry mirror.LockEntry, old *File) (*Lock, error) {
+	constraints, err := addrs.NormalizeConstraints(n.Constraints)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", dir, n.Provider, err)
+	}
+	hashes := entry.Hashes
+	if prev, ok := old.lock(n.Provider); ok && prev.Version.Same(entry.Version) {
+		hashes = append(slices.Clone(prev.Hashes), hashes...)
+	}
+	return &Lock{Provider: n.Provider, Version: entry.Version, Constraints: constraints, Hashes: normalizeHashes(hashes)}, nil
 }
 
 // Write writes the lock file, unless it is unchanged.

@@ -50,6 +50,12 @@
 //     descriptor's size), and every body, blobs and manifests included,
 //     has the stall and speed limits of downloads (Config.StallTimeout,
 //     SpeedLimit, SpeedTime) besides the connect and header timeouts;
+//   - reading a registry or layout filled without tfmirror (with oras, as
+//     OpenTofu's documentation shows) as an upstream of hashes only
+//     (Hashed, a mirror.HashedPackages): each platform's layer digest is
+//     the package's zh: hash, a layer size of 0 or more than the most a
+//     download may bring is refused, and the package is checked against
+//     its layer's size and digest as it is read;
 //   - the OCI image layout: blobs through oras-go's content/oci storage,
 //     index.json written by this package atomically and in a stable
 //     order, under a file lock (atomicfile.Lock on oci-layout) that waits

@@ -29,8 +29,9 @@ type PushOptions struct {
 	// Policy decides about the kept origin files, as for a tree: under
 	// layout.Refuse (the zero value) a provenance record that differs from
 	// the one the repository keeps for the version (other SHA256SUMS,
-	// signature, signing keys, or another package recorded for a
-	// platform) is a conflict; under layout.Repair the release's record
+	// signature, signing key, or another package recorded for a platform)
+	// is a conflict, and the same signing key in another form (re-issued)
+	// keeps the repository's (layout.Provenance.SameSigner); under layout.Repair the release's record
 	// replaces it (platforms it does not name are kept). Packages are
 	// never replaced under either policy.
 	Policy layout.Policy
@@ -564,13 +565,15 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 	if oldKeys == nil {
 		oldKeys = []string{}
 	}
-	if old.Provenance.KeyID != add.Provenance.KeyID || !slices.Equal(oldKeys, keys) {
-		if refuse {
-			conflicts = append(conflicts, fmt.Sprintf("the release was verified with other signing keys in the registry (key %s) than in the publication (key %q)",
-				excerpt.Quote(old.Provenance.KeyID), add.Provenance.KeyID))
-		}
+	switch {
+	case !refuse:
+		out.Provenance.KeyID, out.Provenance.SigningKeys = add.Provenance.KeyID, keys
+	case !old.Provenance.SameSigner(add.Provenance):
+		conflicts = append(conflicts, fmt.Sprintf("the release was verified with other signing keys in the registry (key %s) than in the publication (key %q)",
+			excerpt.Quote(old.Provenance.KeyID), add.Provenance.KeyID))
+	default: // the same key, maybe in another form (re-issued): the registry keeps its own
+		out.Provenance.SigningKeys = oldKeys
 	}
-	out.Provenance.KeyID, out.Provenance.SigningKeys = add.Provenance.KeyID, keys
 	for _, plat := range slices.Sorted(maps.Keys(add.Provenance.Archives)) {
 		a := add.Provenance.Archives[plat]
 		if d, ok := old.Provenance.Archives[plat]; ok && d != a && refuse {

@@ -401,11 +401,35 @@ func TestChangedTagIsRefused(t *testing.T) {
 func TestRecordPolicy(t *testing.T) {
 	ctx := t.Context()
 	_, s, rel := pushedFoo(t)
+
+	// The same key in another form (a registry re-issued it): no
+	// conflict, and the repository keeps its own form.
+	reissued := rel
+	again := *rel.Record
+	again.Provenance.SigningKeys = []string{"re-issued form of " + rel.Record.Provenance.KeyID}
+	reissued.Record = &again
+	if _, err := s.Push(ctx, reissued.Release, ocistore.PushOptions{Policy: layout.Refuse}); err != nil {
+		t.Fatalf("Refuse, the same key re-issued: %v", err)
+	}
+	kept, err := s.ReadRecord(ctx, rel.Provider, rel.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept.Provenance.SigningKeys, rel.Record.Provenance.SigningKeys) {
+		t.Errorf("after a push of the re-issued form under Refuse the kept keys are %q", kept.Provenance.SigningKeys)
+	}
+	other := again
+	other.Provenance.KeyID = "FEDCBA9876543210"
+	reissued.Record = &other
+	var conflict *layout.ConflictError
+	if _, err := s.Push(ctx, reissued.Release, ocistore.PushOptions{Policy: layout.Refuse}); !errors.As(err, &conflict) {
+		t.Fatalf("Refuse, another key: %v, want a conflict", err)
+	}
+
 	resigned := rel
 	rec := *rel.Record
 	rec.Signature = []byte("another signature")
 	resigned.Record = &rec
-	var conflict *layout.ConflictError
 	if _, err := s.Push(ctx, resigned.Release, ocistore.PushOptions{Policy: layout.Refuse}); !errors.As(err, &conflict) {
 		t.Fatalf("Refuse: %v, want a conflict", err)
 	}

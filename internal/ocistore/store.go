@@ -581,39 +581,68 @@ func readArchive(ctx context.Context, t target, plat addrs.Platform, entry ocisp
 // fs.ErrNotExist. Only the platform's own manifest is read, as OpenTofu
 // reads it.
 func (s *Store) OpenArchive(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (io.ReadCloser, error) {
+	tagged, err := s.readTagged(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	entry, ok := tagged.entries[plat]
+	if !ok {
+		return nil, s.fail("read", p, v.String(), tagged.ref, fmt.Errorf("no package for %s: %w", plat, fs.ErrNotExist))
+	}
+	a, err := readArchive(ctx, tagged.t, plat, entry)
+	if err != nil {
+		return nil, s.fail("read", p, v.String(), tagged.ref, err)
+	}
+	return s.openLayer(ctx, tagged, a)
+}
+
+// taggedRelease is the index under a version's tag, as OpenTofu selects
+// its entries: the platforms' manifests, not yet read.
+type taggedRelease struct {
+	p       addrs.Provider
+	v       addrs.Version
+	t       target
+	name    string // the repository
+	ref     string // repository:tag
+	entries map[addrs.Platform]ocispec.Descriptor
+}
+
+// readTagged reads the index under v's tag in p's repository. A missing tag
+// is an error wrapping fs.ErrNotExist; one that holds something OpenTofu
+// cannot install from, an error wrapping ErrNotProvider.
+func (s *Store) readTagged(ctx context.Context, p addrs.Provider, v addrs.Version) (taggedRelease, error) {
 	t, name, err := s.open(p)
 	if err != nil {
-		return nil, fmt.Errorf("read %s %s: %w", p, v, err)
+		return taggedRelease{}, fmt.Errorf("read %s %s: %w", p, v, err)
 	}
 	tag := Tag(v)
 	desc, data, err := t.FetchIndex(ctx, tag)
 	if isNotFound(err) {
-		return nil, s.fail("read", p, v.String(), name, fmt.Errorf("no tag %s: %w", tag, fs.ErrNotExist))
+		return taggedRelease{}, s.fail("read", p, v.String(), name, fmt.Errorf("no tag %s: %w", tag, fs.ErrNotExist))
 	}
 	if err != nil {
-		return nil, s.fail("read", p, v.String(), name, err)
+		return taggedRelease{}, s.fail("read", p, v.String(), name, err)
 	}
+	ref := name + ":" + tag
 	entries, err := decodeTargets(desc, data)
 	if err != nil {
-		return nil, s.fail("read", p, v.String(), name+":"+tag, err)
+		return taggedRelease{}, s.fail("read", p, v.String(), ref, err)
 	}
-	entry, ok := entries[plat]
-	if !ok {
-		return nil, s.fail("read", p, v.String(), name+":"+tag, fmt.Errorf("no package for %s: %w", plat, fs.ErrNotExist))
-	}
-	a, err := readArchive(ctx, t, plat, entry)
-	if err != nil {
-		return nil, s.fail("read", p, v.String(), name+":"+tag, err)
-	}
+	return taggedRelease{p: p, v: v, t: t, name: name, ref: ref, entries: entries}, nil
+}
+
+// openLayer streams the package a of the release, checked against its
+// layer's size and digest as it is read.
+func (s *Store) openLayer(ctx context.Context, r taggedRelease, a Archive) (io.ReadCloser, error) {
 	layer := ocispec.Descriptor{MediaType: MediaTypeZip, Digest: digest.Digest(a.Digest), Size: a.Size}
-	rc, err := t.Fetch(ctx, layer)
+	rc, err := r.t.Fetch(ctx, layer)
 	if isNotFound(err) {
 		err = fmt.Errorf("the index lists it, but the repository does not hold it: %w", fs.ErrNotExist)
 	}
 	if err != nil {
-		return nil, s.fail("read", p, v.String(), name, fmt.Errorf("%s package %s: %w", plat, a.Digest, err))
+		return nil, s.fail("read", r.p, r.v.String(), r.name, fmt.Errorf("%s package %s: %w", a.Platform, a.Digest, err))
 	}
-	return &verifyingReader{rc: rc, h: sha256.New(), want: layer, what: fmt.Sprintf("%s %s %s package in %s", p, v, plat, name)}, nil
+	return &verifyingReader{rc: rc, h: sha256.New(), want: layer, what: fmt.Sprintf("%s %s %s package in %s", r.p, r.v, a.Platform, r.name)}, nil
 }
 
 // ErrDigestMismatch means content read from a repository is not what its

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tfmirror/tfmirror/internal/app"
+	applock "github.com/tfmirror/tfmirror/internal/app/lock"
+	"github.com/tfmirror/tfmirror/internal/lockfile"
 	"github.com/tfmirror/tfmirror/internal/views"
 )
 
@@ -23,5 +25,75 @@ func (p *Printer) LockFiles(files []app.LockFile) {
 func (p *Printer) Views(r *views.Report) {
 	for _, line := range r.Lines() {
 		p.Line(line)
+	}
+}
+
+// lockFinding is the JSON event of one lock-file finding.
+type lockFinding struct {
+	Path     string `json:"path"`
+	Provider string `json:"provider,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Platform string `json:"platform,omitempty"`
+	Reason   string `json:"reason"`
+	Effect   string `json:"effect"`
+	Message  string `json:"message"`
+}
+
+// LockCheck reports lock --check and --fix: each finding (JSON: a
+// "lock_finding" event), then what --fix wrote, then the counts (JSON: the
+// summary, with the exit code of err).
+func (p *Printer) LockCheck(r *applock.Report, err error) {
+	var flagged []string
+	for _, v := range r.Verdicts {
+		if v.Churns() {
+			flagged = append(flagged, v.Path)
+		}
+		if len(v.Findings) == 0 {
+			p.Line("ok        " + v.Path)
+		}
+		for _, f := range v.Findings {
+			p.lockFinding(f)
+		}
+	}
+	p.LockFiles(r.Files)
+	var fixed []string
+	for _, f := range r.Files {
+		if !f.Unchanged {
+			fixed = append(fixed, f.Path)
+		}
+	}
+	if !p.opts.JSON {
+		p.say(fmt.Sprintf("%d lock files checked: %d would not survive init, %d rewritten", len(r.Verdicts), len(flagged), len(fixed)))
+		return
+	}
+	if err != nil {
+		p.emit("error", struct {
+			Message string `json:"message"`
+		}{err.Error()})
+	}
+	p.Summary(struct {
+		Checked int      `json:"lock_files_checked"`
+		Flagged []string `json:"lock_files_flagged"`
+		Fixed   []string `json:"lock_files_fixed"`
+	}{len(r.Verdicts), nonNil(flagged), nonNil(fixed)}, err)
+}
+
+// lockFinding prints one finding, its effect first.
+func (p *Printer) lockFinding(f lockfile.Finding) {
+	if p.opts.JSON {
+		ev := lockFinding{Path: f.Path, Version: f.Version, Platform: f.Platform, Reason: string(f.Reason), Effect: string(f.Effect), Message: f.String()}
+		if !f.Provider.IsZero() {
+			ev.Provider = f.Provider.String()
+		}
+		p.emit("lock_finding", ev)
+		return
+	}
+	switch f.Effect {
+	case lockfile.EffectRewrite:
+		p.say("rewrite   " + f.String())
+	case lockfile.EffectFail:
+		p.say("fails     " + f.String())
+	default:
+		p.Line("note      " + f.String())
 	}
 }

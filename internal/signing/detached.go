@@ -29,13 +29,13 @@ func ReadSigningKey(armored []byte) (*SigningKey, error) {
 		}
 		key, ok := e.SigningKey(time.Now())
 		if !ok {
-			return nil, fmt.Errorf("signing key %s has no usable signing key (expired or revoked?)", signerOf(e, false).KeyID)
+			return nil, fmt.Errorf("signing key %s has no usable signing key (expired or revoked?)", signerOf(e, nil, false).KeyID)
 		}
 		if key.PrivateKey == nil {
-			return nil, fmt.Errorf("signing key %s: the private part of its signing key is missing", signerOf(e, false).KeyID)
+			return nil, fmt.Errorf("signing key %s: the private part of its signing key is missing", signerOf(e, nil, false).KeyID)
 		}
 		if key.PrivateKey.Encrypted {
-			return nil, fmt.Errorf("signing key %s is protected by a passphrase; export it without one for tfmirror", signerOf(e, false).KeyID)
+			return nil, fmt.Errorf("signing key %s is protected by a passphrase; export it without one for tfmirror", signerOf(e, nil, false).KeyID)
 		}
 		return &SigningKey{entity: e}, nil
 	}
@@ -43,7 +43,7 @@ func ReadSigningKey(armored []byte) (*SigningKey, error) {
 }
 
 // KeyID is the 16-digit ID of the key's primary key, as Signer reports it.
-func (k *SigningKey) KeyID() string { return signerOf(k.entity, false).KeyID }
+func (k *SigningKey) KeyID() string { return signerOf(k.entity, nil, false).KeyID }
 
 // SignDetached returns a binary detached signature of doc.
 func (k *SigningKey) SignDetached(doc []byte) ([]byte, error) {
@@ -81,5 +81,5 @@ func (k *TrustedKeys) VerifyDetached(doc, sig []byte) (Signer, error) {
 	if err != nil {
 		return Signer{}, fmt.Errorf("verify signature: %w", err)
 	}
-	return signerOf(entity, false), nil
+	return signerOf(entity, nil, false), nil
 }

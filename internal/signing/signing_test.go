@@ -168,7 +168,7 @@ func TestVerifyExpired(t *testing.T) {
 	// ErrKeyExpired (key past its lifetime) or ErrSignatureExpired (signature
 	// past its own lifetime). OpenTofu accepts both with a warning unless
 	// OPENTOFU_ENFORCE_GPG_EXPIRATION is set; Verify reports Expired.
-	made := time.Now().Add(-30 * 24 * time.Hour)
+	made := time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Second)
 	then := &packet.Config{Time: func() time.Time { return made.Add(time.Hour) }}
 
 	t.Run("key", func(t *testing.T) {
@@ -177,8 +177,8 @@ func TestVerifyExpired(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true}) {
-			t.Errorf("Verify = %+v, want KeyID %s and Expired", got, keyID(e))
+		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true, Expires: made.Add(24 * time.Hour).UTC()}) {
+			t.Errorf("Verify = %+v, want KeyID %s, Expired, expiring a day after %s", got, keyID(e), made)
 		}
 	})
 	t.Run("signature", func(t *testing.T) {
@@ -188,8 +188,8 @@ func TestVerifyExpired(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true}) {
-			t.Errorf("Verify = %+v, want KeyID %s and Expired", got, keyID(e))
+		if got != (signing.Signer{KeyID: keyID(e), Fingerprint: fingerprint(e), Expired: true, Expires: made.Add(time.Hour + time.Minute).UTC()}) {
+			t.Errorf("Verify = %+v, want KeyID %s, Expired, the signature expiring a minute after it was made", got, keyID(e))
 		}
 	})
 	t.Run("still valid", func(t *testing.T) {
@@ -329,13 +329,13 @@ func TestChecker(t *testing.T) {
 		t.Errorf("CheckSignature = %+v, want %+v", got, want)
 	}
 
-	made := time.Now().Add(-30 * 24 * time.Hour)
+	made := time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Second)
 	old := newEntity(t, keyConfig(made, time.Hour))
 	got, err = c.CheckSignature(sums, sign(t, old, sums, &packet.Config{Time: func() time.Time { return made }}), []string{armored(t, old)})
 	if err != nil {
 		t.Fatalf("CheckSignature with an expired key: %v", err)
 	}
-	if want := (mirror.Signer{KeyID: keyID(old), Fingerprint: fingerprint(old), Expired: true}); got != want {
+	if want := (mirror.Signer{KeyID: keyID(old), Fingerprint: fingerprint(old), Expired: true, Expires: made.Add(time.Hour).UTC()}); got != want {
 		t.Errorf("CheckSignature = %+v, want %+v", got, want)
 	}
 

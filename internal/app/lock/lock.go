@@ -1,15 +1,20 @@
 // Package lock is the lock command: it writes the .terraform.lock.hcl of
 // root modules from a built mirror, for every platform, without
-// contacting the origin registries.
+// contacting the origin registries; with Check it says instead whether
+// init through that mirror would rewrite each file or fail on it, and
+// with Fix it writes the files that would not survive.
 package lock
 
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/lockfile"
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/internal/tfconfig"
@@ -22,13 +27,20 @@ type Options struct {
 	Mirror string
 	// Dirs are the root modules; none means the current directory.
 	Dirs []string
-	// Platforms to record hashes for; none means every platform the
-	// mirror holds of each release.
+	// Platforms to record hashes for; none means the manifest's, and
+	// without those every platform the mirror holds of each release.
 	Platforms []string
 	// Vars are the --var and --var-file flags, in their order: values of
 	// the configurations' variables.
 	Vars    []tfconfig.VarArg
 	NoTests bool // leave out what only test files need
+	// Check writes nothing: it reports what init would change in each
+	// lock file (Report.Verdicts), with a *app.LockChurnError when any
+	// file would not survive init.
+	Check bool
+	// Fix is Check, then writes the files that would not survive init
+	// and that lock can write.
+	Fix     bool
 	Flags   settings.Flags
 	Process settings.Process
 }
@@ -38,9 +50,12 @@ type Report struct {
 	// Warnings are what reading the configurations warned about.
 	Warnings []string
 	Files    []app.LockFile
+	// Verdicts are what Check and Fix found, one per configuration.
+	Verdicts []lockfile.Verdict
 }
 
 // Run writes the lock files: none unless every one can be computed.
+// With Check or Fix it checks them first.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Mirror == "" {
 		return nil, inputerr.Wrap(errors.New("--mirror is required: a mirror directory or https:// URL"))
@@ -49,9 +64,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, _, s, err := app.Locate(opts.Mirror, opts.Flags, opts.Process)
+	ref, m, s, err := app.Locate(opts.Mirror, opts.Flags, opts.Process)
 	if err != nil {
 		return nil, err
+	}
+	if len(platforms) == 0 {
+		platforms = m.Platforms
 	}
 	dirs := opts.Dirs
 	if len(dirs) == 0 {
@@ -61,12 +79,64 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	packages, hashed, err := endpoint.OpenUpstream(ctx, "network_mirror "+opts.Mirror, ref, s)
+	packages, hashed, err := endpoint.OpenUpstream(ctx, upstreamName(ref, opts.Mirror), ref, s)
 	if err != nil {
 		return nil, err
 	}
 	report := &Report{Warnings: tfconfig.Warnings(cfgs)}
 	locker := &mirror.Locker{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Hashed: hashed, Limits: s.ZipLimits}
+	if opts.Check || opts.Fix {
+		return report, check(ctx, report, locker, cfgs, platforms, opts.Fix)
+	}
 	report.Files, err = app.WriteLockFiles(ctx, locker, cfgs, platforms)
 	return report, err
+}
+
+// upstreamName names the mirror as the installation method that would
+// read it: what a release only its hashes vouch for is refused or
+// warned about as coming from.
+func upstreamName(ref endpoint.Ref, mirror string) string {
+	if ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout {
+		return "oci_mirror " + mirror
+	}
+	return "network_mirror " + mirror
+}
+
+// check fills the report's verdicts and, with fix, writes the flagged
+// files lock can write, through app.WriteLockFiles as lock does. Its
+// error counts the files that still would not survive init.
+func check(ctx context.Context, report *Report, l *mirror.Locker, cfgs []tfconfig.Configuration, platforms []addrs.Platform, fix bool) error {
+	var fixable []tfconfig.Configuration
+	var pinned int
+	var errs []error
+	for _, c := range cfgs {
+		v, err := lockfile.Check(ctx, l, c.Dir, c.Needs, c.Lock, platforms)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		report.Verdicts = append(report.Verdicts, v)
+		switch {
+		case v.Pinned():
+			pinned++
+		case v.Churns():
+			fixable = append(fixable, c)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("no lock file was checked:\n%w", err)
+	}
+	left := len(fixable)
+	if fix {
+		files, err := app.WriteLockFiles(ctx, l, fixable, platforms)
+		report.Files = files
+		if err != nil {
+			return err
+		}
+		left = 0
+	}
+	if left+pinned > 0 {
+		return &app.LockChurnError{Files: left + pinned, Pinned: pinned, Fixing: fix}
+	}
+	return nil
 }

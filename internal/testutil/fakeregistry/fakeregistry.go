@@ -91,7 +91,8 @@ type version struct {
 	unsigned  bool
 	archives  map[string][]byte // by platform, e.g. "linux_amd64"
 	sums      []byte            // SHA256SUMS document
-	sig       []byte            // detached signature of sums by the registry key
+	sig       []byte            // detached signature of sums by the registry key, or by keys (SignWith)
+	keys      []gpgKey          // the keys advertised instead of the registry key (SignWith)
 }
 
 // faults holds the faults switched on: content faults keyed by packageKey
@@ -206,7 +207,7 @@ func (r *Registry) publish(namespace, typ, ver string, opts Options, archives ma
 	if err != nil {
 		r.t.Fatalf("fakeregistry: sign SHA256SUMS: %v", err)
 	}
-	v.sig = sig
+	v.sig, v.keys = sig, nil
 }
 
 // Archive returns the exact zip bytes served for that package when no

@@ -365,6 +365,8 @@ func (r *Registry) signingKeys(v *version, key string) signingKeys {
 		return signingKeys{GPGPublicKeys: []gpgKey{{KeyID: r.OtherKeyID, ASCIIArmor: r.OtherArmoredKey}}}
 	case v.unsigned:
 		return signingKeys{GPGPublicKeys: []gpgKey{}}
+	case v.keys != nil:
+		return signingKeys{GPGPublicKeys: v.keys}
 	}
 	return signingKeys{GPGPublicKeys: []gpgKey{{KeyID: r.KeyID, ASCIIArmor: r.ArmoredKey}}}
 }

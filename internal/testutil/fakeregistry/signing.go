@@ -61,3 +61,30 @@ func sign(e *openpgp.Entity, data []byte) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// SignWith makes a version's SHA256SUMS.sig the signature sig made of its
+// SHA256SUMS, and its download documents advertise armoredKeys (in that
+// order) instead of the registry key: a release signed by keys the test
+// made, as a registry does across a key rotation or re-issue. Calling it
+// again replaces both. Call it after the version's last Add, which signs
+// with the registry key again.
+func (r *Registry) SignWith(namespace, typ, ver string, sig func(sums []byte) []byte, armoredKeys ...string) {
+	r.t.Helper()
+	keys := make([]gpgKey, 0, len(armoredKeys))
+	for _, a := range armoredKeys {
+		ring, err := openpgp.ReadArmoredKeyRing(strings.NewReader(a))
+		if err != nil || len(ring) == 0 {
+			r.t.Fatalf("fakeregistry: read a key to advertise for %s/%s %s: %d keys, %v", namespace, typ, ver, len(ring), err)
+		}
+		keys = append(keys, gpgKey{KeyID: keyID(ring[0]), ASCIIArmor: a})
+	}
+	sums := r.SHA256SUMS(namespace, typ, ver)
+	if sums == nil {
+		r.t.Fatalf("fakeregistry: SignWith: no version %s/%s %s", namespace, typ, ver)
+	}
+	signature := sig(sums)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := r.version(namespace, typ, ver, false)
+	v.sig, v.keys = signature, keys
+}
