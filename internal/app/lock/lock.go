@@ -31,6 +31,10 @@ type Options struct {
 	// Platforms to record hashes for; none means the manifest's, and
 	// without those every platform the mirror holds of each release.
 	Platforms []string
+	// Vars are the --var and --var-file flags, in their order: values of
+	// the configurations' variables.
+	Vars    []tfconfig.VarArg
+	NoTests bool // leave out what only test files need
 	// Check writes nothing: it reports what init would change in each
 	// lock file (Report.Verdicts), with a *app.LockChurnError when any
 	// file would not survive init.
@@ -81,7 +85,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(dirs) == 0 {
 		dirs = []string{"."}
 	}
-	cfgs, err := tfconfig.LoadConfigurations(dirs)
+	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: opts.Vars, Environ: opts.Process.Environ, NoTests: opts.NoTests})
 	if err != nil {
 		return nil, err
 	}
