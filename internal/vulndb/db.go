@@ -1,8 +1,10 @@
-// Package vulndb reads the Go vulnerability database offline (OSV
-// records: a directory such as golang.org/x/vulndb's data/osv, the
-// layout vuln.go.dev serves, or an OSV zip) and matches the modules and
-// Go version a program was built from against it, the standard library
-// included.
+// Package vulndb reads the Go vulnerability database (OSV records: a
+// directory such as golang.org/x/vulndb's data/osv, the layout
+// vuln.go.dev serves, on disk or at an https URL, or an OSV zip) and
+// matches the modules and Go version a program was built from against
+// it, the standard library included. Offline, Load reads every record;
+// online, Remote reads the index and then only the records the modules
+// asked about may be affected by, through the httpx.Fetcher it is given.
 //
 // It matches at module level: a program that contains an affected
 // version of a module is reported, whether or not it calls the
