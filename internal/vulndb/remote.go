@@ -102,10 +102,10 @@ func (r *Remote) readIndex(ctx context.Context) error {
 }
 
 // Match is DB.Match against the served database: it first fetches the
-// records it has not fetched yet that may affect the modules at their
-// versions and the Go version.
-func (r *Remote) Match(ctx context.Context, mods []Module, goVersion string) ([]Finding, error) {
-	need := r.needed(mods, goVersion)
+// records it has not fetched yet that may affect the program's modules
+// at their versions and its Go version.
+func (r *Remote) Match(ctx context.Context, p Program) ([]Finding, error) {
+	need := r.needed(p)
 	if err := r.fetchAll(ctx, need); err != nil {
 		return nil, fmt.Errorf("read the vulnerability database %s: %w", httpx.Redact(r.base), err)
 	}
@@ -115,13 +115,13 @@ func (r *Remote) Match(ctx context.Context, mods []Module, goVersion string) ([]
 		db.add(r.records[id])
 	}
 	r.mu.Unlock()
-	return db.Match(mods, goVersion), nil
+	return db.Match(p), nil
 }
 
 // needed lists the advisories, by id, the index says may affect the
 // modules at their versions: those no release fixes or fixed in a later
 // version, as golang.org/x/vuln's client selects them.
-func (r *Remote) needed(mods []Module, goVersion string) []string {
+func (r *Remote) needed(p Program) []string {
 	var ids []string
 	add := func(path, v string) {
 		for _, iv := range r.modules[path] {
@@ -130,10 +130,10 @@ func (r *Remote) needed(mods []Module, goVersion string) []string {
 			}
 		}
 	}
-	if v := GoSemver(goVersion); v != "" {
+	if v := GoSemver(p.GoVersion); v != "" {
 		add(StdlibModule, v)
 	}
-	for _, m := range mods {
+	for _, m := range p.Modules {
 		if semver.IsValid(m.Version) {
 			add(m.Path, m.Version)
 		}

@@ -75,24 +75,27 @@ func TestRemoteMatchesLikeLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := loadTestDB(t)
+	grpc := func(v string) []Module { return []Module{{"google.golang.org/grpc", v}} }
 	cases := []struct {
-		mods  []Module
-		gov   string
+		prog  Program
 		fetch []string // records fetched by this call
 	}{
-		{[]Module{{"google.golang.org/grpc", "v1.60.0"}}, "go1.27.3", nil}, // the index says both are fixed
-		{[]Module{{"google.golang.org/grpc", "v1.56.2"}, {"example.com/other", "v1.0.0"}}, "", []string{"/ID/GO-2023-2153.json"}},
-		{[]Module{{"google.golang.org/grpc", "v1.57.0"}}, "go1.26.9", []string{"/ID/GO-2026-6809.json"}},
-		{[]Module{{"google.golang.org/grpc", "v1.56.2"}}, "go1.26.9", nil}, // fetched already
-		{[]Module{{"k8s.io/kubernetes", "v1.0.0"}}, "", []string{"/ID/GO-2022-0617.json"}}, // withdrawn: fetched, not reported
+		{Program{Modules: grpc("v1.60.0"), GoVersion: "go1.27.3"}, nil}, // the index says all are fixed
+		{Program{Modules: append(grpc("v1.56.2"), Module{"example.com/other", "v1.0.0"})}, []string{"/ID/GO-2023-2153.json"}},
+		// GO-2026-6604 is fixed in go1.26.9, but the index has only its latest fix, 1.27.2
+		{Program{Modules: grpc("v1.57.0"), GoVersion: "go1.26.9"}, []string{"/ID/GO-2026-6604.json", "/ID/GO-2026-6809.json"}},
+		{Program{Modules: grpc("v1.56.2"), GoVersion: "go1.26.9"}, nil}, // fetched already
+		{Program{GoVersion: "go1.26.8", GOOS: "linux"}, nil}, // GO-2026-6604 is on Windows only
+		{Program{GoVersion: "go1.26.8", GOOS: "windows"}, nil},
+		{Program{Modules: []Module{{"k8s.io/kubernetes", "v1.0.0"}}}, []string{"/ID/GO-2022-0617.json"}}, // withdrawn: fetched, not reported
 	}
 	for i, tc := range cases {
 		before := s.counts()
-		got, err := remote.Match(ctx, tc.mods, tc.gov)
+		got, err := remote.Match(ctx, tc.prog)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		if want := local.Match(tc.mods, tc.gov); !slices.Equal(ids(got), ids(want)) {
+		if want := local.Match(tc.prog); !slices.Equal(ids(got), ids(want)) {
 			t.Errorf("case %d: remote found %q, loaded database %q", i, ids(got), ids(want))
 		}
 		var fetched []string
@@ -124,10 +127,10 @@ func TestLoadServedLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := loadTestDB(t)
-	mods := []Module{{"google.golang.org/grpc", "v1.56.2"}}
-	if db.Len() != local.Len() || !slices.Equal(ids(db.Match(mods, "go1.26.9")), ids(local.Match(mods, "go1.26.9"))) {
-		t.Fatalf("the served layout loads %d records, finds %q; data/osv %d, %q",
-			db.Len(), ids(db.Match(mods, "go1.26.9")), local.Len(), ids(local.Match(mods, "go1.26.9")))
+	prog := Program{Modules: []Module{{"google.golang.org/grpc", "v1.56.2"}}, GoVersion: "go1.26.8"}
+	got, want := ids(db.Match(prog)), ids(local.Match(prog))
+	if db.Len() != local.Len() || len(want) != 3 || !slices.Equal(got, want) {
+		t.Fatalf("the served layout loads %d records, finds %q; data/osv %d, %q", db.Len(), got, local.Len(), want)
 	}
 }
 
@@ -136,7 +139,7 @@ func TestLoadServedLayout(t *testing.T) {
 // asked for, a server that stalls, plain http; errors never show the
 // credentials of the URL.
 func TestRemoteRefuses(t *testing.T) {
-	grpc := []Module{{"google.golang.org/grpc", "v1.56.2"}}
+	grpc := Program{Modules: []Module{{"google.golang.org/grpc", "v1.56.2"}}}
 	cases := map[string]struct {
 		handler func(w http.ResponseWriter, r *http.Request) bool
 		want    string
@@ -195,7 +198,7 @@ func TestRemoteRefuses(t *testing.T) {
 			base := strings.Replace(s.url, "https://", "https://user:hunter2@", 1)
 			remote, err := OpenRemote(ctx, base, s.fetcher(quickPolicy()))
 			if err == nil {
-				_, err = remote.Match(ctx, grpc, "")
+				_, err = remote.Match(ctx, grpc)
 			}
 			switch {
 			case err == nil:
