@@ -85,7 +85,7 @@ func TestRemoteMatchesLikeLoad(t *testing.T) {
 		// GO-2026-6604 is fixed in go1.26.9, but the index has only its latest fix, 1.27.2
 		{Program{Modules: grpc("v1.57.0"), GoVersion: "go1.26.9"}, []string{"/ID/GO-2026-6604.json", "/ID/GO-2026-6809.json"}},
 		{Program{Modules: grpc("v1.56.2"), GoVersion: "go1.26.9"}, nil}, // fetched already
-		{Program{GoVersion: "go1.26.8", GOOS: "linux"}, nil}, // GO-2026-6604 is on Windows only
+		{Program{GoVersion: "go1.26.8", GOOS: "linux"}, nil},            // GO-2026-6604 is on Windows only
 		{Program{GoVersion: "go1.26.8", GOOS: "windows"}, nil},
 		{Program{Modules: []Module{{"k8s.io/kubernetes", "v1.0.0"}}}, []string{"/ID/GO-2022-0617.json"}}, // withdrawn: fetched, not reported
 	}
