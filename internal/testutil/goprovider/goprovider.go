@@ -115,7 +115,7 @@ func build(t testing.TB, src, exe string, target Target) {
 	}
 	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch,
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, //nolint:forbidigo // test support: the go command needs the test's environment (GOMODCACHE, GOPROXY, HOME)
 		"CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("goprovider: go build for %s: %v\n%s", target.Platform, err, out)
