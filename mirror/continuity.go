@@ -102,11 +102,13 @@ func SameKey(a, b Signer) bool {
 	return a.KeyID != "" && a.KeyID == b.KeyID
 }
 
-// compare places signer against the history under trust.
+// compare places signer against the history under trust. The release's
+// own version counts too: a platform added to a release the mirror holds
+// is signed by the key that signed the rest.
 func (h KeyHistory) compare(trust Trust, pkg Package, signer Signer) *KeyContinuity {
 	k := &KeyContinuity{Package: Package{Provider: pkg.Provider, Version: pkg.Version}, Status: KeyFirst, Signer: signer}
 	for _, r := range h.Releases {
-		if r.Signer.KeyID == "" || r.Version.Same(pkg.Version) {
+		if r.Signer.KeyID == "" {
 			continue
 		}
 		if SameKey(r.Signer, signer) {

@@ -112,7 +112,6 @@ func TestFirstSignedRelease(t *testing.T) {
 	for name, h := range map[string]*mirror.KeyHistory{
 		"nothing held":                {},
 		"only unsigned releases held": {Releases: []mirror.SignedRelease{{Version: addrs.MustParseVersion("1.0.0")}}},
-		"only this version held":      {Releases: []mirror.SignedRelease{{Version: addrs.MustParseVersion("3.0.0"), Signer: mirror.Signer{KeyID: "0123456789ABCDEF"}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			v, err := authenticate3(t, mirror.TrustRule{RefuseKeyChange: &yes}, a, h)
@@ -124,6 +123,20 @@ func TestFirstSignedRelease(t *testing.T) {
 	}
 	if v, err := authenticate3(t, mirror.TrustRule{}, a, nil); err != nil || v.Keys != nil {
 		t.Errorf("without a history: %+v, %v; want no comparison", v, err)
+	}
+}
+
+func TestPlatformAddedToAReleaseOfAnotherKey(t *testing.T) {
+	// The mirror holds 2.0.0 by B and 3.0.0 by A; a platform added to
+	// 3.0.0 is signed by A, as the rest of 3.0.0: no change.
+	yes := true
+	a, b := pgptest.New(t, "A"), pgptest.New(t, "B")
+	h := &mirror.KeyHistory{}
+	for v, k := range map[string]pgptest.Key{"2.0.0": b, "3.0.0": a} {
+		h.Releases = append(h.Releases, mirror.SignedRelease{Version: addrs.MustParseVersion(v), Signer: mirror.Signer{KeyID: k.ID, Fingerprint: k.Fingerprint}})
+	}
+	if v, err := authenticate3(t, mirror.TrustRule{RefuseKeyChange: &yes}, a, h); err != nil || v.Keys == nil || v.Keys.Status != mirror.KeySame {
+		t.Errorf("%+v, %v; want the same key as the release's own", v, err)
 	}
 }
 
