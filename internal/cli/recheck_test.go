@@ -160,6 +160,11 @@ func TestRecheckSampleCoversEveryVersion(t *testing.T) {
 		return out
 	}
 	day := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
+	for _, bad := range []string{"--recheck=0%", "--recheck=ten%", "--recheck=10"} {
+		if code, out := build(day, bad); code != ExitUsage || !strings.Contains(out, "--recheck") {
+			t.Errorf("build %s: exit %d, want %d naming --recheck\n%s", bad, code, ExitUsage, out)
+		}
+	}
 	if code, out := build(day); code != ExitOK {
 		t.Fatalf("build: exit %d\n%s", code, out)
 	}
