@@ -83,17 +83,18 @@ func planSBOMs(r layout.Release, rec *layout.Record, subjects map[addrs.Platform
 	return out, nil
 }
 
-// pushSBOMs pushes the planned SBOM artifacts whose manifests the
-// repository lacks (their layers went up with the other blobs), each as
-// a referrer of its platform's manifest. It returns how many it pushed
-// and found.
+// pushSBOMs pushes the planned SBOM artifacts (their layers went up with
+// the other blobs), each as the one SBOM referrer of its platform's
+// manifest, unless it is that already. A manifest stored but not yet a
+// referrer (a push stopped in between, in an image layout) is pushed
+// again. It returns how many it pushed and found.
 func pushSBOMs(ctx context.Context, t target, sboms []sbomPush) (pushed, present int, err error) {
 	for _, sb := range sboms {
-		ok, err := t.Exists(ctx, sb.desc)
+		refs, err := t.Referrers(ctx, sb.subject, ArtifactTypeSBOM)
 		if err != nil {
-			return pushed, present, fmt.Errorf("check the %s SBOM manifest %s: %w", sb.plat, sb.desc.Digest, err)
+			return pushed, present, fmt.Errorf("list the referrers of the %s manifest %s: %w", sb.plat, sb.subject.Digest, err)
 		}
-		if ok {
+		if len(refs) == 1 && refs[0].Digest == sb.desc.Digest {
 			present++
 			continue
 		}
