@@ -71,11 +71,14 @@ func (a ProvenanceArchive) SamePackage(o ProvenanceArchive) bool {
 	return a.Filename == o.Filename && a.H1 == o.H1 && a.ZH == o.ZH && a.Size == o.Size
 }
 
-// Merged is the entry a records for a package, keeping the SBOM a
-// merged entry (old) names when add names none and records the same
-// package: a publication that brings no SBOM does not lose the one kept.
+// Merged is the entry a publication's record (a) leaves for a package
+// the destination records as old. It names the SBOM old names for the
+// same package, and none else: the publication names the SBOMs it brings
+// itself (layout.Archive.SBOM), so a record never names a file that is
+// not there, and one that brings none does not lose the one kept.
 func (a ProvenanceArchive) Merged(old ProvenanceArchive) ProvenanceArchive {
-	if a.SBOM == "" && old.SBOM != "" && a.SamePackage(old) {
+	a.SBOM = ""
+	if old.SBOM != "" && a.SamePackage(old) {
 		a.SBOM, a.GoVersion = old.SBOM, old.GoVersion
 	}
 	return a

@@ -538,9 +538,9 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 		return old, nil
 	case old == nil:
 		out := *add
-		out.Provenance.Archives = maps.Clone(add.Provenance.Archives)
-		if out.Provenance.Archives == nil {
-			out.Provenance.Archives = map[string]layout.ProvenanceArchive{}
+		out.Provenance.Archives = make(map[string]layout.ProvenanceArchive, len(add.Provenance.Archives))
+		for plat, a := range add.Provenance.Archives {
+			out.Provenance.Archives[plat] = a.Merged(layout.ProvenanceArchive{}) // names the SBOMs it pushes (planSBOMs)
 		}
 		return &out, nil
 	}
