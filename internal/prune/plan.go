@@ -365,7 +365,7 @@ func versionFile(prov addrs.Provider, rel string) (addrs.Version, fileSlot, bool
 				return v, slotArchive, true
 			}
 		}
-		if name, ok := strings.CutSuffix(suffix, ".cdx.json"); ok {
+		if name, ok := strings.CutSuffix(suffix, layout.SBOMSuffix); ok {
 			if plat, err := addrs.ParsePlatform(name); err == nil && layout.SBOMPath(prov, v, plat) == rel {
 				return v, slotSBOM, true
 			}

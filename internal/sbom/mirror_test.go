@@ -1,0 +1,60 @@
+package sbom
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
+)
+
+// Describe makes the SBOM of what a build verified, and Check accepts it
+// for the package and provenance entry it describes, and nothing else.
+func TestDescribeThenCheck(t *testing.T) {
+	p := testPackage(t)
+	pkg := mirror.Package{
+		Provider: addrs.MustParseProvider("hashicorp/aws"), Version: addrs.MustParseVersion(p.Version), Platform: addrs.MustParsePlatform(p.Platform),
+	}
+	desc := mirror.Description{
+		Package: pkg, Filename: p.Filename, ZH: hashing.Hash(p.ZH), H1: hashing.Hash(p.H1),
+		Program: hashing.Program{Executable: p.Executable, Info: p.Build}, Origin: p.Origin, KeyID: p.KeyID,
+	}
+	data, err := Describe(desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := Encode(p); string(data) != string(want) {
+		t.Fatal("Describe is not Encode of the package described")
+	}
+	entry := layout.ProvenanceArchive{Filename: p.Filename, H1: hashing.Hash(p.H1), ZH: hashing.Hash(p.ZH), GoVersion: "go1.22.5"}
+	if err := Check(pkg, entry, data); err != nil {
+		t.Fatalf("Check of the package's own SBOM: %v", err)
+	}
+	other := pkg
+	other.Platform = addrs.MustParsePlatform("darwin_arm64")
+	noGo := entry
+	noGo.GoVersion = ""
+	otherH1 := entry
+	otherH1.H1 = "h1:other="
+	for _, c := range []struct {
+		name  string
+		pkg   mirror.Package
+		entry layout.ProvenanceArchive
+		data  string
+		want  string
+	}{
+		{"another platform", other, entry, string(data), "not this package"},
+		{"another h1", pkg, otherH1, string(data), "h1:other="},
+		{"no build information recorded", pkg, noGo, string(data), "build information"},
+		{"not JSON", pkg, entry, "<bom/>", "not a CycloneDX JSON document"},
+		{"empty", pkg, entry, "", "not a CycloneDX JSON document"},
+		{"no subject", pkg, entry, `{"bomFormat":"CycloneDX","specVersion":"1.6"}`, "names no package"},
+	} {
+		err := Check(c.pkg, c.entry, []byte(c.data))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Check = %v; want an error naming %q", c.name, err, c.want)
+		}
+	}
+}
