@@ -190,6 +190,15 @@ func (r *Registry) AddWithOptions(namespace, typ, ver string, opts Options, plat
 	r.publish(namespace, typ, ver, opts, archives)
 }
 
+// AddArchives publishes namespace/type at version with the given archives
+// (zip bytes by platform, "linux_amd64"...), listed in SHA256SUMS and
+// signed as for Add: for a test whose packages hold what it built (real
+// programs, say).
+func (r *Registry) AddArchives(namespace, typ, version string, archives map[string][]byte) {
+	r.t.Helper()
+	r.publish(namespace, typ, version, Options{}, archives)
+}
+
 // publish adds archives (by platform) to a version, then rebuilds its
 // SHA256SUMS and signature.
 func (r *Registry) publish(namespace, typ, ver string, opts Options, archives map[string][]byte) {
