@@ -190,13 +190,16 @@ func (r *Registry) AddWithOptions(namespace, typ, ver string, opts Options, plat
 	r.publish(namespace, typ, ver, opts, archives)
 }
 
-// AddArchives publishes namespace/type at version with the given archives
-// (zip bytes by platform, "linux_amd64"...), listed in SHA256SUMS and
-// signed as for Add: for a test whose packages hold what it built (real
-// programs, say).
+// AddArchives publishes the given archives (zip bytes by platform, such
+// as goprovider builds) as provider namespace/type at version, signed and
+// listed in SHA256SUMS like Add's; other platforms of the version stay.
 func (r *Registry) AddArchives(namespace, typ, version string, archives map[string][]byte) {
 	r.t.Helper()
-	r.publish(namespace, typ, version, Options{}, archives)
+	own := make(map[string][]byte, len(archives))
+	for p, zip := range archives {
+		own[p] = bytes.Clone(zip)
+	}
+	r.publish(namespace, typ, version, Options{}, own)
 }
 
 // publish adds archives (by platform) to a version, then rebuilds its
