@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -103,8 +104,8 @@ func modLines(info *debug.BuildInfo) []string {
 // golang.org/x/text among their modules) and one whose executable is
 // a shell script into a directory, a bucket (versitygw) and a registry
 // (docker-registry) at once: each package's SBOM is the same bytes in all
-// three and lists exactly what debug/buildinfo (`go version -m`) reads
-// from the program; the shell script's says it has no build information,
+// three (the registry's read back with the oras CLI too) and lists
+// exactly what debug/buildinfo (`go version -m`) reads from the program; the shell script's says it has no build information,
 // and the build succeeds; verify passes everywhere; a rebuild writes
 // nothing anywhere; the catalog page, in headless Chromium, shows and
 // links each SBOM.
@@ -196,6 +197,10 @@ host "registry.opentofu.org" {
 		})
 	}
 
+	t.Run("oras discovers the SBOM", func(t *testing.T) {
+		checkSBOMWithORAS(t, oci, store, "hashicorp/gomod", read(t, "gomod", "linux_amd64"))
+	})
+
 	for _, loc := range []string{site, bucket, "oci://" + template} {
 		verifySite(t, work, env, loc)
 	}
@@ -253,4 +258,55 @@ host "registry.opentofu.org" {
 			}
 		}
 	})
+}
+
+// checkSBOMWithORAS reads the linux_amd64 package's SBOM of provider
+// 1.0.0 from the registry with the oras CLI, as anyone would: the one
+// application/vnd.cyclonedx+json referrer of the platform's manifest,
+// whose one layer is want.
+func checkSBOMWithORAS(t *testing.T, srv *registrytest.Server, store *ocistore.Store, provider string, want []byte) {
+	t.Helper()
+	p, v := addrs.MustParseProvider(provider), addrs.MustParseVersion("1.0.0")
+	rel, found, err := store.Release(t.Context(), p, v)
+	if err != nil || !found {
+		t.Fatalf("read the release: found %v, %v", found, err)
+	}
+	a, ok := rel.Archive(addrs.MustParsePlatform("linux_amd64"))
+	if !ok {
+		t.Fatal("the release has no linux_amd64 package")
+	}
+	home := t.TempDir()
+	oras := func(args ...string) []byte {
+		t.Helper()
+		args = append(args, "--ca-file", srv.CAFile, "--registry-config", srv.DockerConfig)
+		cmd := exec.CommandContext(t.Context(), orasBin(t), args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("oras %s: %v", strings.Join(args, " "), err)
+		}
+		return out
+	}
+	repo := rel.Repository
+	var discovered struct {
+		Manifests []struct{ Digest, ArtifactType string } `json:"manifests"`
+		Referrers []struct{ Digest, ArtifactType string } `json:"referrers"`
+	}
+	out := oras("discover", "--format", "json", "--artifact-type", ocistore.ArtifactTypeSBOM, repo+"@"+a.Manifest)
+	if err := json.Unmarshal(out, &discovered); err != nil {
+		t.Fatalf("oras discover: %v\n%s", err, out)
+	}
+	refs := append(discovered.Manifests, discovered.Referrers...)
+	if len(refs) != 1 || refs[0].ArtifactType != ocistore.ArtifactTypeSBOM {
+		t.Fatalf("oras discover lists %+v; want one %s referrer", refs, ocistore.ArtifactTypeSBOM)
+	}
+	var m struct {
+		Layers []struct{ MediaType, Digest string } `json:"layers"`
+	}
+	if err := json.Unmarshal(oras("manifest", "fetch", repo+"@"+refs[0].Digest), &m); err != nil || len(m.Layers) != 1 || m.Layers[0].MediaType != ocistore.MediaTypeSBOM {
+		t.Fatalf("the SBOM manifest has layers %+v (%v); want one %s", m.Layers, err, ocistore.MediaTypeSBOM)
+	}
+	if got := oras("blob", "fetch", "--output", "-", repo+"@"+m.Layers[0].Digest); string(got) != string(want) {
+		t.Errorf("oras fetched an SBOM of %d bytes; want the %d the mirror's directory holds", len(got), len(want))
+	}
 }
