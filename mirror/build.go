@@ -47,6 +47,10 @@ type Options struct {
 	// Recheck selects releases already held whose SHA256SUMS and
 	// signature are fetched again and compared with what the mirror kept.
 	Recheck Recheck
+	// Describe, if set, makes the SBOM of every package the build
+	// verifies, published beside it. With VerifyExisting, a package the
+	// destinations hold without one is read again to get one.
+	Describe Describer
 	// OnEvent, if set, is called for every finished package and warning.
 	// Calls are serialized.
 	OnEvent func(Event)
