@@ -78,6 +78,19 @@ func (t *Tree) SealCatalog(ctx context.Context, s Sealer) (SealReport, error) {
 	return report, err
 }
 
+// Unsign deletes catalog.json's signature if there is one: what a writer
+// that changes the tree without rewriting catalog.json (prune) does
+// first, so the signature never vouches for a tree that is gone.
+func (t *Tree) Unsign(ctx context.Context) error {
+	if _, err := t.r.Stat(ctx, CatalogSignaturePath); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := t.Delete(ctx, CatalogSignaturePath); err != nil {
+		return fmt.Errorf("delete %s: %w", CatalogSignaturePath, err)
+	}
+	return nil
+}
+
 // writeCatalog replaces catalog.json (read with tag), its signature
 // deleted first.
 func (t *Tree) writeCatalog(ctx context.Context, data []byte, tag string) error {

@@ -140,43 +140,67 @@ func stat(t *testing.T, path string) os.FileInfo {
 }
 
 // A writer without the key keeps the listing current and drops the
-// signature, never leaving it next to other bytes; prune --sign-key
-// signs again.
+// signature, never leaving it next to other bytes; build, replica and
+// prune with --sign-key sign again.
 func TestSignedCatalogAfterUnsignedWriters(t *testing.T) {
 	o, dir, private, public := signedOrigin(t)
 	mustRun(t, o, dir, "build", "--sign-key", private)
 	site := filepath.Join(dir, "site")
 	sigPath := filepath.Join(site, layout.CatalogSignaturePath)
-
-	o.reg.Add("hashicorp", "foo", "1.1.0", "linux_amd64", "darwin_arm64")
-	writeManifest(t, dir, `platforms = ["linux_amd64", "darwin_arm64"]
-provider "hashicorp/foo" { versions = "1.1.0" }
+	listed := func(want int) layout.Catalog {
+		t.Helper()
+		c, err := layout.DecodeCatalog(readFile(t, filepath.Join(site, layout.CatalogPath)))
+		if err != nil || len(c.Archives) != want {
+			t.Fatalf("catalog.json lists %d archives (%v), want %d", len(c.Archives), err, want)
+		}
+		return c
+	}
+	unsigned := func(after string) {
+		t.Helper()
+		if _, err := os.Stat(sigPath); !os.IsNotExist(err) {
+			t.Fatalf("%s kept the signature of the catalog it changed (%v)", after, err)
+		}
+	}
+	verified := func(after string) {
+		t.Helper()
+		if out := mustRun(t, o, t.TempDir(), "verify", "--catalog-key", public, site); !strings.Contains(out, " 0 problems") {
+			t.Errorf("verify after %s:\n%s", after, out)
+		}
+	}
+	wantFoo := func(version string) {
+		t.Helper()
+		o.reg.Add("hashicorp", "foo", version, "linux_amd64", "darwin_arm64")
+		writeManifest(t, dir, `platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/foo" { versions = "`+version+`" }
 provider "hashicorp/bar" { versions = "1.0.0" }
 `+o.hostBlock("registry.opentofu.org"))
+	}
+
+	wantFoo("1.1.0")
 	mustRun(t, o, dir, "build")
-	if _, err := os.Stat(sigPath); !os.IsNotExist(err) {
-		t.Fatalf("an unsigned build kept the signature of the catalog it changed (%v)", err)
-	}
-	c, err := layout.DecodeCatalog(readFile(t, filepath.Join(site, layout.CatalogPath)))
-	if err != nil || len(c.Archives) != 6 {
-		t.Fatalf("catalog.json lists %d archives (%v), want 6", len(c.Archives), err)
-	}
+	unsigned("an unsigned build")
+	listed(6)
 	code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
 	if code != ExitVerification || !strings.Contains(stdout+stderr, "no signature") {
 		t.Fatalf("verify of an unsigned catalog: exit %d\n%s%s", code, stdout, stderr)
 	}
+	mustRun(t, o, dir, "replica", "site", "--sign-key", private)
+	verified("replica --sign-key")
 
-	mustRun(t, o, dir, "prune", "site", "--grace", "0s", "--sign-key", private)
-	c, err = layout.DecodeCatalog(readFile(t, filepath.Join(site, layout.CatalogPath)))
-	if err != nil || len(c.Archives) != 4 {
-		t.Fatalf("after prune catalog.json lists %d archives (%v), want 4", len(c.Archives), err)
-	}
-	if _, ok := c.Archives["registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_linux_amd64.zip"]; ok {
+	mustRun(t, o, dir, "prune", "site", "--grace", "0s")
+	unsigned("an unsigned prune")
+	if _, ok := listed(4).Archives["registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_linux_amd64.zip"]; ok {
 		t.Error("the catalog still lists a pruned archive")
 	}
-	if out := mustRun(t, o, t.TempDir(), "verify", "--catalog-key", public, site); !strings.Contains(out, " 0 problems") {
-		t.Errorf("verify after prune --sign-key:\n%s", out)
-	}
+	mustRun(t, o, dir, "build", "--sign-key", private) // publishes nothing
+	verified("a build --sign-key that publishes nothing")
+
+	wantFoo("1.2.0")
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	listed(6)
+	mustRun(t, o, dir, "prune", "site", "--grace", "0s", "--sign-key", private)
+	listed(4)
+	verified("prune --sign-key")
 }
 
 // archiveCounter serves a directory over TLS and counts archive requests.

@@ -330,8 +330,8 @@ func (p *plan) apply(ctx context.Context, tree *layout.Tree, r *Report) error {
 		// A signature of catalog.json no longer vouches for what the
 		// tree holds: it goes first; the refresh after the prune signs
 		// again.
-		if err := tree.Delete(ctx, layout.CatalogSignaturePath); err != nil {
-			return fail("delete "+layout.CatalogSignaturePath, err)
+		if err := tree.Unsign(ctx); err != nil {
+			return fail("unsign "+layout.CatalogPath, err)
 		}
 	}
 	if p.catalog != nil {
