@@ -16,6 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -46,7 +47,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &mirror.Verifier{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Limits: s.ZipLimits, ModuleLimits: s.ModuleLimits}
+	v := &mirror.Verifier{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Limits: s.ZipLimits, ModuleLimits: s.ModuleLimits, CheckSBOM: sbom.Check}
 	if ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout {
 		// A registry cannot be asked which repositories it holds.
 		if v.Providers = manifestProviders(m); len(v.Providers) == 0 {
