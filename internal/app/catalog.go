@@ -17,7 +17,8 @@ import (
 )
 
 // CatalogError means a mirror's catalog.json is not signed by a key the
-// operator named (--catalog-key): no signature, one that fails, or a
+// operator named (--catalog-key, the manifest's settings catalog_key): no
+// signature, one that fails, or a
 // catalog that lists no archives. It is exit 3.
 type CatalogError struct {
 	Location string
@@ -25,7 +26,7 @@ type CatalogError struct {
 }
 
 func (e *CatalogError) Error() string {
-	return fmt.Sprintf("the catalog of %s is not vouched for by --catalog-key: %v", e.Location, e.Err)
+	return fmt.Sprintf("the catalog of %s is not vouched for by the catalog key (--catalog-key, settings catalog_key): %v", e.Location, e.Err)
 }
 
 func (e *CatalogError) Unwrap() error { return e.Err }

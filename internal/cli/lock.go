@@ -76,7 +76,7 @@ constraints exclude or the mirror lacks stays for you to change.`,
 	f.BoolVar(&opts.Fix, "fix", false, "like --check, then write the lock files that would not survive init, as lock does")
 	f.StringArrayVar(&opts.Clients, "client", nil, "with --check or --fix, the client whose init to check: tofu or terraform (repeatable; default: both)")
 	f.StringVar(&opts.Via, "via", "", "with --check or --fix, how clients install from the mirror: network_mirror, filesystem_mirror or oci_mirror (default: filesystem_mirror for a filesystem mirror directory, oci_mirror for oci:// and oci-layout://, else network_mirror)")
-	addCatalogKey(cmd, &opts.Flags, "read the h1: and zh: hashes from the mirror's catalog.json when one of the ASCII-armored OpenPGP public keys in this `file` signed it, instead of downloading the archives")
+	addCatalogKey(cmd, &opts.Flags, "read the h1: and zh: hashes from the mirror's catalog.json when one of the ASCII-armored OpenPGP public keys in this `file` signed it, instead of downloading the archives (wins over the manifest's settings catalog_key)")
 	addVarFlags(cmd, &opts.Vars, &opts.NoTests)
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	addNetworkFlags(cmd, &opts.Flags)

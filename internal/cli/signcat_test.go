@@ -277,6 +277,15 @@ func TestLockFromSignedCatalogDownloadsNothing(t *testing.T) {
 		t.Errorf("lock --catalog-key said it downloads:\n%s", out)
 	}
 
+	// The manifest may name the key instead (relative to it).
+	conf := t.TempDir()
+	writeFile(t, filepath.Join(conf, "operator.pub.asc"), readFile(t, public))
+	writeManifest(t, conf, "settings {\n  catalog_key = \"operator.pub.asc\"\n}\n")
+	fromManifest, _ := lockWith(t, o, ExitOK, "--mirror", url, "--config", filepath.Join(conf, "mirror.hcl"))
+	if got := counter.take(); len(got) != 0 || !bytes.Equal(fromManifest, downloaded) {
+		t.Errorf("lock with the manifest's catalog_key fetched %v, wrote\n%s", got, fromManifest)
+	}
+
 	// A catalog the operator signed without one archive: that one is
 	// downloaded, saying why, and the lock is the same.
 	key, err := signing.ReadSigningKey(readFile(t, private))
@@ -307,7 +316,7 @@ func TestLockFromSignedCatalogDownloadsNothing(t *testing.T) {
 	writeFile(t, catalog, bytes.Replace(signedBytes, []byte("h1:"), []byte("h1:A"), 1))
 	writeFile(t, filepath.Join(site, layout.CatalogSignaturePath), signedSig)
 	_, out = lockWith(t, o, ExitVerification, "--mirror", url, "--catalog-key", public)
-	if !strings.Contains(out, "not vouched for by --catalog-key") || len(counter.take()) != 0 {
+	if !strings.Contains(out, "not vouched for by the catalog key") || len(counter.take()) != 0 {
 		t.Errorf("lock with a broken catalog signature:\n%s", out)
 	}
 }

@@ -50,7 +50,7 @@ Each problem is printed with its path. The exit code is 3 if there is any.`,
 		},
 	}
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
-	addCatalogKey(cmd, &opts.Flags, "require catalog.json to be signed by one of the ASCII-armored OpenPGP public keys in this `file`, and to list exactly the mirror's archives")
+	addCatalogKey(cmd, &opts.Flags, "require catalog.json to be signed by one of the ASCII-armored OpenPGP public keys in this `file`, and to list exactly the mirror's archives (wins over the manifest's settings catalog_key)")
 	addNetworkFlags(cmd, &opts.Flags)
 	return cmd
 }

@@ -72,7 +72,7 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		CacheDir:           cacheDir(env),
 		Now:                p.Now,
 	}
-	if s.SignKey, s.CatalogKeys, err = readKeys(f); err != nil {
+	if s.SignKey, s.CatalogKeys, err = readKeys(f, m.Settings.CatalogKey); err != nil {
 		return settings.Settings{}, err
 	}
 	s = s.WithTokens(TokensFromEnv(p.Environ))
@@ -113,8 +113,9 @@ func cacheDir(env environ.Env) string {
 
 // readKeys reads the key files the flags name: the private key that signs
 // (--sign-key) and the public keys a signed catalog is checked with
-// (--catalog-key). A key's material is never part of an error.
-func readKeys(f settings.Flags) (*signing.SigningKey, *signing.TrustedKeys, error) {
+// (--catalog-key, else the manifest's settings catalog_key). A key's
+// material is never part of an error.
+func readKeys(f settings.Flags, manifestCatalogKey string) (*signing.SigningKey, *signing.TrustedKeys, error) {
 	var sign *signing.SigningKey
 	var trusted *signing.TrustedKeys
 	if f.SignKey != "" {
@@ -126,13 +127,17 @@ func readKeys(f settings.Flags) (*signing.SigningKey, *signing.TrustedKeys, erro
 			return nil, nil, inputerr.Wrap(fmt.Errorf("--sign-key %s: %w", f.SignKey, err))
 		}
 	}
-	if f.CatalogKey != "" {
-		data, err := os.ReadFile(f.CatalogKey)
+	path, what := f.CatalogKey, "--catalog-key"
+	if path == "" {
+		path, what = manifestCatalogKey, "settings catalog_key"
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, nil, inputerr.Wrap(fmt.Errorf("--catalog-key: %w", err))
+			return nil, nil, inputerr.Wrap(fmt.Errorf("%s: %w", what, err))
 		}
 		if trusted, err = signing.ReadTrustedKeys(data); err != nil {
-			return nil, nil, inputerr.Wrap(fmt.Errorf("--catalog-key %s: %w", f.CatalogKey, err))
+			return nil, nil, inputerr.Wrap(fmt.Errorf("%s %s: %w", what, path, err))
 		}
 	}
 	return sign, trusted, nil
