@@ -100,6 +100,9 @@ type Report struct {
 	// Downloaded counts the archive bytes downloaded.
 	Downloaded int64
 	LockFiles  []app.LockFile
+	// VulnDB names the vulnerability database the packages were matched
+	// against; "" when none was given.
+	VulnDB string
 }
 
 // Run builds. The report is set whenever the build was planned.
@@ -120,6 +123,7 @@ type run struct {
 	kind    layout.Kind
 	builder *mirror.Builder
 	modules *modules
+	vulnDB  string // where the vulnerability database is; "" for none
 }
 
 // prepare reads the manifest, the configurations and the flags and opens
@@ -173,10 +177,15 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	advise, vulnDB, err := app.OpenAdvisor(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	r.vulnDB = vulnDB
 	r.builder = &mirror.Builder{Source: source, Checker: signing.Checker{}, Dests: r.outs.dests(), Options: mirror.Options{
 		Strict: opts.Strict, Trust: s.Trust, Parallel: opts.Flags.Parallel, ZipLimits: s.ZipLimits,
 		VerifyExisting: opts.VerifyExisting, Shard: shard, Cooldown: cooldown, OnEvent: opts.Events.Package,
-		Describe: sbom.Describe,
+		Describe: sbom.Describe, Advise: advise, Advisories: app.AdvisoryPolicy(s),
 	}}
 	if r.modules, err = r.openModules(cooldown); err != nil {
 		return nil, err
@@ -247,7 +256,7 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
 	}
-	report = &Report{DryRun: r.opts.DryRun, Destinations: r.outs.locations()}
+	report = &Report{DryRun: r.opts.DryRun, Destinations: r.outs.locations(), VulnDB: r.vulnDB}
 	if r.opts.DryRun {
 		report.Build = r.builder.DryRun(ctx, plan)
 		r.buildModules(ctx, nil, report.Build)
