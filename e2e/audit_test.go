@@ -6,18 +6,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"golang.org/x/net/html"
+
+	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/goprovider"
 	"github.com/tfmirror/tfmirror/internal/testutil/govulndb"
 	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // vulnFixture is a registry serving goprovider.Vulnerable as
@@ -138,6 +143,8 @@ func TestVulnerabilityReportInBuildAndAudit(t *testing.T) {
 		t.Errorf("build summary's vulnerabilities: %+v (%v)", summary.Vulnerabilities, err)
 	}
 
+	checkRecordedVulnerabilities(t, f, site, built)
+
 	before := len(oci.Requests(t))
 	var reports []map[string]string
 	for _, loc := range []string{site, bucket, template} {
@@ -182,6 +189,47 @@ vulnerabilities "*" {
 	stdout, stderr, code = runTfmirror(t, f.work, env, "audit", site, "--config", warn, "--vulndb", f.osv)
 	if code != 0 || !strings.Contains(stdout+stderr, "GO-2022-1059") {
 		t.Errorf("audit with a policy that warns: exit %d, want 0 with the advisories shown\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// checkRecordedVulnerabilities: the tree's vulnerabilities.json records
+// each vulnerable package's advisories as the build reported them, and
+// the catalog page, in headless Chromium, shows them in the package's
+// row.
+func checkRecordedVulnerabilities(t *testing.T, f *vulnFixture, site string, built map[string]string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(site, layout.VulnerabilitiesPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec layout.Vulnerabilities
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	page := openInChromium(t, chromiumBin(t), (&url.URL{Scheme: "file", Path: filepath.Join(site, htmlcatalog.Path)}).String())
+	sec := findByAttr(page.dom, "id", "provider-registry.test/acme/vulnprobe")
+	if sec == nil {
+		t.Fatal("the page has no section for registry.test/acme/vulnprobe")
+	}
+	for _, target := range f.rel.Spec.Targets {
+		ids := rec.Packages["registry.test/acme/vulnprobe 1.0.0 "+target.Platform]
+		for id := range goprovider.VulnerableAdvisories {
+			if !slices.Contains(ids, id) || rec.Advisories[id].Module != goprovider.VulnerableModule.Path || !strings.Contains(built["registry.test/acme/vulnprobe 1.0.0 "+target.Platform], id) {
+				t.Errorf("%s: %s records %v; want %s of %s", target.Platform, layout.VulnerabilitiesPath, ids, id, goprovider.VulnerableModule.Path)
+			}
+		}
+		row := findByAttr(sec, "data-platform", target.Platform)
+		var shown []string
+		for _, li := range domFind(row, func(n *html.Node) bool { v, _ := domAttr(n, "class"); return v == "advisory" }) {
+			shown = append(shown, strings.Fields(domText(li))[0])
+		}
+		slices.Sort(shown)
+		if !slices.Equal(shown, ids) {
+			t.Errorf("%s: the page shows the advisories %v; want %v", target.Platform, shown, ids)
+		}
+	}
+	if len(rec.Packages) != 3 {
+		t.Errorf("%s records %d packages, want the 3 vulnerable ones: %v", layout.VulnerabilitiesPath, len(rec.Packages), rec.Packages)
 	}
 }
 

@@ -67,7 +67,7 @@ func TestVulnerabilitiesPolicy(t *testing.T) {
 				if res.Status != want {
 					t.Errorf("%s: %s (%v), want %s", res.Package, res.Status, res.Err, want)
 				}
-				if got := len(res.Advisories); got != map[bool]int{true: 1}[res.Package.String() == "registry.opentofu.org/hashicorp/foo 1.0.0 darwin_arm64"] {
+				if got := len(res.Advisories); got != map[bool]int{true: 1}[res.String() == "registry.opentofu.org/hashicorp/foo 1.0.0 darwin_arm64"] {
 					t.Errorf("%s: %d advisories %v", res.Package, got, res.Advisories)
 				}
 			}

@@ -37,6 +37,7 @@ type fetched struct {
 	goVersion  string            // of the executable's build information
 	program    hashing.Program   // what the executable says it was built from
 	advisories []Advisory
+	advised    bool // the advisor looked at it
 }
 
 // fetchPackage makes one verified archive available for publishing: the one
@@ -287,7 +288,7 @@ func (f *fetched) advise(ctx context.Context, advisor Advisor) {
 		f.err = &PackageError{Package: f.pkg, Err: fmt.Errorf("look up the known vulnerabilities of %s: %w", f.filename, err)}
 		return
 	}
-	f.advisories = advs
+	f.advisories, f.advised = advs, true
 }
 
 // stagingSink writes a download to a staging or partial file and hashes

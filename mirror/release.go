@@ -392,7 +392,7 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []
 	err := errors.Join(errs...)
 	for _, f := range ok {
 		b.Work.Discard(f.archive.Staged)
-		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID, HashesOnly: f.hashes, Advisories: f.advisories}
+		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID, HashesOnly: f.hashes, Advisories: f.advisories, Advised: f.advised}
 		if err != nil {
 			res = Result{Package: f.pkg, Status: StatusFailed, Reason: "publish", Err: publishError(f.pkg, err)}
 		}

@@ -71,6 +71,9 @@ type Result struct {
 	// Advisories are the package's known vulnerabilities (with
 	// Options.Advise), whatever the policy made of them.
 	Advisories []Advisory
+	// Advised says Options.Advise looked at the package in this build
+	// (a package kept from an earlier build is not read again).
+	Advised bool
 }
 
 // Event is reported while a build runs. Exactly one of its fields is set.

@@ -273,6 +273,9 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	if ferr := r.recordFirstSeen(ctx); ferr != nil {
 		err = errors.Join(err, ferr)
 	}
+	if report.Build != nil {
+		r.recordVulnerabilities(ctx, report.Build)
+	}
 	if err != nil {
 		return report, err
 	}
@@ -353,4 +356,30 @@ func (r *run) recordFirstSeen(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// recordVulnerabilities records in every tree the advisories of the
+// packages the build read and published, with a vulnerability database.
+// The record is for people (the catalog page): failing to write it is a
+// warning, the mirror is built.
+func (r *run) recordVulnerabilities(ctx context.Context, rep *mirror.Report) {
+	var found []layout.PackageAdvisories
+	for _, res := range rep.Results {
+		if !res.Advised || (res.Status != mirror.StatusMirrored && res.Status != mirror.StatusPresent) {
+			continue
+		}
+		pa := layout.PackageAdvisories{Key: res.Package.String(), Advisories: map[string]layout.Advisory{}}
+		for _, a := range res.Advisories {
+			pa.Advisories[a.ID] = layout.Advisory{Aliases: a.Aliases, Summary: a.Summary, Module: a.Module, Found: a.Found, Fixed: a.Fixed}
+		}
+		found = append(found, pa)
+	}
+	if len(found) == 0 {
+		return
+	}
+	for _, t := range r.outs.trees() {
+		if err := t.RecordVulnerabilities(ctx, found); err != nil {
+			r.opts.Events.line(fmt.Sprintf("warning: the mirror was built, but the known vulnerabilities were not recorded in %s: %v", t.Location(), err))
+		}
+	}
 }
