@@ -19,82 +19,16 @@ import (
 	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
+	"github.com/tfmirror/tfmirror/internal/testutil/goprovider"
 	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
-	"github.com/tfmirror/tfmirror/internal/testutil/zipbuild"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// sbomPlatforms are the platforms of the SBOM test's releases; the
-// windows program is stripped.
+// sbomPlatforms are the platforms of the SBOM test's releases
+// (goprovider.Vulnerable's; its windows program is stripped).
 var sbomPlatforms = []string{"darwin_arm64", "linux_amd64", "windows_amd64"}
-
-// buildProviderPrograms builds a small Go program that uses a real module
-// (golang.org/x/sync, from the module cache tfmirror itself was built
-// with) for every platform of sbomPlatforms, and returns their paths.
-func buildProviderPrograms(t *testing.T) map[string]string {
-	t.Helper()
-	src := t.TempDir()
-	sum, err := exec.Command("go", "list", "-m", "-f", "{{.Version}} {{.GoMod}}", "golang.org/x/sync").Output()
-	if err != nil {
-		t.Fatalf("go list -m golang.org/x/sync: %v", err)
-	}
-	version, _, _ := strings.Cut(strings.TrimSpace(string(sum)), " ")
-	goSum, err := os.ReadFile(filepath.Join(repoRoot(t), "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(goSum), "\n") {
-		if strings.HasPrefix(l, "golang.org/x/sync "+version) {
-			lines = append(lines, l)
-		}
-	}
-	writeFile(t, filepath.Join(src, "go.mod"), "module example.test/terraform-provider-gomod\n\ngo 1.22\n\nrequire golang.org/x/sync "+version+"\n")
-	writeFile(t, filepath.Join(src, "go.sum"), strings.Join(lines, "\n")+"\n")
-	writeFile(t, filepath.Join(src, "main.go"), `package main
-
-import (
-	"fmt"
-
-	"golang.org/x/sync/errgroup"
-)
-
-func main() {
-	var g errgroup.Group
-	g.Go(func() error { fmt.Println("terraform-provider-gomod"); return nil })
-	_ = g.Wait()
-}
-`)
-	out := map[string]string{}
-	for _, plat := range sbomPlatforms {
-		goos, goarch, _ := strings.Cut(plat, "_")
-		bin := filepath.Join(t.TempDir(), "terraform-provider-gomod_"+plat)
-		args := []string{"build", "-trimpath", "-o", bin}
-		if goos == "windows" {
-			args = []string{"build", "-trimpath", "-ldflags=-s -w", "-o", bin}
-		}
-		cmd := exec.Command("go", append(args, ".")...)
-		cmd.Dir = src
-		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off")
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build for %s: %v\n%s", plat, err, msg)
-		}
-		out[plat] = bin
-	}
-	return out
-}
-
-// repoRoot is the repository's root (the e2e tests run in e2e/).
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(wd)
-}
 
 // cdxComponent is what the test reads of a CycloneDX component.
 type cdxComponent struct {
@@ -166,32 +100,22 @@ func modLines(info *debug.BuildInfo) []string {
 }
 
 // TestSBOMOfEveryPackage builds a release whose executables are real Go
-// programs (for three platforms, one stripped) and one whose executable is
+// programs (for three platforms, one stripped; with a deliberately old
+// golang.org/x/text among their modules) and one whose executable is
 // a shell script into a directory, a bucket (versitygw) and a registry
 // (docker-registry) at once: each package's SBOM is the same bytes in all
-// three and lists exactly what debug/buildinfo (`go version -m`) reads
-// from the program; the shell script's says it has no build information,
+// three (the registry's read back with the oras CLI too) and lists
+// exactly what debug/buildinfo (`go version -m`) reads from the program; the shell script's says it has no build information,
 // and the build succeeds; verify passes everywhere; a rebuild writes
 // nothing anywhere; the catalog page, in headless Chromium, shows and
 // links each SBOM.
 func TestSBOMOfEveryPackage(t *testing.T) {
 	chromium := chromiumBin(t)
-	programs := buildProviderPrograms(t)
+	rel := goprovider.Build(t, goprovider.Vulnerable("gomod", "1.0.0"))
+	programs := rel.Executables
 	ca := testca.New(t)
 	reg := fakeregistry.New(t, ca)
-	archives := map[string][]byte{}
-	for plat, bin := range programs {
-		data, err := os.ReadFile(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := "terraform-provider-gomod_v1.0.0"
-		if strings.HasPrefix(plat, "windows_") {
-			name += ".exe"
-		}
-		archives[plat] = zipbuild.Bytes(t, zipbuild.Entry{Name: name, Body: string(data), Mode: 0o755})
-	}
-	reg.AddArchives("hashicorp", "gomod", "1.0.0", archives)
+	reg.AddArchives("hashicorp", "gomod", "1.0.0", rel.Archives)
 	reg.Add("hashicorp", "script", "1.0.0", sbomPlatforms...)
 
 	work := t.TempDir()
@@ -254,8 +178,9 @@ host "registry.opentofu.org" {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(info.Deps, func(m *debug.Module) bool { return m.Path == "golang.org/x/sync" }) {
-				t.Fatalf("the program does not depend on golang.org/x/sync: %v", info)
+			old := goprovider.VulnerableModule
+			if !slices.ContainsFunc(info.Deps, func(m *debug.Module) bool { return m.Path == old.Path && m.Version == old.Version }) {
+				t.Fatalf("the program does not depend on %v: %v", old, info)
 			}
 			if got, want := sbomLines(t, read(t, "gomod", plat)), modLines(info); !slices.Equal(got, want) {
 				t.Errorf("the SBOM lists\n  %s\ngo version -m lists\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
@@ -271,6 +196,10 @@ host "registry.opentofu.org" {
 			}
 		})
 	}
+
+	t.Run("oras discovers the SBOM", func(t *testing.T) {
+		checkSBOMWithORAS(t, oci, store, "hashicorp/gomod", read(t, "gomod", "linux_amd64"))
+	})
 
 	for _, loc := range []string{site, bucket, "oci://" + template} {
 		verifySite(t, work, env, loc)
@@ -329,4 +258,55 @@ host "registry.opentofu.org" {
 			}
 		}
 	})
+}
+
+// checkSBOMWithORAS reads the linux_amd64 package's SBOM of provider
+// 1.0.0 from the registry with the oras CLI, as anyone would: the one
+// application/vnd.cyclonedx+json referrer of the platform's manifest,
+// whose one layer is want.
+func checkSBOMWithORAS(t *testing.T, srv *registrytest.Server, store *ocistore.Store, provider string, want []byte) {
+	t.Helper()
+	p, v := addrs.MustParseProvider(provider), addrs.MustParseVersion("1.0.0")
+	rel, found, err := store.Release(t.Context(), p, v)
+	if err != nil || !found {
+		t.Fatalf("read the release: found %v, %v", found, err)
+	}
+	a, ok := rel.Archive(addrs.MustParsePlatform("linux_amd64"))
+	if !ok {
+		t.Fatal("the release has no linux_amd64 package")
+	}
+	home := t.TempDir()
+	oras := func(args ...string) []byte {
+		t.Helper()
+		args = append(args, "--ca-file", srv.CAFile, "--registry-config", srv.DockerConfig)
+		cmd := exec.CommandContext(t.Context(), orasBin(t), args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("oras %s: %v", strings.Join(args, " "), err)
+		}
+		return out
+	}
+	repo := rel.Repository
+	var discovered struct {
+		Manifests []struct{ Digest, ArtifactType string } `json:"manifests"`
+		Referrers []struct{ Digest, ArtifactType string } `json:"referrers"`
+	}
+	out := oras("discover", "--format", "json", "--artifact-type", ocistore.ArtifactTypeSBOM, repo+"@"+a.Manifest)
+	if err := json.Unmarshal(out, &discovered); err != nil {
+		t.Fatalf("oras discover: %v\n%s", err, out)
+	}
+	refs := append(discovered.Manifests, discovered.Referrers...)
+	if len(refs) != 1 || refs[0].ArtifactType != ocistore.ArtifactTypeSBOM {
+		t.Fatalf("oras discover lists %+v; want one %s referrer", refs, ocistore.ArtifactTypeSBOM)
+	}
+	var m struct {
+		Layers []struct{ MediaType, Digest string } `json:"layers"`
+	}
+	if err := json.Unmarshal(oras("manifest", "fetch", repo+"@"+refs[0].Digest), &m); err != nil || len(m.Layers) != 1 || m.Layers[0].MediaType != ocistore.MediaTypeSBOM {
+		t.Fatalf("the SBOM manifest has layers %+v (%v); want one %s", m.Layers, err, ocistore.MediaTypeSBOM)
+	}
+	if got := oras("blob", "fetch", "--output", "-", repo+"@"+m.Layers[0].Digest); string(got) != string(want) {
+		t.Errorf("oras fetched an SBOM of %d bytes; want the %d the mirror's directory holds", len(got), len(want))
+	}
 }

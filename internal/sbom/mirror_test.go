@@ -58,3 +58,26 @@ func TestDescribeThenCheck(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheck: Check reads any bytes a mirror may hold as an SBOM without
+// panicking, and accepts only a document naming the package and its h1:.
+func FuzzCheck(f *testing.F) {
+	pkg := mirror.Package{Provider: addrs.MustParseProvider("hashicorp/aws"), Version: addrs.MustParseVersion("5.0.0"), Platform: addrs.MustParsePlatform("linux_amd64")}
+	entry := layout.ProvenanceArchive{Filename: "terraform-provider-aws_5.0.0_linux_amd64.zip", H1: "h1:abc="}
+	good, err := Encode(Package{Provider: pkg.Provider.String(), Version: "5.0.0", Platform: "linux_amd64", Filename: entry.Filename, H1: "h1:abc="})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","metadata":{"component":{"name":"x"}}}`))
+	f.Add([]byte(`{"components":[{"purl":"pkg:golang/stdlib@go1.22"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if Check(pkg, entry, data) != nil {
+			return
+		}
+		c, err := Decode(data)
+		if err != nil || c.Provider != pkg.Provider.String() || c.H1 != string(entry.H1) || c.Platform != "linux_amd64" {
+			t.Errorf("Check accepted a document of %q %q %q (%v)", c.Provider, c.Platform, c.H1, err)
+		}
+	})
+}
