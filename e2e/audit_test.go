@@ -104,11 +104,12 @@ func reportOf(events []map[string]any) map[string]string {
 // database) into a directory, a bucket (versitygw) and a registry
 // (docker-registry) at once: each vulnerable package's JSON event names
 // the vulnerable module's advisories with their fixes, the summary
-// counts them. Then tfmirror audit on each of the three gives the same
-// report, the build's advisories, with the scripts as "no build
-// information", exit 1 (a finding, no policy), and never reads an
-// archive (the registry's log has no request for an archive's blob); a
-// policy that only warns exits 0.
+// counts them. Then tfmirror audit on each of the three, and on the
+// directory served by nginx, gives the same report, the build's
+// advisories, with the scripts as "no build information", exit 1 (a
+// finding, no policy), and never reads an archive (the registry's log has
+// no request for an archive's blob, nginx's none for a zip); a policy that
+// only warns exits 0.
 func TestVulnerabilityReportInBuildAndAudit(t *testing.T) {
 	ca := testca.New(t)
 	f := newVulnFixture(t, ca)
@@ -145,16 +146,21 @@ func TestVulnerabilityReportInBuildAndAudit(t *testing.T) {
 
 	checkRecordedVulnerabilities(t, f, site, built)
 
+	accessLog := filepath.Join(t.TempDir(), "access.log")
+	served := startNginxServer(t, site, ca, func(port int, certFile, keyFile, root string) string {
+		block := defaultServerBlock(port, certFile, keyFile, root)
+		return strings.Replace(block, "autoindex off;", "autoindex off;\n\t\taccess_log "+nginxQuote(accessLog)+";", 1)
+	})
 	before := len(oci.Requests(t))
 	var reports []map[string]string
-	for _, loc := range []string{site, bucket, template} {
+	for _, loc := range []string{site, bucket, template, served} {
 		stdout, stderr, code := runTfmirror(t, f.work, env, "audit", loc, "--config", cfg, "--vulndb", f.osv, "--json")
 		if code != 1 {
 			t.Fatalf("audit %s: exit %d, want 1 (findings, no policy)\n%s\n%s", loc, code, stdout, stderr)
 		}
 		reports = append(reports, reportOf(jsonEvents(t, stdout, "audit")))
 	}
-	for i, loc := range []string{"the bucket", "the registry"} {
+	for i, loc := range []string{"the bucket", "the registry", "the https:// mirror"} {
 		if !maps.Equal(reports[0], reports[i+1]) {
 			t.Errorf("audit of %s differs from the directory's:\n%v\n%v", loc, reports[i+1], reports[0])
 		}
@@ -178,6 +184,16 @@ func TestVulnerabilityReportInBuildAndAudit(t *testing.T) {
 			if strings.Contains(r.URI, "/blobs/sha256:"+hex.EncodeToString(sum[:])) {
 				t.Errorf("audit of the registry read the %s archive: %s %s", plat, r.Method, r.URI)
 			}
+		}
+	}
+
+	logged, err := os.ReadFile(accessLog)
+	if err != nil || !strings.Contains(string(logged), layout.SBOMSuffix) {
+		t.Fatalf("nginx's access log has no SBOM request (%v):\n%s", err, logged)
+	}
+	for _, line := range strings.Split(string(logged), "\n") {
+		if strings.Contains(line, ".zip") {
+			t.Errorf("audit of the https:// mirror read an archive: %s", line)
 		}
 	}
 
