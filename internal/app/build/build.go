@@ -368,7 +368,7 @@ func (r *run) recordVulnerabilities(ctx context.Context, rep *mirror.Report) {
 		if !res.Advised || (res.Status != mirror.StatusMirrored && res.Status != mirror.StatusPresent) {
 			continue
 		}
-		pa := layout.PackageAdvisories{Key: res.Package.String(), Advisories: map[string]layout.Advisory{}}
+		pa := layout.PackageAdvisories{Key: res.String(), Advisories: map[string]layout.Advisory{}}
 		for _, a := range res.Advisories {
 			pa.Advisories[a.ID] = layout.Advisory{Aliases: a.Aliases, Summary: a.Summary, Module: a.Module, Found: a.Found, Fixed: a.Fixed}
 		}
