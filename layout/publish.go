@@ -738,6 +738,9 @@ func (t *Tree) mergeCatalog(ctx context.Context, names catalogNames) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	if c.Archives != nil {
+		return true, t.writeCatalog(ctx, out, tag) // sealed: its signature goes first
+	}
 	return true, t.apply(ctx, write{rel: CatalogPath, kind: KindCatalog, content: Content{Data: out}, checked: true, tag: tag})
 }
 

@@ -19,8 +19,8 @@ import (
 func tinyOSV(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "GO-2099-0001.json"), `{"id":"GO-2099-0001","modified":"2099-01-01T00:00:00Z","published":"2099-01-01T00:00:00Z",
-"affected":[{"package":{"name":"stdlib","ecosystem":"Go"},"ranges":[{"type":"SEMVER","events":[{"introduced":"0"}]}]}]}`)
+	writeFile(t, filepath.Join(dir, "GO-2099-0001.json"), []byte(`{"id":"GO-2099-0001","modified":"2099-01-01T00:00:00Z","published":"2099-01-01T00:00:00Z",
+"affected":[{"package":{"name":"stdlib","ecosystem":"Go"},"ranges":[{"type":"SEMVER","events":[{"introduced":"0"}]}]}]}`))
 	return dir
 }
 
@@ -73,9 +73,9 @@ func TestAuditOfAMirror(t *testing.T) {
 	}
 	delete(doc["archives"].(map[string]any)["darwin_arm64"].(map[string]any), "sbom")
 	data, _ = json.Marshal(doc)
-	writeFile(t, prov, string(data))
+	writeFile(t, prov, data)
 	sbom := filepath.Join(site, "registry.opentofu.org/hashicorp/foo", "terraform-provider-foo_1.0.0_linux_amd64"+layout.SBOMSuffix)
-	writeFile(t, sbom, `{"bomFormat":"CycloneDX","specVersion":"1.6","metadata":{"component":{"type":"application","name":"other","version":"9"}}}`)
+	writeFile(t, sbom, []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","metadata":{"component":{"type":"application","name":"other","version":"9"}}}`))
 	code, stdout, stderr := o.run(t, t.TempDir(), "audit", site, "--vulndb", tinyOSV(t))
 	if code != ExitVerification || !strings.Contains(stdout, "no SBOM") || !strings.Contains(stdout+stderr, "bad SBOM") ||
 		!strings.Contains(stdout+stderr, p+" "+v+" linux_amd64") || !strings.Contains(stdout+stderr, "not this package") {
@@ -105,12 +105,3 @@ func TestAuditRefusesBadDatabases(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
