@@ -104,4 +104,3 @@ func TestAuditRefusesBadDatabases(t *testing.T) {
 		t.Errorf("build with a database that is not there: exit %d\n%s", code, stderr)
 	}
 }
-
