@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -121,6 +122,40 @@ func TestSameAsCompressFlate(t *testing.T) {
 func BenchmarkDecode(b *testing.B) {
 	data := testData(4<<20, 7)
 	stream := compress(b, data, flate.DefaultCompression)
+	b.Run("inflate", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		br := bufio.NewReaderSize(nil, 64<<10)
+		d := NewDecoder(br)
+		for b.Loop() {
+			br.Reset(bytes.NewReader(stream))
+			d.Reset(br)
+			if _, err := d.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("compress-flate", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := io.Copy(io.Discard, flate.NewReader(bytes.NewReader(stream))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkDecodeFile decodes the file $INFLATE_BENCH_FILE (say, a Go
+// executable) deflated at level 5, as archive/zip and goreleaser do.
+func BenchmarkDecodeFile(b *testing.B) {
+	path := os.Getenv("INFLATE_BENCH_FILE")
+	if path == "" {
+		b.Skip("INFLATE_BENCH_FILE is not set")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stream := compress(b, data, 5)
 	b.Run("inflate", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		br := bufio.NewReaderSize(nil, 64<<10)
