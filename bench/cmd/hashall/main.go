@@ -4,7 +4,7 @@
 // on GOMAXPROCS workers. It is the hashing half of the benchmark's
 // "physical limit" (see bench/README.md).
 //
-// Usage: hashall [-decoder std|klauspost|fast|stream] [-h1only] [-v] [-list FILE] [FILE...]
+// Usage: hashall [-decoder std|klauspost|fast|stream] [-h1only] [-v] [-cpuprofile FILE] [-list FILE] [FILE...]
 //
 // -decoder says how h1: is computed:
 //
@@ -22,6 +22,8 @@
 //
 // All four give the same hashes (-v shows them). With -h1only, std and
 // fast skip the zh: pass, so that the CPU is h1:'s alone.
+//
+// With -cpuprofile, a CPU profile of the hashing goes to FILE.
 //
 // With -list, file paths are read from FILE, one per line ("-" is stdin).
 // It prints one JSON line: {"decoder":D,"files":N,"bytes":B,"seconds":S,
@@ -45,6 +47,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +87,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	list := fs.String("list", "", `file with one path per line ("-": standard input)`)
 	verbose := fs.Bool("v", false, "print each file's hashes on standard error")
 	decoder := fs.String("decoder", "std", "how h1: is computed: std (dirhash.HashZip), klauspost (dirhash over klauspost/compress's decoder), fast (hashing.HashArchive) or stream (hashing.StreamHasher)")
-	h1only := fs.Bool("h1only", false, "skip the zh: pass (std and fast)")
+	h1only := fs.Bool("h1only", false, "skip the zh: pass (std, klauspost and fast)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the hashing to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,6 +108,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return errors.New("no files to hash")
 	}
 
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }() // checked by StopCPUProfile's writes
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	workers := runtime.GOMAXPROCS(0)
 	cpu0, err := cpuTime()
 	if err != nil {
