@@ -521,8 +521,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 var errEntryTooLarge = errors.New("entry larger than allowed")
 
-// entryWriter hashes an entry's content (SHA-256 and CRC-32) and refuses
-// more than max bytes.
+// entryWriter hashes an entry's content (SHA-256, and CRC-32 when crc is
+// set) and refuses more than max bytes.
 type entryWriter struct {
 	sha hash.Hash
 	crc hash.Hash32
@@ -533,7 +533,9 @@ type entryWriter struct {
 
 func (w *entryWriter) reset(limit uint64, tee io.Writer) {
 	w.sha.Reset()
-	w.crc.Reset()
+	if w.crc != nil {
+		w.crc.Reset()
+	}
 	w.n, w.max, w.tee = 0, limit, tee
 }
 
@@ -543,7 +545,9 @@ func (w *entryWriter) Write(p []byte) (int, error) {
 	}
 	w.n += uint64(len(p))
 	_, _ = w.sha.Write(p) // never fails
-	_, _ = w.crc.Write(p)
+	if w.crc != nil {
+		_, _ = w.crc.Write(p)
+	}
 	if w.tee != nil {
 		_, _ = w.tee.Write(p)
 	}

@@ -6,7 +6,11 @@ import "encoding/binary"
 // outMargin bytes of output are left, which is all of a stream but its
 // last bytes: the bit buffer is refilled eight bytes at a time, and holds
 // 56 bits or more after a refill, enough for a length and a distance with
-// their extra bits. It says whether the block ended.
+// their extra bits, or for three literals of the main table (codes of 11
+// bits at most). It says whether the block ended.
+//
+// Every shift count is masked with 63: no entry's count reaches it, and
+// the mask spares the checks Go adds for larger ones.
 func (d *Decoder) fast() (bool, error) {
 	in, out := d.in, d.out
 	lit, dist := d.lit, d.dist
@@ -22,17 +26,25 @@ func (d *Decoder) fast() (bool, error) {
 
 		e := lit[bits&(1<<litTableBits-1)]
 		if e&flagLiteral != 0 {
-			bits >>= e & 0xff
-			nb -= uint(e & 0xff)
+			// Up to three literals of the main table, then a refill.
+			bits >>= e & 63
+			nb -= uint(e & 63)
 			out[op] = byte(e >> 16)
 			op++
 			e = lit[bits&(1<<litTableBits-1)]
 			if e&flagLiteral != 0 {
-				bits >>= e & 0xff
-				nb -= uint(e & 0xff)
+				bits >>= e & 63
+				nb -= uint(e & 63)
 				out[op] = byte(e >> 16)
 				op++
-				continue
+				e = lit[bits&(1<<litTableBits-1)]
+				if e&flagLiteral != 0 {
+					bits >>= e & 63
+					nb -= uint(e & 63)
+					out[op] = byte(e >> 16)
+					op++
+					continue
+				}
 			}
 			bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
 			ip += int((63 - nb) >> 3)
@@ -44,16 +56,16 @@ func (d *Decoder) fast() (bool, error) {
 				nb -= litTableBits
 				e = lit[uint(e>>16)+uint(bits&(1<<((e>>8)&15)-1))]
 				if e&flagLiteral != 0 {
-					bits >>= e & 0xff
-					nb -= uint(e & 0xff)
+					bits >>= e & 63
+					nb -= uint(e & 63)
 					out[op] = byte(e >> 16)
 					op++
 					continue
 				}
 			}
 			if e&flagEnd != 0 {
-				bits >>= e & 0xff
-				nb -= uint(e & 0xff)
+				bits >>= e & 63
+				nb -= uint(e & 63)
 				d.endBlock()
 				done = true
 				break
@@ -64,9 +76,9 @@ func (d *Decoder) fast() (bool, error) {
 			}
 		}
 		saved := bits
-		bits >>= e & 0xff
-		nb -= uint(e & 0xff)
-		length := int(e>>16) + int((saved&(1<<(e&0xff)-1))>>((e>>8)&15))
+		bits >>= e & 63
+		nb -= uint(e & 63)
+		length := int(e>>16) + int((saved&(1<<(e&63)-1))>>((e>>8)&15))
 
 		e = dist[bits&(1<<distTableBits-1)]
 		if e&flagExceptional != 0 {
@@ -81,9 +93,9 @@ func (d *Decoder) fast() (bool, error) {
 			}
 		}
 		saved = bits
-		bits >>= e & 0xff
-		nb -= uint(e & 0xff)
-		distance := int(e>>16) + int((saved&(1<<(e&0xff)-1))>>((e>>8)&15))
+		bits >>= e & 63
+		nb -= uint(e & 63)
+		distance := int(e>>16) + int((saved&(1<<(e&63)-1))>>((e>>8)&15))
 		if distance > op {
 			err = d.corruptAt(ip, nb)
 			break
@@ -93,6 +105,11 @@ func (d *Decoder) fast() (bool, error) {
 		end := op + length
 		switch {
 		case distance >= 8:
+			// Two words first, which most matches need no more than.
+			binary.LittleEndian.PutUint64(out[op:], binary.LittleEndian.Uint64(out[src:]))
+			binary.LittleEndian.PutUint64(out[op+8:], binary.LittleEndian.Uint64(out[src+8:]))
+			op += 16
+			src += 16
 			for op < end {
 				binary.LittleEndian.PutUint64(out[op:], binary.LittleEndian.Uint64(out[src:]))
 				op += 8

@@ -73,8 +73,8 @@ type Decoder struct {
 	state  state
 	final  bool
 	stored int // bytes left of a stored block
-	lit    []uint32
-	dist   []uint32
+	lit    *[litTableSize]uint32 // the block's tables: the fixed ones or d's
+	dist   *[distTableSize]uint32
 	err    error
 
 	litTable  [litTableSize]uint32
@@ -257,7 +257,7 @@ func (d *Decoder) header() error {
 	case 0:
 		return d.storedHeader()
 	case 1:
-		d.lit, d.dist = fixedLit[:], fixedDist[:]
+		d.lit, d.dist = &fixedLit, &fixedDist
 		d.state = stateHuffman
 		return nil
 	case 2:
@@ -386,7 +386,7 @@ func (d *Decoder) dynamicHeader() error {
 		!build(d.distTable[:], lens[nlit:], distTableBits, distEntry) {
 		return d.corrupt()
 	}
-	d.lit, d.dist = d.litTable[:], d.distTable[:]
+	d.lit, d.dist = &d.litTable, &d.distTable
 	d.state = stateHuffman
 	return nil
 }
@@ -442,7 +442,7 @@ func (d *Decoder) huffman() error {
 
 // slowSymbol decodes one literal, match or end of block.
 func (d *Decoder) slowSymbol() (bool, error) {
-	e, length, err := d.slowEntry(d.lit, litTableBits)
+	e, length, err := d.slowEntry(d.lit[:], litTableBits)
 	if err != nil {
 		return false, err
 	}
@@ -456,7 +456,7 @@ func (d *Decoder) slowSymbol() (bool, error) {
 		return true, nil
 	}
 	length += e >> 16
-	de, dist, err := d.slowEntry(d.dist, distTableBits)
+	de, dist, err := d.slowEntry(d.dist[:], distTableBits)
 	if err != nil {
 		return false, err
 	}
