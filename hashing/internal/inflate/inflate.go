@@ -72,7 +72,7 @@ type Decoder struct {
 
 	state  state
 	final  bool
-	stored int // bytes left of a stored block
+	stored int                   // bytes left of a stored block
 	lit    *[litTableSize]uint32 // the block's tables: the fixed ones or d's
 	dist   *[distTableSize]uint32
 	err    error
