@@ -24,7 +24,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) < 2 {
-		return errors.New("usage: gozip OUT.zip FILE...")
+		return errors.New("usage: gozip OUT.zip FILE [FILE]")
 	}
 	out, err := os.Create(args[0])
 	if err != nil {

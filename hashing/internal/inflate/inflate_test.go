@@ -12,18 +12,18 @@ import (
 )
 
 // reference decodes data with compress/flate from a ByteReader, which it
-// reads no further than the stream: its output, its error and how many
-// bytes it consumed.
-func reference(data []byte) ([]byte, error, int) {
+// reads no further than the stream: its output, how many bytes it
+// consumed, and its error.
+func reference(data []byte) ([]byte, int, error) {
 	r := bytes.NewReader(data)
 	out, err := io.ReadAll(flate.NewReader(r))
-	return out, err, len(data) - r.Len()
+	return out, len(data) - r.Len(), err
 }
 
 // decode decodes data with a Decoder reading through a bufio.Reader of
-// size bufSize (at least 16), with WriteTo or with Read: its output, its
-// error and how many bytes it left consumed in the bufio.Reader.
-func decode(data []byte, bufSize int, useRead bool) ([]byte, error, int) {
+// size bufSize (at least 16), with WriteTo or with Read: its output,
+// how many bytes it left consumed in the bufio.Reader, and its error.
+func decode(data []byte, bufSize int, useRead bool) ([]byte, int, error) {
 	r := bytes.NewReader(data)
 	br := bufio.NewReaderSize(struct{ io.Reader }{r}, bufSize)
 	d := NewDecoder(br)
@@ -34,15 +34,15 @@ func decode(data []byte, bufSize int, useRead bool) ([]byte, error, int) {
 	} else {
 		_, err = d.WriteTo(&out)
 	}
-	return out.Bytes(), err, len(data) - r.Len() - br.Buffered()
+	return out.Bytes(), len(data) - r.Len() - br.Buffered(), err
 }
 
 // same holds the Decoder to compress/flate on data: an error for the same
 // streams, and on success the same output and the same bytes consumed.
 func same(t *testing.T, data []byte, bufSize int, useRead bool) {
 	t.Helper()
-	want, werr, wn := reference(data)
-	got, gerr, gn := decode(data, bufSize, useRead)
+	want, wn, werr := reference(data)
+	got, gn, gerr := decode(data, bufSize, useRead)
 	if (werr == nil) != (gerr == nil) {
 		t.Fatalf("compress/flate: %v; inflate: %v (%d bytes in, buffer %d)", werr, gerr, len(data), bufSize)
 	}
