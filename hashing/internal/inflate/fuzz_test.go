@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"math/bits"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -342,5 +343,23 @@ func symbols(r *planReader, w *bitWriter, h byte, lit, dist []uint8) {
 	}
 	if h&0x40 == 0 && lit[endOfBlock] != 0 {
 		w.code(litCodes[endOfBlock], lit[endOfBlock])
+	}
+}
+
+// TestStructuredStreams runs what FuzzInflateStructured checks on streams
+// from a thousand random plans (about one in six valid), read through
+// buffers small enough that most symbols are decoded one by one, and
+// large.
+func TestStructuredStreams(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 1951))
+	for range 1000 {
+		plan := make([]byte, rng.IntN(400))
+		for i := range plan {
+			plan[i] = byte(rng.Uint32())
+		}
+		stream := structured(plan)
+		same(t, stream, 16+rng.IntN(64), false)
+		same(t, stream, 64<<10, false)
+		same(t, stream, 16, true)
 	}
 }
