@@ -146,6 +146,14 @@ func TestLockCheckZipWithDirectoryEntries(t *testing.T) {
   }
 }
 `
+	buildAndCheckLock(t, fx, clients, config)
+}
+
+// buildAndCheckLock builds the fixture's mirror for config with its lock
+// file written, serves it with nginx, and requires lock --check and every
+// client's init to keep that lock file.
+func buildAndCheckLock(t *testing.T, fx *monorepoFixture, clients map[string]string, config string) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tf")
 	writeFile(t, filepath.Join(dir, "main.tf"), config)
 	args := append([]string{"build", dir}, platformFlags("--platform")...)
@@ -321,16 +329,5 @@ func TestLockCheckPredecessorRegistry(t *testing.T) {
   }
 }
 `
-	dir := filepath.Join(t.TempDir(), "tf")
-	writeFile(t, filepath.Join(dir, "main.tf"), config)
-	args := append([]string{"build", dir}, platformFlags("--platform")...)
-	args = append(args, "--config", "mirror.hcl", "--out", "site", "--write-lock-files")
-	if stdout, stderr, code := runTfmirror(t, fx.work, fx.env, args...); code != 0 {
-		t.Fatalf("tfmirror build: exit %d\n%s%s", code, stdout, stderr)
-	}
-	base := startNginx(t, filepath.Join(fx.work, "site"), fx.ca)
-	lock := readFile(t, filepath.Join(dir, ".terraform.lock.hcl"))
-	if code, _ := checkAgainstClients(t, fx, base, clients, config, lock); code != 0 {
-		t.Errorf("lock --check flags the file lock wrote: exit %d, want 0", code)
-	}
+	buildAndCheckLock(t, fx, clients, config)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -145,7 +146,7 @@ func (f *matrixFixture) runCell(t *testing.T, client matrixClient, m compat.Meth
 		t.Errorf("init printed %q: %v, internal/compat says %v", incompleteLockWarning, warned, want)
 	}
 	toolDir := f.initWithToolLock(t, client, m, cli, mainTF)
-	checkLockVerdicts(t, wd, toolDir)
+	f.checkLockVerdicts(t, client, m, cli, wd, toolDir)
 }
 
 // hashicorpOnTerraformTF requires a hashicorp provider of Terraform's
@@ -232,17 +233,56 @@ func (f *matrixFixture) initWithToolLock(t *testing.T, client matrixClient, m co
 	return dir
 }
 
-// checkLockVerdicts is where `tfmirror lock --check` (being built on
-// another branch) will be asserted in every provider cell: clientDir holds
-// the lock file the client's init wrote, toolDir the one `tfmirror lock`
-// wrote (which init kept byte for byte), each beside the same main.tf.
-//
-// LOCK-CHECK: when lock --check lands, assert here that it exits 0 in
-// toolDir and, when the two files differ, 1 in clientDir.
-func checkLockVerdicts(t *testing.T, clientDir, toolDir string) {
+// checkLockVerdicts holds `tfmirror lock --check` to the client in every
+// provider cell: clientDir holds the lock file the client's init wrote,
+// toolDir the one `tfmirror lock` wrote (which init kept byte for byte),
+// each beside the same main.tf. The tool's file passes the check for
+// every platform the mirror holds; on the platform the client runs on,
+// the check's verdict on the client's own file is what a second init from
+// a clean directory does with it: kept byte for byte when it passes,
+// rewritten when it is flagged.
+func (f *matrixFixture) checkLockVerdicts(t *testing.T, client matrixClient, m compat.Method, cli, clientDir, toolDir string) {
 	t.Helper()
-	same := bytes.Equal(mustRead(t, filepath.Join(clientDir, ".terraform.lock.hcl")), mustRead(t, filepath.Join(toolDir, ".terraform.lock.hcl")))
-	t.Logf("the client's lock file and tfmirror lock's are the same: %v", same)
+	source := f.lockSource(m.ID)
+	env := append(slices.Clone(f.env), "DOCKER_CONFIG="+f.oci.DockerConfigDir)
+	if stdout, stderr, code := runTfmirror(t, toolDir, env, "lock", "--check", "--mirror", source, "."); code != 0 {
+		t.Errorf("lock --check flags the file tfmirror lock wrote (exit %d):\n%s%s", code, stdout, stderr)
+	}
+	here := runtime.GOOS + "_" + runtime.GOARCH
+	stdout, stderr, code := runTfmirror(t, clientDir, env, "lock", "--check", "--platform", here,
+		"--client", checkClient(client.program), "--via", checkVia(m.ID), "--mirror", source, ".")
+	if code != 0 && code != 1 {
+		t.Fatalf("lock --check of the client's file: exit %d\n%s%s", code, stdout, stderr)
+	}
+	again := t.TempDir()
+	want := mustRead(t, filepath.Join(clientDir, ".terraform.lock.hcl"))
+	writeFile(t, filepath.Join(again, "main.tf"), string(mustRead(t, filepath.Join(clientDir, "main.tf"))))
+	writeFile(t, filepath.Join(again, ".terraform.lock.hcl"), string(want))
+	out, err := runTofu(t, client.bin, again, cli, f.env, "init", "-input=false")
+	kept := err == nil && bytes.Equal(mustRead(t, filepath.Join(again, ".terraform.lock.hcl")), want)
+	if kept != (code == 0) {
+		t.Errorf("lock --check exits %d on %s's own lock file, but a second init kept it: %v (init error: %v)\ncheck:\n%s%s\ninit:\n%s",
+			code, client.program, kept, err, stdout, stderr, out)
+	}
+}
+
+// checkClient is the client's name for lock --check --client.
+func checkClient(p compat.Program) string {
+	if p == compat.Terraform {
+		return "terraform"
+	}
+	return "tofu"
+}
+
+// checkVia is how a method installs, for lock --check --via.
+func checkVia(method string) string {
+	switch method {
+	case "filesystem_packed", "filesystem_unpacked":
+		return "filesystem_mirror"
+	case "oci_mirror":
+		return "oci_mirror"
+	}
+	return "network_mirror"
 }
 
 // methodConfig is the CLI configuration and the main.tf a method installs

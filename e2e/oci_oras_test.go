@@ -174,18 +174,7 @@ func TestUpstreamOCIRegistryFilledByORAS(t *testing.T) {
 			t.Fatalf("tfmirror lock from a registry oras filled: exit %d\n%s%s", code, stdout, stderr)
 		}
 		checkNoOriginContact(t, f, before, "tfmirror lock")
-		locks := parseLockFile(t, filepath.Join(wd, ".terraform.lock.hcl"))
-		for _, p := range pkgs {
-			var want []string
-			for _, pl := range p.platforms {
-				archive := f.archive(t, p, pl)
-				want = append(want, dirHashOfArchive(t, archive), "zh:"+sha256Hex(archive))
-			}
-			slices.Sort(want)
-			if got := slices.Sorted(slices.Values(locks[p.addr()])); !slices.Equal(got, want) {
-				t.Errorf("lock file: %s hashes %q, want each platform's h1: and zh: %q", p.addr(), got, want)
-			}
-		}
+		checkLockHashes(t, f, wd, pkgs)
 		creds := fmt.Sprintf("oci_default_credentials {\n  docker_style_config_files = [%q]\n}\n", srv.DockerConfig)
 		out, err := runTofu(t, tofuBin(t), wd, ociMirrorCLI(template, creds), f.env, "init", "-input=false", "-lockfile=readonly")
 		if err != nil {
@@ -212,18 +201,7 @@ func TestUpstreamOCIRegistryFilledByORAS(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("tfmirror lock from the image layouts oras made: exit %d\n%s%s", code, stdout, stderr)
 		}
-		locks := parseLockFile(t, filepath.Join(wd, ".terraform.lock.hcl"))
-		for _, p := range pkgs {
-			var want []string
-			for _, pl := range p.platforms {
-				archive := f.archive(t, p, pl)
-				want = append(want, dirHashOfArchive(t, archive), "zh:"+sha256Hex(archive))
-			}
-			slices.Sort(want)
-			if got := slices.Sorted(slices.Values(locks[p.addr()])); !slices.Equal(got, want) {
-				t.Errorf("lock file: %s hashes %q, want each platform's h1: and zh: %q", p.addr(), got, want)
-			}
-		}
+		checkLockHashes(t, f, wd, pkgs)
 	})
 
 	t.Run("mixed with a release tfmirror pushed", func(t *testing.T) {
@@ -247,4 +225,22 @@ func TestUpstreamOCIRegistryFilledByORAS(t *testing.T) {
 		}
 		checkOriginSignatureKept(t, f, site, []pkgVersion{baz})
 	})
+}
+
+// checkLockHashes requires the lock file in wd to hold each platform's
+// h1: and zh: of every package, and nothing else.
+func checkLockHashes(t *testing.T, f *fixture, wd string, pkgs []pkgVersion) {
+	t.Helper()
+	locks := parseLockFile(t, filepath.Join(wd, ".terraform.lock.hcl"))
+	for _, p := range pkgs {
+		var want []string
+		for _, pl := range p.platforms {
+			archive := f.archive(t, p, pl)
+			want = append(want, dirHashOfArchive(t, archive), "zh:"+sha256Hex(archive))
+		}
+		slices.Sort(want)
+		if got := slices.Sorted(slices.Values(locks[p.addr()])); !slices.Equal(got, want) {
+			t.Errorf("lock file: %s hashes %q, want each platform's h1: and zh: %q", p.addr(), got, want)
+		}
+	}
 }

@@ -23,10 +23,18 @@ const DefaultRegistryHost = tfaddr.DefaultProviderRegistryHost
 
 // ParseProvider parses a provider source address with OpenTofu's rules:
 // "aws" and "hashicorp/aws" both mean registry.opentofu.org/hashicorp/aws,
-// hostnames are normalized, namespaces and types are case-folded.
+// hostnames are normalized, namespaces and types are case-folded. A
+// namespace may also hold underscores, as Terraform 1.16 allows
+// (ParseNamespace); types may not.
 func ParseProvider(s string) (Provider, error) {
 	if !utf8.ValidString(s) {
 		return Provider{}, fmt.Errorf("invalid provider address %s: not valid UTF-8", excerpt.Quote(s))
+	}
+	if p, ok, err := parseUnderscoreNamespace(s); ok {
+		if err != nil {
+			return Provider{}, fmt.Errorf("invalid provider address %s: invalid provider namespace: %w", excerpt.Quote(s), err)
+		}
+		return p, nil
 	}
 	p, err := tfaddr.ParseProviderSource(s)
 	if err == nil && !p.HasKnownNamespace() {

@@ -46,7 +46,7 @@ func TestParseProvider(t *testing.T) {
 		{in: "a/b--c", wantErr: "consecutive dashes"},
 		{in: "-a/b", wantErr: "invalid provider address"},
 		{in: "a/b-", wantErr: "invalid provider address"},
-		{in: "a_b/c", wantErr: "invalid provider address"},
+		{in: "_a/c", wantErr: "invalid provider namespace"}, // "a_b/c" is valid since Terraform 1.16: namespace_test.go
 		{in: "a.b/c", wantErr: "dots are not allowed"},
 		{in: "a/b/c/d", wantErr: "invalid provider address"},
 		{in: "/a/b", wantErr: "invalid provider address"},

@@ -13,7 +13,7 @@ func FuzzParseProvider(f *testing.F) {
 		"aws", "hashicorp/aws", "Registry.OpenTofu.org/HashiCorp/AWS",
 		"example.com:443/a/b", "localhost:08443/a/b", "bücher.example/ns/foo",
 		"xn--bcher-kva.example/a/b", "terraform", "terraform.io/builtin/terraform",
-		"-/aws", "?/aws", "a--b/c", "a/b/c/d", "NS/Tÿpe", "terraform-provider-aws", "",
+		"-/aws", "?/aws", "a--b/c", "my_org/aws", "ex.com/A_Ü_b/c", "a/b/c/d", "NS/Tÿpe", "terraform-provider-aws", "",
 	} {
 		f.Add(seed)
 	}

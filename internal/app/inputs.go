@@ -28,11 +28,27 @@ type Inputs struct {
 	Warnings []string
 }
 
+// VarArg is one --var NAME=VALUE or --var-file FILE flag.
+type VarArg = tfconfig.VarArg
+
+// Reading says how configurations are read.
+type Reading struct {
+	// NoModules leaves modules out: the manifest's module blocks and the
+	// configurations' module calls.
+	NoModules bool
+	// Vars are the --var and --var-file flags, in their order; the
+	// process environment's TF_VAR_ values come before them.
+	Vars []tfconfig.VarArg
+	// NoTests leaves out the providers and modules only the
+	// configurations' test files need.
+	NoTests bool
+}
+
 // LoadInputs reads the manifest the flags name, builds the settings and
 // gathers the inputs of the manifest and of dirs, for the platforms given
 // as --platform values (none: the manifest's). A missing default manifest
 // is fine when dirs name configurations.
-func LoadInputs(f settings.Flags, p settings.Process, dirs, platforms []string, noModules bool) (*config.Manifest, settings.Settings, Inputs, error) {
+func LoadInputs(f settings.Flags, p settings.Process, dirs, platforms []string, r Reading) (*config.Manifest, settings.Settings, Inputs, error) {
 	plats, err := ParsePlatforms(platforms)
 	if err != nil {
 		return nil, settings.Settings{}, Inputs{}, err
@@ -41,16 +57,17 @@ func LoadInputs(f settings.Flags, p settings.Process, dirs, platforms []string, 
 	if err != nil {
 		return nil, settings.Settings{}, Inputs{}, err
 	}
-	in, err := ReadInputs(m, dirs, plats, noModules)
+	in, err := ReadInputs(m, dirs, plats, r, p.Environ)
 	return m, s, in, err
 }
 
 // ReadInputs gathers the requirements of the manifest and of every
 // configuration root: those of its configuration blocks and dirs, for
 // platforms (none: the manifest's), which then replace the platforms of
-// the manifest's provider blocks too. noModules leaves modules out. It
-// contacts no registry.
-func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, noModules bool) (Inputs, error) {
+// the manifest's provider blocks too, read as r says, with the
+// environment environ (TF_VAR_ values). It contacts no registry.
+func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, r Reading, environ []string) (Inputs, error) {
+	noModules := r.NoModules
 	dirs = append(slices.Clone(m.Configurations), dirs...)
 	if len(dirs) == 0 && len(m.Requirements) == 0 && (len(m.Modules) == 0 || noModules) {
 		return Inputs{}, inputerr.Wrap(errors.New("nothing to mirror: add provider, module or configuration blocks to the manifest, or name configuration directories"))
@@ -76,7 +93,7 @@ func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, n
 	if len(in.Platforms) == 0 {
 		return Inputs{}, inputerr.Wrap(errors.New("no platforms for the configurations: pass --platform os_arch or set platforms in the manifest"))
 	}
-	cfgs, err := tfconfig.LoadConfigurations(dirs)
+	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: r.Vars, Environ: environ, NoTests: r.NoTests})
 	if err != nil {
 		return Inputs{}, err
 	}

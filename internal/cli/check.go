@@ -44,6 +44,7 @@ the exit code is 2; a manifest that passes prints what it asks for.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Flags.Config, "config", "c", opts.Flags.Config, "manifest `file` to check")
+	addVarFlags(cmd, &opts.Vars, &opts.NoTests)
 	return cmd
 }
 

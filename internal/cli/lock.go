@@ -66,6 +66,9 @@ constraints exclude or the mirror lacks stays for you to change.`,
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, or with --check to check init on, as os_arch (repeatable; default: the manifest's platforms, else every platform the mirror holds)")
 	f.BoolVar(&opts.Check, "check", false, "write nothing: say whether init through the mirror would rewrite each lock file or fail on it, and why; exit 1 if any would")
 	f.BoolVar(&opts.Fix, "fix", false, "like --check, then write the lock files that would not survive init, as lock does")
+	f.StringArrayVar(&opts.Clients, "client", nil, "with --check or --fix, the client whose init to check: tofu or terraform (repeatable; default: both)")
+	f.StringVar(&opts.Via, "via", "", "with --check or --fix, how clients install from the mirror: network_mirror, filesystem_mirror or oci_mirror (default: filesystem_mirror for a filesystem mirror directory, oci_mirror for oci:// and oci-layout://, else network_mirror)")
+	addVarFlags(cmd, &opts.Vars, &opts.NoTests)
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	addNetworkFlags(cmd, &opts.Flags)
 	return cmd

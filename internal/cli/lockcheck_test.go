@@ -217,3 +217,37 @@ func TestLockTakesTheManifestsPlatforms(t *testing.T) {
 		t.Errorf("--check on every platform the mirror holds: exit %d, want 1 naming darwin_arm64\n%s", code, stdout)
 	}
 }
+
+// A file without the mirror's zh: survives terraform init, and tofu init
+// through a filesystem mirror; only tofu init through a network mirror
+// adds it. --client and --via narrow the check to what the team runs.
+func TestLockCheckClientAndMethod(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	module, complete := lockedModule(t, o, site)
+	noZH := regexp.MustCompile(` *"zh:[^"]+",\n`).ReplaceAllString(string(complete), "")
+	writeLock(t, module, noZH)
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, ExitFailure},
+		{[]string{"--client", "tofu"}, ExitFailure},
+		{[]string{"--client", "terraform"}, ExitOK},
+		{[]string{"--via", "filesystem_mirror"}, ExitOK},
+		{[]string{"--via", "oci_mirror", "--client", "tofu"}, ExitFailure},
+		{[]string{"--client", "opentofu"}, ExitUsage},
+		{[]string{"--via", "registry"}, ExitUsage},
+	} {
+		args := append([]string{"lock", "--check", "--mirror", site}, tc.args...)
+		if code, stdout, stderr := o.run(t, module, args...); code != tc.want {
+			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, code, tc.want, stdout, stderr)
+		}
+	}
+	if code, _, stderr := o.run(t, module, "lock", "--client", "tofu", "--mirror", site); code != ExitUsage || !strings.Contains(stderr, "--check") {
+		t.Errorf("--client without --check: exit %d, want %d naming --check\n%s", code, ExitUsage, stderr)
+	}
+	if got := string(readLock(t, module)); got != noZH {
+		t.Error("a check or a refused run changed the lock file")
+	}
+}

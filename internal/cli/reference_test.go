@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/golden"
 )
 
 // TestReferenceUpToDate fails when docs/cli is not what the command tree
@@ -30,7 +31,7 @@ func TestReferenceUpToDate(t *testing.T) {
 		case !ok:
 			t.Errorf("docs/cli/%s is missing: %s", name, fix)
 		case old != body:
-			t.Errorf("docs/cli/%s is stale (%s)", name, firstDifference(old, body))
+			t.Errorf("docs/cli/%s is stale (%s)", name, golden.FirstDifference(old, body))
 		}
 	}
 	for name := range got {
@@ -95,23 +96,4 @@ func pages(t *testing.T, dir string) map[string]string {
 		out[filepath.Base(n)] = string(data)
 	}
 	return out
-}
-
-// firstDifference names the first line where the committed page and the
-// generated one differ.
-func firstDifference(old, fresh string) string {
-	a, b := strings.Split(old, "\n"), strings.Split(fresh, "\n")
-	for i := range max(len(a), len(b)) {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d: committed %q, generated %q", i+1, x, y)
-		}
-	}
-	return "same lines, different bytes"
 }

@@ -237,3 +237,33 @@ func given(cmd *cobra.Command, f *settings.Flags) {
 		f.NetSet[n] = cmd.Flags().Changed(n)
 	}
 }
+
+// addVarFlags adds how configurations are read: --var and --var-file,
+// which append to one list so that their order on the command line is
+// kept (a later value wins, as with tofu's -var and -var-file), and
+// --no-tests.
+func addVarFlags(cmd *cobra.Command, vars *[]app.VarArg, noTests *bool) {
+	cmd.Flags().BoolVar(noTests, "no-tests", false, "leave out the providers and modules that only the configurations' test files (*.tftest.hcl, *.tofutest.hcl, in the root and tests/) need")
+	cmd.Flags().Var(varFlag{list: vars}, "var", "set a root module variable used in module sources and versions, as `NAME=VALUE` (repeatable; as tofu init -var)")
+	cmd.Flags().Var(varFlag{list: vars, file: true}, "var-file", "read root module variables from a .tfvars or .tfvars.json `file` (repeatable; as tofu init -var-file)")
+}
+
+// varFlag is one of the --var and --var-file flags.
+type varFlag struct {
+	list *[]app.VarArg
+	file bool
+}
+
+func (v varFlag) String() string { return "" }
+
+func (v varFlag) Set(s string) error {
+	*v.list = append(*v.list, app.VarArg{File: v.file, Value: s})
+	return nil
+}
+
+func (v varFlag) Type() string {
+	if v.file {
+		return "file"
+	}
+	return "NAME=VALUE"
+}

@@ -1,11 +1,11 @@
 package compat
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/golden"
 )
 
 // TestDocsUpToDate fails when docs/compatibility.md is not what the matrix
@@ -22,25 +22,8 @@ func TestDocsUpToDate(t *testing.T) {
 		t.Fatalf("%v: %s", err, fix)
 	}
 	if string(got) != string(want) {
-		t.Errorf("docs/compatibility.md is stale (%s): %s", firstDifference(string(got), string(want)), fix)
+		t.Errorf("docs/compatibility.md is stale (%s): %s", golden.FirstDifference(string(got), string(want)), fix)
 	}
-}
-
-func firstDifference(old, fresh string) string {
-	a, b := strings.Split(old, "\n"), strings.Split(fresh, "\n")
-	for i := 0; i < len(a) || i < len(b); i++ {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d: committed %q, generated %q", i+1, x, y)
-		}
-	}
-	return "no line differs"
 }
 
 // TestEveryCell fails when a column lacks an expectation for a method, or

@@ -93,6 +93,20 @@ func (v Verdict) Pinned() bool {
 	})
 }
 
+// Install is how init would install from the mirror: which clients, and
+// whether they read the mirror's own list of hashes, which decides what
+// they record beyond each package's h1:.
+type Install struct {
+	// OpenTofu says the verdict covers tofu init, Terraform terraform
+	// init.
+	OpenTofu, Terraform bool
+	// MirrorHashes says the clients read the mirror's list of hashes
+	// (network_mirror, oci_mirror): OpenTofu then records the archive's
+	// h1: and zh: it checked the package against. A filesystem mirror
+	// lists none, and Terraform records only the h1: it computes.
+	MirrorHashes bool
+}
+
 // Check works out what "tofu init" or "terraform init", installing from
 // the mirror the locker reads on each of platforms (none: every platform
 // the mirror holds of a release), would do to the root module's lock
@@ -100,7 +114,7 @@ func (v Verdict) Pinned() bool {
 // versions and hashes with the locker as Compute does and writes nothing.
 // An error is a problem of the mirror or the configuration, not of the
 // lock file.
-func Check(ctx context.Context, l *mirror.Locker, dir string, needs []mirror.Need, old *File, platforms []addrs.Platform) (Verdict, error) {
+func Check(ctx context.Context, l *mirror.Locker, dir string, needs []mirror.Need, old *File, platforms []addrs.Platform, in Install) (Verdict, error) {
 	path := filepath.Join(dir, FileName)
 	src, err := hclsafe.ReadFile(path, hclsafe.MaxLockSize)
 	exists := !errors.Is(err, fs.ErrNotExist)
@@ -124,7 +138,7 @@ func Check(ctx context.Context, l *mirror.Locker, dir string, needs []mirror.Nee
 	if err := errors.Join(errs...); err != nil {
 		return Verdict{Path: path}, err
 	}
-	return verdict(path, src, exists, old, picked)
+	return verdict(path, src, exists, old, picked, in)
 }
 
 // selected is what the locker selected for one provider the configuration
@@ -137,14 +151,14 @@ type selected struct {
 
 // verdict is Check once the versions are selected: src is the file at
 // path (if it exists), old the same parsed.
-func verdict(path string, src []byte, exists bool, old *File, picked []selected) (Verdict, error) {
+func verdict(path string, src []byte, exists bool, old *File, picked []selected, in Install) (Verdict, error) {
 	v := Verdict{Path: path}
 	if old == nil {
 		old = &File{}
 	}
 	var errs []error
 	for _, s := range picked {
-		found, err := compareOne(path, s, old)
+		found, err := compareOne(path, s, old, in)
 		errs = append(errs, err)
 		v.Findings = append(v.Findings, found...)
 	}
@@ -165,7 +179,7 @@ func verdict(path string, src []byte, exists bool, old *File, picked []selected)
 
 // compareOne finds what init would change in the lock of one provider the
 // configuration needs.
-func compareOne(path string, s selected, old *File) ([]Finding, error) {
+func compareOne(path string, s selected, old *File, in Install) ([]Finding, error) {
 	n := s.Need
 	at := Finding{Path: path, Provider: n.Provider}
 	if locked := s.Locked; locked != nil {
@@ -187,7 +201,7 @@ func compareOne(path string, s selected, old *File) ([]Finding, error) {
 		at.Reason, at.Effect, at.Detail = ReasonMissingProvider, EffectRewrite, "the configuration needs this provider and the file does not lock it: init adds it"
 		return []Finding{at}, nil
 	}
-	found := hashFindings(at, prev.Hashes, s.Entry)
+	found := hashFindings(at, prev.Hashes, s.Entry, in)
 	if prev.Constraints != want.Constraints {
 		at.Reason, at.Effect = ReasonConstraints, EffectNone
 		at.Detail = fmt.Sprintf("the file records constraints %q, the configuration says %q: init records them only when it rewrites the file for another reason", prev.Constraints, want.Constraints)
@@ -199,8 +213,8 @@ func compareOne(path string, s selected, old *File) ([]Finding, error) {
 // hashFindings compares the hashes a lock holds with those init checks
 // each platform's package against and records: the h1: of the unpacked
 // package (both clients), and the mirror's h1: and zh: of the archive
-// (OpenTofu records those it could check).
-func hashFindings(at Finding, have []hashing.Hash, entry mirror.LockEntry) []Finding {
+// (OpenTofu records those it checked, when it reads them from the mirror).
+func hashFindings(at Finding, have []hashing.Hash, entry mirror.LockEntry, in Install) []Finding {
 	if !slices.ContainsFunc(have, preferred) {
 		at.Reason, at.Effect = ReasonNoHashes, EffectRewrite
 		at.Detail = "the lock has no h1: or zh: hash: init installs unchecked and records the package's hashes"
@@ -217,6 +231,8 @@ func hashFindings(at Finding, have []hashing.Hash, entry mirror.LockEntry) []Fin
 		case !slices.Contains(have, sums.H1Unpacked):
 			f.Reason, f.Effect = ReasonMissingH1, EffectRewrite
 			f.Detail = fmt.Sprintf("no h1: for this platform: init adds %s", sums.H1Unpacked)
+		case !in.OpenTofu || !in.MirrorHashes:
+			continue
 		default:
 			lacking := slices.DeleteFunc([]hashing.Hash{sums.H1, sums.ZH}, func(h hashing.Hash) bool { return slices.Contains(have, h) })
 			if len(lacking) == 0 {

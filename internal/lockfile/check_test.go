@@ -61,7 +61,7 @@ func compare(t *testing.T, f *File, src []byte, picked ...selected) Verdict {
 	if src == nil {
 		src = f.Bytes()
 	}
-	v, err := verdict(checkPath, src, true, f, picked)
+	v, err := verdict(checkPath, src, true, f, picked, networkBoth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +146,23 @@ func TestCheckMirrorHashesOpenTofuAdds(t *testing.T) {
 	}
 	f.Locks[fooAddr].Hashes = slices.DeleteFunc(f.Locks[fooAddr].Hashes, func(h hashing.Hash) bool { return h == sums("linux_amd64", false).ZH })
 	only(t, compare(t, f, nil, selectedFoo()), ReasonMirrorHashes, EffectRewrite, "linux_amd64")
+}
+
+// Only OpenTofu adds the mirror's hashes, and only when it reads them
+// from the mirror: a file without them survives terraform init, and tofu
+// init through a filesystem mirror.
+func TestCheckMirrorHashesOnlyForOpenTofuReadingThem(t *testing.T) {
+	f := complete()
+	f.Locks[fooAddr].Hashes = slices.DeleteFunc(f.Locks[fooAddr].Hashes, func(h hashing.Hash) bool { return h == sums("linux_amd64", false).ZH })
+	for _, in := range []Install{{Terraform: true, MirrorHashes: true}, {OpenTofu: true, Terraform: true}} {
+		v, err := verdict(checkPath, f.Bytes(), true, f, []selected{selectedFoo()}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Findings) != 0 {
+			t.Errorf("%+v: findings:\n%s", in, lines(v))
+		}
+	}
 }
 
 func TestCheckNoHashMatches(t *testing.T) {
@@ -238,13 +255,16 @@ func TestCheckFormat(t *testing.T) {
 }
 
 func TestCheckNoLockFile(t *testing.T) {
-	v, err := verdict(checkPath, nil, false, &File{}, []selected{selectedFoo()})
+	v, err := verdict(checkPath, nil, false, &File{}, []selected{selectedFoo()}, networkBoth)
 	if err != nil {
 		t.Fatal(err)
 	}
 	only(t, v, ReasonNoLockFile, EffectRewrite, "")
-	v, err = verdict(checkPath, nil, false, &File{}, nil)
+	v, err = verdict(checkPath, nil, false, &File{}, nil, networkBoth)
 	if err != nil || len(v.Findings) != 0 {
 		t.Errorf("no providers, no file: %v\n%s", err, lines(v))
 	}
 }
+
+// networkBoth is both clients installing through a network mirror.
+var networkBoth = Install{OpenTofu: true, Terraform: true, MirrorHashes: true}

@@ -30,8 +30,10 @@ import (
 //
 // A local call whose directory (symlinks resolved) leaves packageRoot, as
 // a subdir that does, is a problem, as in OpenTofu; so is a configuration
-// file that is a link out of the package. A version that is not a literal
-// string gives no constraint. Problems come back as an *Error.
+// file that is a link out of the package. A source or version that is not
+// a literal is evaluated with the package's variables' defaults and its
+// locals; one that needs a value the package has no default for gives no
+// constraint and is not followed. Problems come back as an *Error.
 func ModuleCalls(packageRoot, subdir string) (map[addrs.Module][]Constraint, error) {
 	l, f, err := packageLoader(packageRoot, subdir)
 	if err != nil {
@@ -97,8 +99,8 @@ func registrySource(src string) (m addrs.Module, ok bool, err error) {
 // calls, and the version constraints written for them, in file and
 // position order, skipping a constraint already added from the same
 // position.
-func (l *loader) addRegistryCalls(f *frame, m *module) {
-	calls := append([]*callDecl(nil), m.calls...)
+func (l *loader) addRegistryCalls(f *frame, mcalls []*callDecl) {
+	calls := append([]*callDecl(nil), mcalls...)
 	sort.SliceStable(calls, func(i, j int) bool {
 		a, b := calls[i].rng, calls[j].rng
 		if a.Filename != b.Filename {

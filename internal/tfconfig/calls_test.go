@@ -153,6 +153,7 @@ module "two" { source = "hashicorp/consul" }
 		{
 			name: "JSON syntax",
 			files: map[string]string{"root/main.tf.json": `{
+  "variable": {"v": {"default": "~> 2.0"}, "ns": {"default": "hashicorp"}},
   "module": {
     "consul": {"source": "hashicorp/consul/aws", "version": "~> 0.1"},
     "vpc": [{"source": "terraform-aws-modules/vpc/aws"}],
@@ -160,13 +161,13 @@ module "two" { source = "hashicorp/consul" }
     "tmpl": {"source": "${var.ns}/consul/aws", "version": "1.0.0"}
   }
 }`},
-			want: map[string][]Constraint{consul: cs("~> 0.1", "root/main.tf.json:3"), vpc: none(), netMod: none()},
+			// Templates in JSON strings are evaluated as OpenTofu does.
+			want: map[string][]Constraint{consul: cs("~> 0.1", "root/main.tf.json:4", "1.0.0", "root/main.tf.json:7"), vpc: none(), netMod: cs("~> 2.0", "root/main.tf.json:6")},
 			wantWarnings: []string{
-				"module.dyn (example.com/acme/net/aws) in root/main.tf.json:5 has a version that is not a literal string; no version constraint is taken from it",
-				notInstalled("module.consul", "hashicorp/consul/aws", "root/main.tf.json:3"),
-				notInstalled("module.dyn", "example.com/acme/net/aws", "root/main.tf.json:5"),
-				notInstalled("module.tmpl", "source is not a literal string", "root/main.tf.json:6"),
-				notInstalled("module.vpc", "terraform-aws-modules/vpc/aws", "root/main.tf.json:4"),
+				notInstalled("module.consul", "hashicorp/consul/aws", "root/main.tf.json:4"),
+				notInstalled("module.dyn", "example.com/acme/net/aws", "root/main.tf.json:6"),
+				notInstalled("module.tmpl", "hashicorp/consul/aws", "root/main.tf.json:7"),
+				notInstalled("module.vpc", "terraform-aws-modules/vpc/aws", "root/main.tf.json:5"),
 			},
 		},
 		{
@@ -310,7 +311,7 @@ module "pinned" {
 module "m" { source = "./m" }
 `,
 				"root/m/main.tf": `
-variable "v" {}
+variable "v" { default = null }
 module "dyn" {
   source  = "terraform-aws-modules/vpc/aws//modules/endpoints"
   version = var.v
@@ -321,14 +322,13 @@ module "also_any" { source = "terraform-aws-modules/vpc/aws" }
 			want: map[string][]Constraint{vpc: cs("", "root/main.tf:2", "~> 5.0", "root/main.tf:5", "", "root/m/main.tf:3", "", "root/m/main.tf:7")},
 			wantWarnings: []string{
 				notInstalled("module.any", "terraform-aws-modules/vpc/aws", "root/main.tf:2"),
-				"module.m.module.dyn (terraform-aws-modules/vpc/aws//modules/endpoints) in root/m/main.tf:3 has a version that is not a literal string; no version constraint is taken from it",
 				notInstalled("module.m.module.also_any", "terraform-aws-modules/vpc/aws", "root/m/main.tf:7"),
 				notInstalled("module.m.module.dyn", "terraform-aws-modules/vpc/aws//modules/endpoints", "root/m/main.tf:3"),
 				notInstalled("module.pinned", "terraform-aws-modules/vpc/aws", "root/main.tf:3"),
 			},
 		},
 		{
-			name: "version that is not a literal",
+			name: "version from a variable's default",
 			files: map[string]string{"root/main.tf": `
 variable "v" { default = "1.0.0" }
 module "vpc" {
@@ -336,9 +336,8 @@ module "vpc" {
   version = var.v
 }
 `},
-			want: map[string][]Constraint{vpc: none()},
+			want: map[string][]Constraint{vpc: cs("1.0.0", "root/main.tf:5")},
 			wantWarnings: []string{
-				"module.vpc (terraform-aws-modules/vpc/aws) in root/main.tf:3 has a version that is not a literal string; no version constraint is taken from it",
 				notInstalled("module.vpc", "terraform-aws-modules/vpc/aws", "root/main.tf:3"),
 			},
 		},

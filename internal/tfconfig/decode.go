@@ -18,6 +18,8 @@ type fileDecl struct {
 	resources []*resourceDecl
 	imports   []*importDecl
 	calls     []*callDecl
+	vars      []*varDecl
+	locals    []*hcl.Attribute
 }
 
 // reqBlock is one required_providers block.
@@ -91,6 +93,12 @@ type callDecl struct {
 	versionDynamic bool
 	versionSet     bool
 	rng            hcl.Range // the block header
+	// sourceAttr and versionAttr are the arguments as written, for
+	// static evaluation; args are the call's other arguments, the
+	// values of the called module's variables.
+	sourceAttr  *hcl.Attribute
+	versionAttr *hcl.Attribute
+	args        hcl.Attributes
 }
 
 var fileSchema = &hcl.BodySchema{
@@ -105,6 +113,8 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "ephemeral", LabelNames: []string{"type", "name"}},
 		{Type: "import"},
 		{Type: "check", LabelNames: []string{"name"}},
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "locals"},
 	},
 }
 
@@ -173,6 +183,12 @@ func decodeFile(body hcl.Body, override bool, diags *hcl.Diagnostics) *fileDecl 
 			f.resources = append(f.resources, decodeResource(block, diags))
 		case "import":
 			f.imports = append(f.imports, decodeImport(block, diags))
+		case "variable":
+			f.vars = append(f.vars, decodeVariable(block, diags))
+		case "locals":
+			attrs, d := block.Body.JustAttributes()
+			*diags = append(*diags, d...)
+			f.locals = append(f.locals, sortedAttrs(attrs)...)
 		case "check":
 			cc, _, d := block.Body.PartialContent(checkSchema)
 			*diags = append(*diags, d...)
@@ -470,13 +486,14 @@ func decodeModuleCall(block *hcl.Block, override bool, diags *hcl.Diagnostics) *
 	if override {
 		schema = moduleOverrideSchema
 	}
-	content, _, d := block.Body.PartialContent(schema)
+	content, rest, d := block.Body.PartialContent(schema)
 	*diags = append(*diags, d...)
 	if content == nil {
 		return c
 	}
+	c.args, _ = rest.JustAttributes() // blocks in a call are no variables
 	if attr, ok := content.Attributes["source"]; ok {
-		c.sourceSet = true
+		c.sourceSet, c.sourceAttr = true, attr
 		// OpenTofu evaluates the source with variables and locals known
 		// at init; only a literal can be followed here.
 		if v, d := attr.Expr.Value(nil); !d.HasErrors() && isLiteral(attr.Expr) && v.Type().Equals(cty.String) && !v.IsNull() && v.IsKnown() {
@@ -485,7 +502,7 @@ func decodeModuleCall(block *hcl.Block, override bool, diags *hcl.Diagnostics) *
 		}
 	}
 	if attr, ok := content.Attributes["version"]; ok {
-		c.versionSet = true
+		c.versionSet, c.versionAttr = true, attr
 		c.version, c.versionDynamic = decodeCallVersion(attr, diags)
 	}
 	return c

@@ -16,12 +16,15 @@
 // its local calls must stay inside the package, and it never reads
 // .terraform/modules.
 //
+// It evaluates a module call's source and version as OpenTofu's static
+// evaluator does (variables, with values from Options and the root's
+// .tfvars files, locals, path.*, terraform.workspace and a bounded set of
+// functions), and reads the root's test files (.tftest.hcl, .tofutest.hcl
+// and their JSON forms, in the root and tests/) for the providers and
+// modules they need, unless Options.NoTests.
+//
 // It is not responsible for choosing versions: constraints are returned as
 // written and intersecting them is the caller's job. It never uses the
 // network: a remote module that is not installed is reported as a warning,
-// not fetched. It does not evaluate expressions, so a module source that is
-// not a literal string can only be followed through the modules manifest
-// that "tofu init" writes, and a module version that is not a literal gives
-// no constraint (with a warning). Test files (.tftest.hcl) and state are not
-// read.
+// not fetched. State is not read.
 package tfconfig

@@ -117,6 +117,12 @@ func moduleBudget() *readBudget {
 // than what is left of it) or nests deeper than hclsafe.MaxDepth is
 // refused before HCL reads it.
 func parseFile(path, display string, budget *readBudget) (hcl.Body, hcl.Diagnostics) {
+	return parseFileAs(path, display, budget, func([]byte) bool { return strings.HasSuffix(path, ".json") })
+}
+
+// parseFileAs is parseFile with the syntax chosen by isJSON, given the
+// file's content.
+func parseFileAs(path, display string, budget *readBudget, isJSON func(src []byte) bool) (hcl.Body, hcl.Diagnostics) {
 	limit := int64(hclsafe.MaxConfigSize)
 	if budget != nil {
 		limit = budget.file
@@ -142,9 +148,10 @@ func parseFile(path, display string, budget *readBudget) (hcl.Body, hcl.Diagnost
 		}
 		budget.left -= int64(len(src))
 	}
+	json := err == nil && isJSON(src)
 	if err == nil {
 		syntax := hclsafe.Native
-		if strings.HasSuffix(path, ".json") {
+		if json {
 			syntax = hclsafe.JSON
 		}
 		err = hclsafe.CheckDepth(src, display, syntax)
@@ -154,7 +161,7 @@ func parseFile(path, display string, budget *readBudget) (hcl.Body, hcl.Diagnost
 	}
 	var f *hcl.File
 	var diags hcl.Diagnostics
-	if strings.HasSuffix(path, ".json") {
+	if json {
 		f, diags = hcljson.Parse(src, display)
 	} else {
 		f, diags = hclsyntax.ParseConfig(src, display, hcl.InitialPos)

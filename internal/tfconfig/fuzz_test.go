@@ -37,6 +37,8 @@ func FuzzLoad(f *testing.F) {
 		`{"terraform": [{"required_providers": [{"aws": "~> 1.0"}]}], "resource": {"a_b": {"c": {"provider": "a.x"}}}}`,
 		`{"import": [{"to": "a_b.c", "id": "x"}], "module": {"m": {"source": 3}}}`,
 		`{"module": {"m": {"source": "a/b/c", "version": "${var.v}"}, "n": {"source": "a/b/c", "version": 1}}}`,
+		"variable \"v\" {\n  type = list(object({a = optional(string, \"x\")}))\n  default = [{}]\n}\nlocals {\n  l = join(\"/\", [for o in var.v : o.a])\n  m = element(var.v, 3).a\n}\nmodule \"a\" {\n  source = \"${local.m}/b/c\"\n  version = format(\"~> %d.0\", length(var.v))\n}\n",
+		"variable \"s\" {\n  default = \"a/b/c\"\n  sensitive = true\n}\nmodule \"a\" {\n  source = try(var.s, local.x, \"./\")\n  version = replace(var.s, \"/[a-z]/\", \"1\")\n}\n",
 		"resource \"x\" {",
 		"\xff\xfe",
 	} {

@@ -61,10 +61,24 @@ const maxModules = 10000
 // applies both), module version constraints rejected by go-version (the
 // only parser OpenTofu applies to them), module registry addresses that
 // cannot be mirrored (a host with a port), unreadable local module
-// directories and module call cycles. Problems that do not stop reading,
-// such as a remote module that is not installed or a module version that
-// is not a literal, are returned in Root.Warnings.
+// directories, module call cycles, and a module source or version that
+// cannot be evaluated (LoadWith). Problems that do not stop reading, such
+// as a remote module that is not installed, are returned in Root.Warnings.
+// Load is LoadWith with no environment and no --var values: variables
+// take their defaults and the root's .tfvars files.
 func Load(dir string) (*Root, error) {
+	return LoadWith(dir, Options{})
+}
+
+// LoadWith is Load with the root module's variables given their values
+// from opts (and the directory's variables files), for the module calls
+// whose source or version refer to variables or locals. A value that is
+// needed and cannot be had (a required variable without one, a reference
+// to a resource, a function tfmirror does not evaluate) is a problem that
+// names the variable, the module call and its file:line. Unless
+// opts.NoTests, what the root module's test files need is added too
+// (addTests), each provider only they need named in a warning.
+func LoadWith(dir string, opts Options) (*Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: dir, Summary: "Failed to read module directory", Detail: err.Error()}}}
@@ -78,11 +92,19 @@ func Load(dir string) (*Root, error) {
 			Detail:  fmt.Sprintf("Module directory %s does not exist or cannot be read: %s.", dir, errText(err)),
 		}}}
 	}
+	vals, problems := rootValues(dir, opts)
+	if len(problems) > 0 {
+		return nil, &Error{Problems: problems}
+	}
+	l.vals, l.environ, l.rootAbs = vals, opts.Environ, abs
 	m := l.module(dir, real)
 	if m.empty {
 		l.warn(fmt.Sprintf("%s has no OpenTofu configuration files", l.displayPath(dir)))
 	}
 	l.walk(frame{dir: dir, real: real}, m)
+	if !opts.NoTests {
+		l.addTests(m)
+	}
 
 	if len(l.problems) > 0 {
 		return nil, &Error{Problems: l.problems}
@@ -128,6 +150,15 @@ type loader struct {
 	problems    []Problem
 	seenProblem map[string]bool
 	warnings    []string
+
+	// vals are the root module's variable values as given; environ the
+	// environment (TF_WORKSPACE); rootAbs the root directory, absolute.
+	vals    map[string]rawValue
+	environ []string
+	rootAbs string
+	// evalBytes is what functions made while evaluating the current
+	// call's source and version, bounded by maxEvalBytes.
+	evalBytes int
 }
 
 // frame is one module instance being read.
@@ -139,6 +170,11 @@ type frame struct {
 	// installed, whose local calls the manifest records.
 	inPackage bool
 	parent    *frame
+	// mod is the module read; call the call in the parent that reached
+	// it (nil for the root); scope its static evaluator, made on use.
+	mod   *module
+	call  *callDecl
+	scope *staticScope
 }
 
 func (f *frame) addr() string {
@@ -206,8 +242,10 @@ func (l *loader) walk(f frame, m *module) {
 		return
 	}
 	l.addNeeds(m)
-	l.addRegistryCalls(&f, m)
-	for _, c := range m.calls {
+	f.mod = m
+	calls := l.staticCalls(&f, m)
+	l.addRegistryCalls(&f, calls)
+	for _, c := range calls {
 		child, ok := l.resolve(&f, c)
 		if !ok {
 			continue
@@ -224,7 +262,7 @@ func (l *loader) walk(f frame, m *module) {
 		if !ok {
 			continue
 		}
-		child.parent = &f
+		child.parent, child.call = &f, c
 		l.walk(child, l.module(child.dir, child.real))
 	}
 }

@@ -460,13 +460,13 @@ func TestLoadFiles(t *testing.T) {
 		{
 			name: "hidden and backup files are ignored",
 			files: map[string]string{
-				"root/main.tf":         `resource "foo_thing" "a" {}`,
-				"root/.hidden.tf":      `this is { not valid`,
-				"root/main.tf~":        `this is { not valid`,
-				"root/#main.tf#":       `this is { not valid`,
-				"root/notes.txt":       `this is { not valid`,
-				"root/main.tftest.hcl": `run "x" { this is { not valid`,
-				"root/sub/main.tf":     `resource "bar_thing" "a" {}`,
+				"root/main.tf":          `resource "foo_thing" "a" {}`,
+				"root/.hidden.tf":       `this is { not valid`,
+				"root/main.tf~":         `this is { not valid`,
+				"root/#main.tf#":        `this is { not valid`,
+				"root/notes.txt":        `this is { not valid`,
+				"root/main.tftest.hcl~": `run "x" { this is { not valid`,
+				"root/sub/main.tf":      `resource "bar_thing" "a" {}`,
 			},
 			want: map[string][]Constraint{foo: none()},
 		},
@@ -789,7 +789,7 @@ module "network" {
 			want: map[string][]Constraint{foo: none()},
 		},
 		{
-			name: "non-literal source followed through the manifest",
+			name: "source from a variable followed through the manifest",
 			files: map[string]string{
 				"root/main.tf": `
 variable "ref" {
@@ -810,7 +810,7 @@ module "other" {
 			},
 			want: map[string][]Constraint{foo: none()},
 			wantWarnings: []string{
-				`module.other (source is not a literal string) in root/main.tf:9 is not installed under .terraform/modules; run "tofu init" to include its providers`,
+				`module.other (git::https://example.com/other.git?ref=v1) in root/main.tf:9 is not installed under .terraform/modules; run "tofu init" to include its providers`,
 			},
 		},
 		{

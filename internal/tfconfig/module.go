@@ -18,6 +18,13 @@ import (
 type module struct {
 	needs []need
 	calls []*callDecl // by name
+	// vars and locals are the module's input variables and local values,
+	// for evaluating its calls' source and version.
+	vars   map[string]*varDecl
+	locals map[string]*hcl.Attribute
+	// reqs are its required_providers entries by local name, which test
+	// files' provider blocks refer to.
+	reqs map[string]*reqEntry
 	// empty is true when the directory has no configuration files.
 	empty bool
 }
@@ -74,6 +81,8 @@ func combine(primary, override []*fileDecl, diags *hcl.Diagnostics) *module {
 		providers: map[string]*providerDecl{},
 		resources: map[string]*resourceDecl{},
 		calls:     map[string]*callDecl{},
+		vars:      map[string]*varDecl{},
+		locals:    map[string]*hcl.Attribute{},
 	}
 	mg.addRequiredProviders(primary)
 	mg.overrideRequiredProviders(override)
@@ -84,7 +93,7 @@ func combine(primary, override []*fileDecl, diags *hcl.Diagnostics) *module {
 		mg.overrideFile(f)
 	}
 	mg.resolveNeeds()
-	return &module{needs: mg.needs, calls: mg.sortedCalls()}
+	return &module{needs: mg.needs, calls: mg.sortedCalls(), vars: mg.vars, locals: mg.locals, reqs: mg.reqs}
 }
 
 // merger holds the declarations of a module's files while combine merges them.
@@ -98,6 +107,8 @@ type merger struct {
 	resourceOrder []*resourceDecl
 	imports       []*importDecl
 	calls         map[string]*callDecl
+	vars          map[string]*varDecl
+	locals        map[string]*hcl.Attribute
 
 	needs []need
 }
@@ -150,6 +161,7 @@ func (mg *merger) addFile(f *fileDecl) {
 	mg.addResources(f.resources)
 	mg.imports = append(mg.imports, f.imports...)
 	mg.addCalls(f.calls)
+	mg.addValues(f)
 }
 
 // overrideFile applies the provider blocks, resources, import blocks and
@@ -159,6 +171,7 @@ func (mg *merger) overrideFile(f *fileDecl) {
 	mg.overrideResources(f.resources)
 	mg.rejectImports(f.imports)
 	mg.overrideCalls(f.calls)
+	mg.overrideValues(f)
 }
 
 // addProviders adds the provider blocks of a primary file, reporting
@@ -253,9 +266,17 @@ func (mg *merger) overrideCalls(calls []*callDecl) {
 		}
 		if c.sourceSet {
 			existing.source, existing.static, existing.sourceSet = c.source, c.static, true
+			existing.sourceAttr = c.sourceAttr
 		}
 		if c.versionSet {
 			existing.version, existing.versionDynamic, existing.versionSet = c.version, c.versionDynamic, true
+			existing.versionAttr = c.versionAttr
+		}
+		for name, a := range c.args {
+			if existing.args == nil {
+				existing.args = hcl.Attributes{}
+			}
+			existing.args[name] = a
 		}
 	}
 }

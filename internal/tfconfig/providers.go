@@ -27,6 +27,9 @@ type providerTarget struct {
 func parseSource(s string) (t providerTarget, summary, detail string) {
 	raw, err := tfaddr.ParseProviderSource(s)
 	if err != nil {
+		if p, perr := addrs.ParseProvider(s); perr == nil {
+			return providerTarget{provider: p}, "", "" // a namespace only Terraform 1.16 takes
+		}
 		var pe *tfaddr.ParserError
 		if errors.As(err, &pe) {
 			return t, pe.Summary, pe.Detail

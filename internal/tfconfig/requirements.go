@@ -28,14 +28,15 @@ type Configuration struct {
 	Modules []mirror.ModuleRequirement
 }
 
-// LoadConfigurations reads every root module and its lock file. Any
-// problem is bad input: all of them are reported together, as one input
-// error.
-func LoadConfigurations(dirs []string) ([]Configuration, error) {
+// LoadConfigurations reads every root module and its lock file, each with
+// its variables' values from opts and its own variables files (LoadWith).
+// Any problem is bad input: all of them are reported together, as one
+// input error.
+func LoadConfigurations(dirs []string, opts Options) ([]Configuration, error) {
 	var out []Configuration
 	var errs []error
 	for _, dir := range dirs {
-		c, err := loadConfiguration(dir)
+		c, err := loadConfiguration(dir, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -48,8 +49,8 @@ func LoadConfigurations(dirs []string) ([]Configuration, error) {
 	return out, nil
 }
 
-func loadConfiguration(dir string) (Configuration, error) {
-	cfg, err := Load(dir)
+func loadConfiguration(dir string, opts Options) (Configuration, error) {
+	cfg, err := LoadWith(dir, opts)
 	if err != nil {
 		return Configuration{}, fmt.Errorf("read configuration %s: %w", dir, err)
 	}

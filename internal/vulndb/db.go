@@ -1,15 +1,20 @@
-// Package vulndb reads the Go vulnerability database offline (OSV
-// records: a directory such as golang.org/x/vulndb's data/osv, the
-// layout vuln.go.dev serves, or an OSV zip) and matches the modules and
-// Go version a program was built from against it, the standard library
-// included.
+// Package vulndb reads the Go vulnerability database (OSV records: a
+// directory such as golang.org/x/vulndb's data/osv, the layout
+// vuln.go.dev serves, on disk or at an https URL, or an OSV zip) and
+// matches the modules and Go version a program was built from against
+// it, the standard library included. Offline, Load reads every record;
+// online, Remote reads the index and then only the records the modules
+// asked about may be affected by, through the httpx.Fetcher it is given.
 //
-// It matches at module level: a program that contains an affected
-// version of a module is reported, whether or not it calls the
-// vulnerable functions. govulncheck -mode=binary also knows which
-// symbols a binary holds and reports only advisories whose symbols are
-// present, so every advisory it reports for a binary is among the ones
-// this package reports for the same modules; the converse does not hold.
+// It matches at module level, as govulncheck -mode=binary does before it
+// looks at symbols: a program that contains an affected version of a
+// module is reported, whether or not it calls the vulnerable functions,
+// unless every package the advisory names is limited to other platforms
+// (GOOS, GOARCH) than the program's. govulncheck also reports which
+// advisories' vulnerable functions a binary holds or calls; every
+// advisory it reports for a binary is among the ones this package
+// reports for the same modules, and the converse holds at module level
+// (e2e TestVulnerabilitiesAgainstGovulncheck).
 //
 // It owns the records' parsing, their bounds and the version matching;
 // it does not read SBOMs or programs (internal/sbom, hashing do) or
@@ -17,6 +22,7 @@
 package vulndb
 
 import (
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -38,7 +44,18 @@ type Affected struct {
 		Name      string `json:"name"`
 		Ecosystem string `json:"ecosystem"`
 	} `json:"package"`
-	Ranges []Range `json:"ranges"`
+	Ranges            []Range `json:"ranges"`
+	EcosystemSpecific struct {
+		Imports []Import `json:"imports"`
+	} `json:"ecosystem_specific"`
+}
+
+// Import is a package of the module the advisory is about, and the
+// platforms it is vulnerable on (none listed: every one).
+type Import struct {
+	Path   string   `json:"path"`
+	GOOS   []string `json:"goos"`
+	GOARCH []string `json:"goarch"`
 }
 
 // Range is a SEMVER range of OSV: events in order, each introducing or
@@ -66,6 +83,36 @@ func (db *DB) Len() int { return db.records }
 // Module is a module version a program was built from.
 type Module struct {
 	Path, Version string
+}
+
+// Program is what a program was built from and for, as its build
+// information says.
+type Program struct {
+	Modules   []Module // its dependencies (the main module is not matched)
+	GoVersion string   // "go1.22.5"; "" for none
+	// The platform it was built for; "" matches every platform.
+	GOOS, GOARCH string
+}
+
+// ProgramOf reads a Program from Go build information: the modules (as
+// replaced), the Go version and the GOOS and GOARCH build settings.
+func ProgramOf(info *debug.BuildInfo) Program {
+	p := Program{GoVersion: info.GoVersion}
+	for _, d := range info.Deps {
+		if d.Replace != nil {
+			d = d.Replace
+		}
+		p.Modules = append(p.Modules, Module{Path: d.Path, Version: d.Version})
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "GOOS":
+			p.GOOS = s.Value
+		case "GOARCH":
+			p.GOARCH = s.Value
+		}
+	}
+	return p
 }
 
 // Finding is one advisory that applies to a module version.
@@ -99,17 +146,16 @@ func (db *DB) add(r *Record) {
 	}
 }
 
-// Match returns the advisories that apply to the modules and the Go
-// version (as build information gives it, "go1.22.5"; "" for none),
-// sorted by module and advisory.
-func (db *DB) Match(mods []Module, goVersion string) []Finding {
+// Match returns the advisories that apply to the program's modules and
+// Go version on its platform, sorted by module and advisory.
+func (db *DB) Match(p Program) []Finding {
 	var out []Finding
-	if v := GoSemver(goVersion); v != "" {
-		out = append(out, db.matchModule(StdlibModule, v, goVersion)...)
+	if v := GoSemver(p.GoVersion); v != "" {
+		out = append(out, db.matchModule(StdlibModule, v, p.GoVersion, p)...)
 	}
-	for _, m := range mods {
+	for _, m := range p.Modules {
 		if semver.IsValid(m.Version) {
-			out = append(out, db.matchModule(m.Path, m.Version, m.Version)...)
+			out = append(out, db.matchModule(m.Path, m.Version, m.Version, p)...)
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int {
@@ -118,11 +164,11 @@ func (db *DB) Match(mods []Module, goVersion string) []Finding {
 	return slices.CompactFunc(out, func(a, b Finding) bool { return a.Module == b.Module && a.ID == b.ID })
 }
 
-func (db *DB) matchModule(path, v, shown string) []Finding {
+func (db *DB) matchModule(path, v, shown string, p Program) []Finding {
 	var out []Finding
 	for _, r := range db.byModule[path] {
 		for _, a := range r.Affected {
-			if a.Package.Name != path || a.Package.Ecosystem != "Go" {
+			if a.Package.Name != path || a.Package.Ecosystem != "Go" || !a.onPlatform(p.GOOS, p.GOARCH) {
 				continue
 			}
 			if hit, fixed := affects(a.Ranges, v); hit {
@@ -132,6 +178,25 @@ func (db *DB) matchModule(path, v, shown string) []Finding {
 		}
 	}
 	return out
+}
+
+// onPlatform says whether one of the packages the advisory names is
+// vulnerable on goos/goarch ("" for any), as govulncheck decides it: an
+// advisory that names no package applies everywhere.
+func (a Affected) onPlatform(goos, goarch string) bool {
+	if len(a.EcosystemSpecific.Imports) == 0 {
+		return true
+	}
+	for _, imp := range a.EcosystemSpecific.Imports {
+		if matchesPlatform(goos, imp.GOOS) && matchesPlatform(goarch, imp.GOARCH) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchesPlatform(v string, list []string) bool {
+	return v == "" || len(list) == 0 || slices.Contains(list, v)
 }
 
 // affects says whether version v (semver with its "v") is in one of the

@@ -22,6 +22,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/internal/tfconfig"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -57,6 +58,11 @@ type Options struct {
 	// NoModules mirrors providers only: the manifest's module blocks and
 	// the configurations' module calls are left out.
 	NoModules bool
+	// Vars are the --var and --var-file flags, in their order: values of
+	// the configurations' variables.
+	Vars []tfconfig.VarArg
+	// NoTests leaves out what only the configurations' test files need.
+	NoTests bool
 
 	Flags   settings.Flags
 	Process settings.Process
@@ -129,7 +135,7 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, inputerr.Wrap(err)
 	}
-	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, opts.NoModules)
+	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, app.Reading{NoModules: opts.NoModules, Vars: opts.Vars, NoTests: opts.NoTests})
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,11 @@ import (
 // Options say what to check.
 type Options struct {
 	// Dirs are configuration roots, besides the manifest's.
-	Dirs    []string
+	Dirs []string
+	// Vars are the --var and --var-file flags, in their order; NoTests
+	// leaves out what only test files need (as for build).
+	Vars    []app.VarArg
+	NoTests bool
 	Flags   settings.Flags
 	Process settings.Process
 }
@@ -35,7 +39,7 @@ type Report struct {
 
 // Run checks the manifest. Every problem is an input error.
 func Run(_ context.Context, opts Options) (*Report, error) {
-	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, nil, false)
+	m, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, nil, app.Reading{Vars: opts.Vars, NoTests: opts.NoTests})
 	if err != nil {
 		return nil, err
 	}

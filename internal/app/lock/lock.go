@@ -18,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/internal/tfconfig"
+	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -30,13 +31,23 @@ type Options struct {
 	// Platforms to record hashes for; none means the manifest's, and
 	// without those every platform the mirror holds of each release.
 	Platforms []string
+	// Vars are the --var and --var-file flags, in their order: values of
+	// the configurations' variables.
+	Vars    []tfconfig.VarArg
+	NoTests bool // leave out what only test files need
 	// Check writes nothing: it reports what init would change in each
 	// lock file (Report.Verdicts), with a *app.LockChurnError when any
 	// file would not survive init.
 	Check bool
 	// Fix is Check, then writes the files that would not survive init
 	// and that lock can write.
-	Fix     bool
+	Fix bool
+	// Clients are the clients whose init Check considers, "tofu" or
+	// "terraform"; none means both.
+	Clients []string
+	// Via is how the clients install from the mirror: network_mirror,
+	// filesystem_mirror or oci_mirror; "" means what the mirror is.
+	Via     string
 	Flags   settings.Flags
 	Process settings.Process
 }
@@ -56,6 +67,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Mirror == "" {
 		return nil, inputerr.Wrap(errors.New("--mirror is required: a mirror directory or https:// URL"))
 	}
+	if (len(opts.Clients) > 0 || opts.Via != "") && !opts.Check && !opts.Fix {
+		return nil, inputerr.Wrap(errors.New("--client and --via say what --check and --fix check: give one of them"))
+	}
 	platforms, err := app.ParsePlatforms(opts.Platforms)
 	if err != nil {
 		return nil, err
@@ -71,7 +85,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(dirs) == 0 {
 		dirs = []string{"."}
 	}
-	cfgs, err := tfconfig.LoadConfigurations(dirs)
+	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: opts.Vars, Environ: opts.Process.Environ, NoTests: opts.NoTests})
 	if err != nil {
 		return nil, err
 	}
@@ -82,10 +96,46 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	report := &Report{Warnings: tfconfig.Warnings(cfgs)}
 	locker := &mirror.Locker{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Hashed: hashed, Limits: s.ZipLimits}
 	if opts.Check || opts.Fix {
-		return report, check(ctx, report, locker, cfgs, platforms, opts.Fix)
+		in, err := install(opts, ref)
+		if err != nil {
+			return nil, err
+		}
+		return report, check(ctx, report, locker, cfgs, platforms, in, opts.Fix)
 	}
 	report.Files, err = app.WriteLockFiles(ctx, locker, cfgs, platforms)
 	return report, err
+}
+
+// install is how the check's clients install from the mirror: those
+// given (both by default), through the method given, else the one the
+// mirror is made for.
+func install(opts Options, ref endpoint.Ref) (lockfile.Install, error) {
+	in := lockfile.Install{OpenTofu: len(opts.Clients) == 0, Terraform: len(opts.Clients) == 0}
+	for _, c := range opts.Clients {
+		switch c {
+		case "tofu":
+			in.OpenTofu = true
+		case "terraform":
+			in.Terraform = true
+		default:
+			return in, inputerr.Wrap(fmt.Errorf("--client %q: want tofu or terraform", c))
+		}
+	}
+	via := opts.Via
+	if via == "" {
+		via = "network_mirror"
+		if ref.Kind == endpoint.Dir && layout.ExistingKind(ref.Path) == layout.Filesystem {
+			via = "filesystem_mirror"
+		}
+	}
+	switch via {
+	case "network_mirror", "oci_mirror":
+		in.MirrorHashes = true
+	case "filesystem_mirror":
+	default:
+		return in, inputerr.Wrap(fmt.Errorf("--via %q: want network_mirror, filesystem_mirror or oci_mirror", opts.Via))
+	}
+	return in, nil
 }
 
 // upstreamName names the mirror as the installation method that would
@@ -101,12 +151,12 @@ func upstreamName(ref endpoint.Ref, mirror string) string {
 // check fills the report's verdicts and, with fix, writes the flagged
 // files lock can write, through app.WriteLockFiles as lock does. Its
 // error counts the files that still would not survive init.
-func check(ctx context.Context, report *Report, l *mirror.Locker, cfgs []tfconfig.Configuration, platforms []addrs.Platform, fix bool) error {
+func check(ctx context.Context, report *Report, l *mirror.Locker, cfgs []tfconfig.Configuration, platforms []addrs.Platform, in lockfile.Install, fix bool) error {
 	var fixable []tfconfig.Configuration
 	var pinned int
 	var errs []error
 	for _, c := range cfgs {
-		v, err := lockfile.Check(ctx, l, c.Dir, c.Needs, c.Lock, platforms)
+		v, err := lockfile.Check(ctx, l, c.Dir, c.Needs, c.Lock, platforms, in)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -26,6 +26,10 @@ type Options struct {
 	Out string
 	// Dirs are configuration roots, besides the manifest's.
 	Dirs []string
+	// Vars are the --var and --var-file flags, in their order; NoTests
+	// leaves out what only test files need (as for build).
+	Vars    []app.VarArg
+	NoTests bool
 	// Platforms of the configurations' providers; none: the manifest's.
 	Platforms    []string
 	DryRun       bool
@@ -56,7 +60,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, false)
+	_, s, in, err := app.LoadInputs(opts.Flags, opts.Process, opts.Dirs, opts.Platforms, app.Reading{Vars: opts.Vars, NoTests: opts.NoTests})
 	if err != nil {
 		return nil, err
 	}

@@ -190,6 +190,18 @@ func (r *Registry) AddWithOptions(namespace, typ, ver string, opts Options, plat
 	r.publish(namespace, typ, ver, opts, archives)
 }
 
+// AddArchives publishes the given archives (zip bytes by platform, such
+// as goprovider builds) as provider namespace/type at version, signed and
+// listed in SHA256SUMS like Add's; other platforms of the version stay.
+func (r *Registry) AddArchives(namespace, typ, version string, archives map[string][]byte) {
+	r.t.Helper()
+	own := make(map[string][]byte, len(archives))
+	for p, zip := range archives {
+		own[p] = bytes.Clone(zip)
+	}
+	r.publish(namespace, typ, version, Options{}, own)
+}
+
 // publish adds archives (by platform) to a version, then rebuilds its
 // SHA256SUMS and signature.
 func (r *Registry) publish(namespace, typ, ver string, opts Options, archives map[string][]byte) {

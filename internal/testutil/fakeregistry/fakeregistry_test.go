@@ -197,6 +197,28 @@ func TestDownloadAndVerify(t *testing.T) {
 	}
 }
 
+// TestAddArchives serves the archives given as they are, listed in a
+// signed SHA256SUMS, next to the platforms Add made.
+func TestAddArchives(t *testing.T) {
+	f := newFixture(t)
+	f.reg.Add("hashicorp", "null", "3.2.1", "linux_amd64")
+	given := []byte("PK\x05\x06" + strings.Repeat("\x00", 18)) // an empty zip
+	f.reg.AddArchives("hashicorp", "null", "3.2.1", map[string][]byte{"darwin_arm64": given})
+	doc, docURL := f.download(t, "hashicorp", "null", "3.2.1", "darwin", "arm64")
+	archive, _ := f.get(t, resolve(t, docURL, doc.DownloadURL), http.StatusOK)
+	sums := f.reg.SHA256SUMS("hashicorp", "null", "3.2.1")
+	if !bytes.Equal(archive, given) || sumsLine(t, sums, doc.Filename) != sumOf(given) || doc.Shasum != sumOf(given) {
+		t.Fatalf("served %q (shasum %s), want the archive given", archive, doc.Shasum)
+	}
+	if f.reg.Archive("hashicorp", "null", "3.2.1", "linux_amd64") == nil {
+		t.Fatal("the platform Add made is gone")
+	}
+	sig, _ := f.get(t, resolve(t, docURL, doc.ShasumsSignatureURL), http.StatusOK)
+	if _, err := checkSignature(doc.SigningKeys.GPGPublicKeys[0].ASCIIArmor, sums, sig); err != nil {
+		t.Fatalf("signature: %v", err)
+	}
+}
+
 func checkDownloadDoc(t *testing.T, reg *Registry, doc downloadDoc) {
 	t.Helper()
 	base := "/releases/hashicorp/null/3.2.1/terraform-provider-null_3.2.1_"
