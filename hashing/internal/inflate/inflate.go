@@ -1,14 +1,14 @@
 // Package inflate decodes DEFLATE streams (RFC 1951), the data of zip
 // entries, for the h1: hashes the hashing package computes: the same
 // output as compress/flate, and an error for exactly the streams it
-// refuses, about twice as fast.
+// refuses, about two and a half times as fast.
 //
 // It owns the decoding only: hashing decides what to decode, with which
 // limits, and what the output is checked against. The techniques are
 // libdeflate's: a 64-bit bit buffer refilled eight bytes at a time without
 // branches, table entries that give a symbol's value and its extra bits in
-// one lookup (with links to subtables for long codes), two literals per
-// refill, and matches copied eight bytes at a time. A Decoder reads its
+// one lookup (with links to subtables for long codes), up to three
+// literals per refill, and matches copied eight bytes at a time. A Decoder reads its
 // input through a bufio.Reader and consumes exactly the stream's bytes
 // from it, so that a zip parser reading the same bufio.Reader finds the
 // next record right after the stream; it decodes into a buffer of 32 KiB
