@@ -609,6 +609,7 @@ func checkTreeFiles(t testing.TB, f *fixture) {
 		want[p.dir()+"/"+p.version+".json"] = true
 		for _, pl := range p.platforms {
 			want[p.dir()+"/"+p.zip(pl)] = true
+			want[p.dir()+"/"+strings.TrimSuffix(p.zip(pl), ".zip")+".cdx.json"] = true // its SBOM
 		}
 		// Provenance kept next to the archives: upstream SHA256SUMS and its
 		// signature byte for byte, and the provenance record.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // The crash tests mirror three providers × two versions × three platforms
@@ -309,7 +310,9 @@ func isTempFile(rel string) bool { return strings.HasPrefix(path.Base(rel), ".tf
 // documents that a build may extend: index.json, <version>.json,
 // catalog.json and provenance records. Everything else (archives, kept
 // SHA256SUMS and signatures) never changes once published.
-func isMetadataDoc(rel string) bool { return strings.HasSuffix(rel, ".json") }
+func isMetadataDoc(rel string) bool {
+	return strings.HasSuffix(rel, ".json") && !strings.HasSuffix(rel, layout.SBOMSuffix)
+}
 
 // docEntries flattens a metadata document into what it lists, each with
 // its JSON value: "versions/1.0.0" of an index.json, "archives/<platform>"

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 )
 
@@ -25,6 +26,39 @@ type Catalog struct {
 	// Modules are module package addresses (host/namespace/name/system),
 	// sorted; absent in a mirror without modules.
 	Modules []string `json:"modules,omitempty"`
+	// Archives lists every provider archive of the tree by path, with
+	// its digests, once the catalog is sealed (SealCatalog): what a
+	// signature of catalog.json vouches for. Absent (nil) in a catalog
+	// never sealed; empty in a sealed one listing no archive.
+	Archives map[string]CatalogArchive `json:"archives,omitzero"`
+}
+
+// CatalogSignaturePath is catalog.json's detached ASCII-armored OpenPGP
+// signature, written after catalog.json and removed before catalog.json
+// changes, so it never stands next to other bytes than those it signs.
+const CatalogSignaturePath = CatalogPath + ".asc"
+
+// CatalogArchive is what a sealed catalog says of one archive: the
+// hashes a lock file records for it.
+type CatalogArchive struct {
+	// ZH is the SHA-256 of the archive's bytes.
+	ZH hashing.Hash `json:"zh"`
+	// H1 is the hash of the unpacked package, the one "tofu init"
+	// records.
+	H1 hashing.Hash `json:"h1"`
+	// H1Zip is the hash of the zip's entries when it differs from H1 (a
+	// zip with directory entries), which OpenTofu records too when it
+	// installs from a mirror listing it.
+	H1Zip hashing.Hash `json:"h1_zip,omitempty"`
+}
+
+// Sums are the archive's hashes as a lock file entry takes them.
+func (a CatalogArchive) Sums() hashing.ArchiveSums {
+	s := hashing.ArchiveSums{ZH: a.ZH, H1: a.H1, H1Unpacked: a.H1}
+	if a.H1Zip != "" {
+		s.H1 = a.H1Zip
+	}
+	return s
 }
 
 // DecodeCatalog parses catalog.json.

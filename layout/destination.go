@@ -33,6 +33,8 @@ type HeldPackage struct {
 	KeyID string
 	// HashesOnly names the upstream whose hashes alone vouched for it.
 	HashesOnly string
+	// SBOM says the destination holds the package's SBOM too.
+	SBOM bool
 }
 
 // HeldModule is what a destination holds of a module version.
@@ -126,7 +128,8 @@ func (d TreeDestination) heldVersion(ctx context.Context, p addrs.Provider, q He
 			continue
 		}
 		if d.intact(ctx, ArchivePath(p, q.Version, plat), a, verify) {
-			out = append(out, HeldPackage{Version: q.Version, Platform: plat, ZH: a.ZH, Size: a.Size, KeyID: prov.KeyID, HashesOnly: prov.HashesOnly})
+			out = append(out, HeldPackage{Version: q.Version, Platform: plat, ZH: a.ZH, Size: a.Size, KeyID: prov.KeyID, HashesOnly: prov.HashesOnly,
+				SBOM: d.hasSBOM(ctx, p, q.Version, plat, a, verify)})
 		}
 	}
 	return out
@@ -144,6 +147,18 @@ func (d TreeDestination) intact(ctx context.Context, rel string, a ProvenanceArc
 	}
 	sum, err := d.t.Rehash(ctx, rel)
 	return err == nil && hashing.ZH(sum) == a.ZH
+}
+
+// hasSBOM says whether the tree holds the SBOM the package's provenance
+// names: with verify, whether the file is there, else whether it is
+// named.
+func (d TreeDestination) hasSBOM(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform, a ProvenanceArchive, verify bool) bool {
+	rel, ok := a.SBOMFor(p, v, plat.String())
+	if !ok || !verify {
+		return ok
+	}
+	_, err := d.t.r.Stat(ctx, rel)
+	return err == nil
 }
 
 // PutArchiveAhead writes an archive before the publication that lists it

@@ -4,7 +4,9 @@
 // It owns:
 //   - the network mirror layout (host/namespace/type/index.json,
 //     <version>.json, the archives, the kept origin files and provenance,
-//     catalog.json) and the byte-exact JSON those files hold: no other
+//     each package's SBOM beside its archive, named by its provenance entry,
+//     catalog.json) and the byte-exact JSON those files hold (an SBOM's
+//     bytes are the caller's, kept as given): no other
 //     package parses them; they read a tree through Tree's typed reads,
 //     each document bounded before it is parsed (MaxDocumentBytes,
 //     MaxSumsBytes; MaxVersions versions in an index.json, MaxPlatforms
@@ -12,7 +14,7 @@
 //     bounded and escaped (package excerpt);
 //   - the one publish planner (Tree.PublishAll) with its explicit merge
 //     policy (Policy: Repair for builds, Refuse for bundle import) and the
-//     publish order (FileKind): archives and origin files, then provenance,
+//     publish order (FileKind): archives, SBOMs and origin files, then provenance,
 //     then <version>.json, then index.json, then catalog.json;
 //   - the destination seam: Reader (what verify, lock and the planner read
 //     from: a directory, a URL, a bucket) and Store (what every writer of a

@@ -48,8 +48,9 @@ func ArchiveRel(docPath, url string) (string, bool) {
 
 // Files lists what the tree is made of, sorted by path: catalog.json, and
 // for every provider its index.json, then for each listed version its
-// <version>.json, the archives it lists in the tree, and the kept
-// SHA256SUMS, signature and provenance; for every module its index.json
+// <version>.json, the archives it lists in the tree, the kept
+// SHA256SUMS, signature and provenance, and the SBOMs the provenance
+// names; for every module its index.json
 // and each listed version's record and package. Files that the documents name but
 // the store lacks are left out (verify reports them).
 func (t *Tree) Files(ctx context.Context) ([]File, []addrs.Provider, error) {
@@ -117,6 +118,25 @@ func (t *Tree) releaseFiles(ctx context.Context, p addrs.Provider, v addrs.Versi
 	}
 	for _, a := range doc.Archives {
 		if rel, ok := ArchiveRel(VersionPath(p, v), a.URL); ok {
+			if err := set.add(ctx, t.r, rel, KindFile); err != nil {
+				return err
+			}
+		}
+	}
+	return t.sbomFiles(ctx, p, v, set)
+}
+
+// sbomFiles adds the SBOMs the release's provenance names.
+func (t *Tree) sbomFiles(ctx context.Context, p addrs.Provider, v addrs.Version, set fileSet) error {
+	prov, err := t.ReadProvenance(ctx, p, v)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for plat, a := range prov.Archives {
+		if rel, ok := a.SBOMFor(p, v, plat); ok {
 			if err := set.add(ctx, t.r, rel, KindFile); err != nil {
 				return err
 			}

@@ -53,3 +53,17 @@ func SignaturePath(p addrs.Provider, v addrs.Version) string {
 func ProvenancePath(p addrs.Provider, v addrs.Version) string {
 	return releasePrefix(p, v) + "provenance.json"
 }
+
+// SBOMSuffix ends the name of every SBOM of a tree.
+const SBOMSuffix = ".cdx.json"
+
+// SBOMName is the file name of a package's SBOM, a CycloneDX JSON
+// document beside its archive: the archive's name with .cdx.json for .zip.
+func SBOMName(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
+	return fmt.Sprintf("terraform-provider-%s_%s_%s%s", p.Type, v.String(), plat, SBOMSuffix)
+}
+
+// SBOMPath is the relative path of a package's SBOM.
+func SBOMPath(p addrs.Provider, v addrs.Version, plat addrs.Platform) string {
+	return path.Join(ProviderDir(p), SBOMName(p, v, plat))
+}

@@ -55,6 +55,45 @@ type ProvenanceArchive struct {
 	// intact archive from a damaged one without hashing it.
 	ZH   hashing.Hash `json:"zh,omitempty"`
 	Size int64        `json:"size,omitempty"`
+	// SBOM is the file name of the package's SBOM beside the archive
+	// (SBOMName); "" for a package published without one (by a tfmirror
+	// that made none). GoVersion is the Go toolchain its executable was
+	// built with, from its build information; "" when the executable has
+	// none (not a Go program) or there is no SBOM.
+	SBOM      string `json:"sbom,omitempty"`
+	GoVersion string `json:"go_version,omitempty"`
+}
+
+// SamePackage reports whether two entries record the same package: the
+// same file, h1:, zh: and size. What is said about its contents (the
+// SBOM) is not the package.
+func (a ProvenanceArchive) SamePackage(o ProvenanceArchive) bool {
+	return a.Filename == o.Filename && a.H1 == o.H1 && a.ZH == o.ZH && a.Size == o.Size
+}
+
+// Merged is the entry a publication's record (a) leaves for a package
+// the destination records as old. It names the SBOM old names for the
+// same package, and none else: the publication names the SBOMs it brings
+// itself (layout.Archive.SBOM), so a record never names a file that is
+// not there, and one that brings none does not lose the one kept.
+func (a ProvenanceArchive) Merged(old ProvenanceArchive) ProvenanceArchive {
+	a.SBOM = ""
+	if old.SBOM != "" && a.SamePackage(old) {
+		a.SBOM, a.GoVersion = old.SBOM, old.GoVersion
+	}
+	return a
+}
+
+// SBOMFor returns the relative path of the SBOM the entry of platform
+// plat of p v names, false when it names none or a name that is not the
+// one tfmirror gives it (SBOMName): a record never makes a reader leave
+// the provider's directory.
+func (a ProvenanceArchive) SBOMFor(p addrs.Provider, v addrs.Version, plat string) (string, bool) {
+	pl, err := addrs.ParsePlatform(plat)
+	if a.SBOM == "" || err != nil || a.SBOM != SBOMName(p, v, pl) {
+		return "", false
+	}
+	return SBOMPath(p, v, pl), true
 }
 
 // Record is everything kept about a release's origin.
@@ -107,4 +146,23 @@ func (t *Tree) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version
 		return Record{}, fmt.Errorf("read signature of %s %s: %w", p, v, err)
 	}
 	return r, nil
+}
+
+// ReadSBOM returns the SBOM of a package, as its release's provenance
+// names it. A package published without one yields an error wrapping
+// fs.ErrNotExist.
+func (t *Tree) ReadSBOM(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) ([]byte, error) {
+	prov, err := t.ReadProvenance(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	rel, ok := prov.Archives[plat.String()].SBOMFor(p, v, plat.String())
+	if !ok {
+		return nil, fmt.Errorf("%s %s %s: no SBOM recorded: %w", p, v, plat, fs.ErrNotExist)
+	}
+	data, err := t.r.ReadFile(ctx, rel, MaxSBOMBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read the SBOM of %s %s %s: %w", p, v, plat, err)
+	}
+	return data, nil
 }

@@ -520,16 +520,29 @@ func stagedDigest(a Archive) ([sha256.Size]byte, error) {
 // origin plans a kept origin file (SHA256SUMS or its signature): nil data
 // means the release has none, and a stale one is removed under Repair.
 func (pl *planner) origin(ctx context.Context, rel string, data []byte) error {
-	have, tag, err := pl.tree.readTagged(ctx, rel, MaxSumsBytes)
+	if data != nil {
+		return pl.keptFile(ctx, rel, data, MaxSumsBytes)
+	}
+	have, _, err := pl.tree.readTagged(ctx, rel, MaxSumsBytes)
+	switch {
+	case err != nil:
+		return err
+	case have != nil && pl.policy == Repair:
+		pl.files = append(pl.files, write{rel: rel, kind: KindFile, delete: true})
+	}
+	// Refuse: the release keeps the signature the mirror has.
+	return nil
+}
+
+// keptFile plans a file kept byte for byte (a kept origin file, an
+// SBOM): created where missing, replaced under Repair where it differs, a
+// conflict under Refuse.
+func (pl *planner) keptFile(ctx context.Context, rel string, data []byte, limit int64) error {
+	have, tag, err := pl.tree.readTagged(ctx, rel, limit)
 	if err != nil {
 		return err
 	}
 	switch {
-	case data == nil && have == nil:
-	case data == nil && pl.policy == Repair:
-		pl.files = append(pl.files, write{rel: rel, kind: KindFile, delete: true})
-	case data == nil:
-		// Refuse: the release keeps the signature the mirror has.
 	case have == nil:
 		pl.files = append(pl.files, write{rel: rel, kind: KindFile, content: Content{Data: data}, checked: true})
 	case bytes.Equal(have, data):
@@ -596,10 +609,29 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 			prov.KeyID, prov.HashesOnly, len(prov.SigningKeys), rec.Provenance.KeyID, rec.Provenance.HashesOnly, len(keys))
 	}
 	for plat, a := range rec.Provenance.Archives {
-		if d, ok := prov.Archives[plat]; ok && d != a && pl.policy == Refuse {
+		d, ok := prov.Archives[plat]
+		if ok && !d.SamePackage(a) && pl.policy == Refuse {
 			pl.conflict(rel, "%s: the destination records another package (%s) than the publication (%s)", plat, d.H1, a.H1)
 		}
-		prov.Archives[plat] = a
+		prov.Archives[plat] = a.Merged(d)
+	}
+	return pl.sboms(ctx, r, prov)
+}
+
+// sboms plans the SBOM of every archive of the release that brings one
+// and that its record describes, and names it in the provenance: the
+// file is written with the archives, before the record that names it.
+func (pl *planner) sboms(ctx context.Context, r Release, prov *Provenance) error {
+	for _, a := range r.Archives {
+		entry, ok := prov.Archives[a.Platform.String()]
+		if a.SBOM == nil || !ok {
+			continue
+		}
+		if err := pl.keptFile(ctx, SBOMPath(r.Provider, r.Version, a.Platform), a.SBOM, MaxSBOMBytes); err != nil {
+			return err
+		}
+		entry.SBOM = SBOMName(r.Provider, r.Version, a.Platform)
+		prov.Archives[a.Platform.String()] = entry
 	}
 	return nil
 }
@@ -705,6 +737,9 @@ func (t *Tree) mergeCatalog(ctx context.Context, names catalogNames) (bool, erro
 	out, err := Encode(c)
 	if err != nil {
 		return false, err
+	}
+	if c.Archives != nil {
+		return true, t.writeCatalog(ctx, out, tag) // sealed: its signature goes first
 	}
 	return true, t.apply(ctx, write{rel: CatalogPath, kind: KindCatalog, content: Content{Data: out}, checked: true, tag: tag})
 }

@@ -23,6 +23,7 @@ import (
 const (
 	MaxDocumentBytes = 16 << 20 // index.json, <version>.json, catalog.json, provenance
 	MaxSumsBytes     = 1 << 20  // SHA256SUMS and its signature
+	MaxSBOMBytes     = 16 << 20 // a package's SBOM
 )
 
 // Tree is a network mirror tree kept in a store: the one place that knows
@@ -176,6 +177,10 @@ type Archive struct {
 	// Move lets the tree move the staged file into place: nothing else
 	// needs it any more.
 	Move bool
+	// SBOM, if not nil, is the package's SBOM, published beside the
+	// archive (SBOMPath) before the documents that name it and named by
+	// the release's provenance.
+	SBOM []byte
 }
 
 // Publish makes one release visible under the Repair policy: first its

@@ -30,6 +30,10 @@ type Packages interface {
 	ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error)
 	// OpenArchive streams a package's archive.
 	OpenArchive(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (io.ReadCloser, error)
+	// ReadSBOM returns the SBOM of a package, as its release's
+	// provenance names it; an error wrapping fs.ErrNotExist when it names
+	// none.
+	ReadSBOM(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) ([]byte, error)
 }
 
 var _ Packages = (*layout.Tree)(nil)

@@ -44,6 +44,10 @@ type Options struct {
 	// Cooldown, if set, holds back releases younger than their
 	// requirement's MinAge, and records when versions are first seen.
 	Cooldown *Cooldown
+	// Describe, if set, makes the SBOM of every package the build
+	// verifies, published beside it. With VerifyExisting, a package the
+	// destinations hold without one is read again to get one.
+	Describe Describer
 	// OnEvent, if set, is called for every finished package and warning.
 	// Calls are serialized.
 	OnEvent func(Event)

@@ -26,7 +26,11 @@
 //
 // It defines the seams it needs (Source for an origin, and Location for
 // where a package's archive, SHA256SUMS and signature are; SignatureChecker
-// for OpenPGP; Destination for where it publishes; Packages and Listed for
+// for OpenPGP; Describer for the SBOM of each package it verifies, made from
+// a neutral Description (its hashes, the Go build information hashing read
+// from its executable, its origin and signing key), and SBOMChecker for
+// verify's check of one, both in the command layer's format; Destination
+// for where it publishes; Packages and Listed for
 // what it reads back) and knows nothing of HTTP, HCL, cobra, S3, OCI or exit
 // codes: adapters in internal/ implement those seams and the command layer
 // (internal/app) composes them. A location is a value, not a URL: a

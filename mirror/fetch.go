@@ -34,6 +34,7 @@ type fetched struct {
 	filename   string
 	h1Unpacked hashing.Hash
 	digest     [sha256.Size]byte // the archive's SHA-256
+	goVersion  string            // of the executable's build information
 }
 
 // fetchPackage makes one verified archive available for publishing: the one
@@ -59,7 +60,7 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 	final, size, same := b.localCopy(a.pkg, a.meta)
 	if same {
 		f.status, f.size = StatusPresent, size
-		f.describe(a, final, final, nil)
+		f.describe(a, final, final, nil, b.Options.Describe)
 	}
 	release()
 	if same {
@@ -78,7 +79,7 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 		return f
 	}
 	defer release()
-	f.describe(a, staged, staged, streamed.entries)
+	f.describe(a, staged, staged, streamed.entries, b.Options.Describe)
 	if streamed.entries != nil && streamed.entries.Summarized {
 		b.summarized.Add(1)
 	}
@@ -244,8 +245,9 @@ func (b *Builder) streamHasher(ctx context.Context) *hashing.StreamHasher {
 // describe computes the hashes a mirror publishes for a verified archive,
 // from the entries hashed while it was downloaded (streamed, if not nil)
 // when they are exactly the archive's, and checks them against the h1:
-// hashes the upstream listed, if it listed any.
-func (f *fetched) describe(a authenticated, path, staged string, streamed *hashing.StreamResult) {
+// hashes the upstream listed, if it listed any. With a describer, it
+// makes the package's SBOM too.
+func (f *fetched) describe(a authenticated, path, staged string, streamed *hashing.StreamResult, describer Describer) {
 	sums, err := hashing.HashArchiveStreamed(path, a.meta.SHA256, f.limits, streamed)
 	if err != nil {
 		f.err = &VerificationError{Package: a.pkg, Problem: "archive refused", Err: err}
@@ -258,6 +260,15 @@ func (f *fetched) describe(a authenticated, path, staged string, streamed *hashi
 	f.digest = a.meta.SHA256
 	f.archive = layout.Archive{Platform: a.pkg.Platform, Staged: staged, Hashes: sums.All()}
 	f.h1Unpacked = sums.H1Unpacked
+	if describer == nil {
+		return
+	}
+	if sums.Program.Info != nil {
+		f.goVersion = sums.Program.Info.GoVersion
+	}
+	if f.archive.SBOM, err = describer(description(a, sums)); err != nil {
+		f.err = &PackageError{Package: a.pkg, Err: fmt.Errorf("describe %s: %w", a.meta.Filename, err)}
+	}
 }
 
 // stagingSink writes a download to a staging or partial file and hashes

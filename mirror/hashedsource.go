@@ -132,6 +132,10 @@ func (h hashedPackages) OpenArchive(context.Context, addrs.Provider, addrs.Versi
 	return nil, fmt.Errorf("%s: archives are read by their hashes: %w", h.Location(), fs.ErrNotExist)
 }
 
+func (h hashedPackages) ReadSBOM(context.Context, addrs.Provider, addrs.Version, addrs.Platform) ([]byte, error) {
+	return nil, fmt.Errorf("%s keeps no SBOM: %w", h.Location(), fs.ErrNotExist)
+}
+
 // checkListedHashes requires an archive to unpack to one of the h1:
 // hashes its upstream listed, if it listed any.
 func checkListedHashes(pkg Package, meta PackageMeta, sums hashing.ArchiveSums) error {

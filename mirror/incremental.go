@@ -70,7 +70,7 @@ func (b *Builder) keepHeld(ctx context.Context, releases []release, idxs []int) 
 		var fetch []addrs.Platform
 		for _, plat := range r.req.Platforms {
 			h, ok := held[heldKey{r.version, plat}]
-			if !ok {
+			if !ok || b.wantsSBOM(h) {
 				fetch = append(fetch, plat)
 				continue
 			}
@@ -78,6 +78,13 @@ func (b *Builder) keepHeld(ctx context.Context, releases []release, idxs []int) 
 		}
 		r.req.Platforms = fetch
 	}
+}
+
+// wantsSBOM says whether a held package is read again for the SBOM the
+// destinations lack: only when the build reads what it holds anyway
+// (VerifyExisting), so that a rebuild stays without requests.
+func (b *Builder) wantsSBOM(h layout.HeldPackage) bool {
+	return b.Options.VerifyExisting && b.Options.Describe != nil && !h.SBOM
 }
 
 // heldEverywhere returns the packages every destination holds with the
@@ -101,9 +108,13 @@ func heldEverywhere(ctx context.Context, dests []Destination, p addrs.Provider, 
 			out = got
 		} else {
 			for k, h := range out {
-				if g, ok := got[k]; !ok || g.ZH != h.ZH || g.Size != h.Size {
+				g, ok := got[k]
+				if !ok || g.ZH != h.ZH || g.Size != h.Size {
 					delete(out, k)
+					continue
 				}
+				h.SBOM = h.SBOM && g.SBOM
+				out[k] = h
 			}
 		}
 		if len(out) == 0 {

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,6 +68,13 @@ type Locker struct {
 	// Hashed, if set, reads the releases Mirror keeps no record of by the
 	// upstream's hashes alone (see lockHashed).
 	Hashed *HashedSource
+	// Catalog, if set, are the archives of a catalog.json whose signature
+	// by a key the operator named was checked, by path: it vouches for
+	// the hashes it lists, so a package it covers is not downloaded.
+	Catalog map[string]layout.CatalogArchive
+	// Fallback, if set, is told why a package is downloaded although
+	// Catalog is set.
+	Fallback func(pkg Package, why string)
 }
 
 // Lock selects the version a root module would install from the mirror
@@ -194,6 +202,11 @@ func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Prov
 	if !ok {
 		return plat, none, &VerificationError{Package: pkg, Problem: fmt.Sprintf("the signed SHA256SUMS has no line for %q", a.Filename)}
 	}
+	if listed, why := l.vouched(pkg, a, digest); why == "" {
+		return plat, listed.Sums(), nil
+	} else if l.Fallback != nil {
+		l.Fallback(pkg, why)
+	}
 	computed, err := signedArchiveSums(ctx, l.Mirror, pkg, digest, l.Limits, l.TempDir)
 	if err != nil {
 		return plat, none, &VerificationError{Package: pkg, Problem: "the archive cannot be checked", Err: err}
@@ -202,4 +215,24 @@ func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Prov
 		return plat, none, &VerificationError{Package: pkg, Problem: fmt.Sprintf("the provenance record says %s, but the signed archive unpacks to %s", a.H1, computed.H1Unpacked)}
 	}
 	return plat, computed, nil
+}
+
+// vouched returns what the signed catalog lists for a package, if it
+// vouches for it: it lists the package with the digest the signed
+// SHA256SUMS gives and the h1: the provenance record gives. Otherwise why
+// says why not ("" without a catalog is never returned: why is set).
+func (l *Locker) vouched(pkg Package, a layout.ProvenanceArchive, digest [sha256.Size]byte) (layout.CatalogArchive, string) {
+	if l.Catalog == nil {
+		return layout.CatalogArchive{}, "no signed catalog"
+	}
+	listed, ok := l.Catalog[layout.ArchivePath(pkg.Provider, pkg.Version, pkg.Platform)]
+	switch {
+	case !ok:
+		return listed, "the signed catalog does not list it"
+	case listed.ZH != hashing.ZH(digest):
+		return listed, fmt.Sprintf("the signed catalog lists %s, but the signed SHA256SUMS %s", listed.ZH, hashing.ZH(digest))
+	case listed.H1 != a.H1:
+		return listed, fmt.Sprintf("the signed catalog lists %s, but the provenance record %s", listed.H1, a.H1)
+	}
+	return listed, ""
 }

@@ -21,6 +21,9 @@ func (l *Locker) lockHashed(ctx context.Context, rel Package, platforms []addrs.
 	if _, err := l.Trust.Authenticate(l.Checker, rel, Evidence{HashesOnly: l.Hashed.Name}); err != nil {
 		return LockEntry{}, err
 	}
+	if l.Catalog != nil && l.Fallback != nil {
+		l.Fallback(rel, "the mirror keeps no provenance record of it (a signed catalog vouches only for what one names)")
+	}
 	if len(platforms) == 0 {
 		var err error
 		if platforms, err = l.Hashed.Upstream.Platforms(ctx, rel.Provider, rel.Version); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -76,7 +77,14 @@ type Verifier struct {
 	ModuleLimits hashing.ModuleLimits
 	// TempDir holds archives while they are hashed; "" means os.TempDir.
 	TempDir string
+	// CheckSBOM, if set, checks the SBOM a package's provenance names is
+	// well-formed and describes it; without it, only that it is there.
+	CheckSBOM SBOMChecker
 }
+
+// SBOMChecker checks a package's SBOM (data) against the provenance entry
+// that names it: the command layer's, which knows the format.
+type SBOMChecker func(pkg Package, entry layout.ProvenanceArchive, data []byte) error
 
 // Verify checks the mirror. Problems are collected, not returned as
 // errors; the error is only for failing to start (no provider list) or a
@@ -159,6 +167,7 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 		computed, ok := v.verifyArchive(ctx, r, Package{Provider: p, Version: ver, Platform: plat}, l.Where, listed)
 		if ok && recErr == nil {
 			v.checkProvenance(r, l.Where, plat.String(), rec.Provenance, sums, computed)
+			v.checkSBOM(ctx, r, l.Where, Package{Provider: p, Version: ver, Platform: plat}, rec.Provenance.Archives[plat.String()])
 		}
 	}
 }
@@ -244,5 +253,29 @@ func (v *Verifier) checkProvenance(r *VerifyReport, where, plat string, prov lay
 	}
 	if hashing.ZH(listed) != computed.ZH {
 		r.problem(where, "%s: the archive is %s, but the signed SHA256SUMS says %s", plat, computed.ZH, hashing.ZH(listed))
+	}
+}
+
+// checkSBOM checks that the SBOM the provenance names for a package is
+// there and, with CheckSBOM, describes it. A package published without
+// one (the provenance names none) has nothing to check.
+func (v *Verifier) checkSBOM(ctx context.Context, r *VerifyReport, where string, pkg Package, entry layout.ProvenanceArchive) {
+	if entry.SBOM == "" {
+		return
+	}
+	if _, ok := entry.SBOMFor(pkg.Provider, pkg.Version, pkg.Platform.String()); !ok {
+		r.problem(where, "%s: the provenance names the SBOM %s, not %s", pkg.Platform, excerpt.Quote(entry.SBOM), layout.SBOMName(pkg.Provider, pkg.Version, pkg.Platform))
+		return
+	}
+	data, err := v.Mirror.ReadSBOM(ctx, pkg.Provider, pkg.Version, pkg.Platform)
+	if err != nil {
+		r.problem(where, "%s: the provenance names the SBOM %s, which cannot be read: %v", pkg.Platform, entry.SBOM, err)
+		return
+	}
+	if v.CheckSBOM == nil {
+		return
+	}
+	if err := v.CheckSBOM(pkg, entry, data); err != nil {
+		r.problem(where, "%s: the SBOM %s is not this package's: %v", pkg.Platform, entry.SBOM, err)
 	}
 }

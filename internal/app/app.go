@@ -65,15 +65,16 @@ func (e *LockChurnError) Error() string {
 // over other failures, because it is the one that must never be ignored.
 func ExitCode(err error) int {
 	var (
-		vfail *ProblemsError
-		bfail *bundle.RefusedError
-		verr  *mirror.VerificationError
-		cerr  *config.Error
+		vfail  *ProblemsError
+		bfail  *bundle.RefusedError
+		verr   *mirror.VerificationError
+		cerr   *config.Error
+		catErr *CatalogError
 	)
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &verr), errors.As(err, &vfail), errors.As(err, &bfail), errors.Is(err, mirror.ErrUpstreamMoved):
+	case errors.As(err, &verr), errors.As(err, &vfail), errors.As(err, &bfail), errors.As(err, &catErr), errors.Is(err, mirror.ErrUpstreamMoved):
 		return ExitVerification
 	case errors.As(err, &cerr), inputerr.Is(err), isInputError(err):
 		return ExitUsage

@@ -24,6 +24,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -34,7 +35,8 @@ func newSigner(t *testing.T) signer { return pgptest.New(t, "release") }
 
 // publishRelease publishes registry.opentofu.org/hashicorp/TYP VER for
 // the platforms into the mirror at dir, the way a build does: archives
-// staged and published with a signed SHA256SUMS and provenance.
+// staged and published with their SBOMs, a signed SHA256SUMS and
+// provenance.
 func publishRelease(t *testing.T, dir string, s signer, typ, ver string, plats ...string) {
 	t.Helper()
 	tree, err := layout.Open(dir)
@@ -76,7 +78,11 @@ func publishRelease(t *testing.T, dir string, s signer, typ, ver string, plats .
 		}
 		name := layout.ArchiveName(p, v, plat)
 		fmt.Fprintf(&sums, "%x  %s\n", sum, name)
-		rel.Archives = append(rel.Archives, layout.Archive{Platform: plat, Staged: f.Name(), Hashes: hs.All()})
+		doc, err := sbom.Encode(sbom.Package{Provider: p.String(), Version: ver, Platform: raw, Filename: name, ZH: string(hs.ZH), H1: string(hs.H1Unpacked)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel.Archives = append(rel.Archives, layout.Archive{Platform: plat, Staged: f.Name(), Hashes: hs.All(), SBOM: doc})
 		prov.Archives[raw] = layout.ProvenanceArchive{Filename: name, H1: hs.H1Unpacked, ZH: hs.ZH, Size: int64(len(data))}
 	}
 	rel.Record = &layout.Record{Provenance: prov, Sums: sums.Bytes(), Signature: s.Sign(t, sums.Bytes())}
@@ -244,6 +250,9 @@ func TestCreateIsDeterministicAndImportRestoresTheTree(t *testing.T) {
 		t.Errorf("the destination's views were refreshed %d times; want once, after the publication", refreshed)
 	}
 	sameFiles(t, want, got)
+	if _, ok := got["registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_darwin_arm64.cdx.json"]; !ok {
+		t.Error("the import did not bring the SBOMs")
+	}
 	if left, _ := filepath.Glob(filepath.Join(dest, ".tfmirror", "import-*")); len(left) > 0 {
 		t.Errorf("staging left: %v", left)
 	}
@@ -497,4 +506,37 @@ type tarEntry = targz.Entry
 
 func sortFiles(list []File) {
 	slices.SortFunc(list, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+}
+
+// A mirror whose SBOM is not its package's is not bundled, and one whose
+// provenance names an SBOM it lacks neither.
+func TestCreateRefusesAMirrorWithoutItsSBOMs(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(path string) error
+		want   string
+	}{
+		{"another package's", func(path string) error {
+			other := filepath.Join(filepath.Dir(path), "terraform-provider-foo_1.0.0_linux_amd64.cdx.json")
+			data, err := os.ReadFile(other)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(path, data, 0o644)
+		}, "describes"},
+		{"not CycloneDX", func(path string) error { return os.WriteFile(path, []byte("{}"), 0o644) }, "SBOM"},
+		{"missing", os.Remove, "cannot be read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			site := twoReleaseSite(t)
+			path := filepath.Join(site, "registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_darwin_arm64.cdx.json")
+			if err := c.change(path); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Create(context.Background(), CreateOptions{Mirror: siteTree(t, site), Out: filepath.Join(t.TempDir(), "b.tgz")})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Create: %v; want a refusal naming %q", err, c.want)
+			}
+		})
+	}
 }

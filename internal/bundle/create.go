@@ -19,6 +19,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
+	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -199,6 +200,7 @@ func pack(ctx context.Context, opts CreateOptions, tree *layout.Tree, tempDir st
 		// Modules are held to the module limits, not the provider ones.
 		ModuleLimits: opts.ModuleLimits,
 		TempDir:      tempDir,
+		CheckSBOM:    sbom.Check,
 	}
 	vr, err := v.Verify(ctx)
 	if err != nil {

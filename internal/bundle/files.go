@@ -75,9 +75,22 @@ func release(ctx context.Context, staged *layout.Tree, p addrs.Provider, v addrs
 			return layout.Release{}, refused(layout.VersionPath(p, v), "%s: the archive url %q is not this release's own archive %q", name, entry.URL, layout.ArchiveName(p, v, plat))
 		}
 		local, _ := staged.LocalPath(layout.ArchivePath(p, v, plat))
-		r.Archives = append(r.Archives, layout.Archive{Platform: plat, Staged: local, Hashes: entry.Hashes, Move: true})
+		a := layout.Archive{Platform: plat, Staged: local, Hashes: entry.Hashes, Move: true}
+		if a.SBOM, err = sbomOf(ctx, staged, p, v, plat, rec.Provenance); err != nil {
+			return layout.Release{}, err
+		}
+		r.Archives = append(r.Archives, a)
 	}
 	return r, nil
+}
+
+// sbomOf reads the SBOM the release's provenance names for a platform,
+// nil when it names none.
+func sbomOf(ctx context.Context, staged *layout.Tree, p addrs.Provider, v addrs.Version, plat addrs.Platform, prov layout.Provenance) ([]byte, error) {
+	if prov.Archives[plat.String()].SBOM == "" {
+		return nil, nil
+	}
+	return staged.ReadSBOM(ctx, p, v, plat)
 }
 
 // moduleReleases turns a verified staged mirror's modules into what to

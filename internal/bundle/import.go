@@ -20,6 +20,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
+	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -638,7 +639,7 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 	if err != nil {
 		return nil, err
 	}
-	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: opts.Trust, Limits: opts.ZipLimits, ModuleLimits: opts.ModuleLimits, TempDir: s.root}
+	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: opts.Trust, Limits: opts.ZipLimits, ModuleLimits: opts.ModuleLimits, TempDir: s.root, CheckSBOM: sbom.Check}
 	vr, err := v.Verify(ctx)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

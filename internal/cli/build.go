@@ -71,6 +71,7 @@ reported (exit 3) with the published package left as it was.`,
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print what would be downloaded, kept and skipped, with sizes, making only metadata requests and writing nothing")
 	f.BoolVar(&opts.VerifyExisting, "verify-existing", false, "re-hash every archive already in the mirror instead of trusting its recorded size, and replace any that does not match")
 	f.BoolVar(&opts.RegistryReplica, "registry-replica", false, "after the build, also write a static copy of the provider registry protocol under <out>/replica/, so clients with a host block install with full signature verification")
+	addSignKey(cmd, &opts.Flags, signCatalog)
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for a writer this build may not write with: another build into the same directory, a prune of the same bucket (0 fails at once)")
 	f.StringVar(&opts.From, "from", "", "take the packages from a `mirror` already built (a directory, an http(s) URL, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY) instead of the origin registries, with the SHA256SUMS, signature and keys it kept of each release checked as from the origin: copy a mirror into another kind of destination without contacting the origin")
 	f.BoolVar(&opts.OverwriteOCITags, "overwrite-oci-tags", false, "re-point an OCI version tag that holds other packages than the release brings (by default the build refuses, naming both digests: clients may have locked the old ones)")

@@ -78,7 +78,7 @@ files it names, then checked and packed from that copy.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.Out, "out", "o", "", "bundle `file` to write (replaced atomically)")
 	f.StringArrayVar(&opts.LockFiles, "lock-files", nil, "a `directory` whose .terraform.lock.hcl to include, under lock-files/ at its path relative to the current directory, or its name if it is elsewhere (repeatable)")
-	f.StringVar(&opts.SignKey, "sign-key", "", "sign the manifest with the ASCII-armored OpenPGP private key in this `file` (no passphrase)")
+	addSignKey(cmd, &opts.Flags, "sign the manifest with the ASCII-armored OpenPGP private key in this `file` (no passphrase)")
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for a tfmirror build writing the directory SITE (0 fails at once; a bucket is read without a lock)")
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	return cmd
@@ -132,6 +132,7 @@ A refused bundle exits with code 3 and leaves DIR as it was.`,
 	f.StringVar(&opts.Layout, "layout", "network", "what to write: network (a network mirror), or packed or unpacked (a filesystem_mirror directory, with the network tree kept in .tfmirror/store; not into a bucket)")
 	f.StringVar(&opts.TrustKey, "trust-key", "", "require a manifest signature by one of the ASCII-armored OpenPGP public keys in this `file`")
 	f.StringVar(&opts.Extras, "extras", "", "after a successful import, also write the bundle's lock-files/ and cli-config/ into this `directory`")
+	addSignKey(cmd, &opts.Flags, signCatalog)
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for another tfmirror process writing DIR, or a prune of the bucket (0 fails at once)")
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	return cmd

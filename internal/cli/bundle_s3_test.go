@@ -21,12 +21,14 @@ import (
 
 // s3Counter is a reverse proxy to an S3 endpoint that records every write
 // request (PUT, POST, DELETE) made through it, so a test can tell that a
-// command wrote nothing at all, not even a lock object.
+// command wrote nothing at all, not even a lock object, and counts the
+// archives (.zip objects) read through it.
 type s3Counter struct {
 	url string
 
-	mu     sync.Mutex
-	writes []string // "METHOD /bucket/key"
+	mu           sync.Mutex
+	writes       []string // "METHOD /bucket/key"
+	archiveReads int
 }
 
 func startS3Counter(t *testing.T, srv *s3test.Server) *s3Counter {
@@ -42,6 +44,11 @@ func startS3Counter(t *testing.T, srv *s3test.Server) *s3Counter {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			c.mu.Lock()
 			c.writes = append(c.writes, r.Method+" "+r.URL.Path)
+			c.mu.Unlock()
+		}
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, ".zip") {
+			c.mu.Lock()
+			c.archiveReads++
 			c.mu.Unlock()
 		}
 		rp.ServeHTTP(w, r)
@@ -60,6 +67,16 @@ func (c *s3Counter) environ(environ []string) []string {
 		}
 	}
 	return out
+}
+
+// takeArchiveReads returns how many archives were read since the last
+// call.
+func (c *s3Counter) takeArchiveReads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.archiveReads
+	c.archiveReads = 0
+	return n
 }
 
 // takeWrites returns the writes seen since the last call.

@@ -31,6 +31,13 @@ directory entries also gets the zip's own h1:, which OpenTofu records when
 it installs from the mirror), and is valid on every platform listed. Providers the configuration no longer needs are removed, as tofu
 does.
 
+Each package's h1: comes from its archive, downloaded and hashed, since
+the mirror's provenance records are not signed. With --catalog-key, a
+catalog.json signed by one of those keys (build --sign-key) vouches for the
+h1: and zh: hashes it lists: they are read from it and no archive is
+downloaded; a package the signed catalog does not cover is downloaded as
+before, saying why. A catalog whose signature fails is refused (exit 3).
+
 Nothing is written unless every directory's lock file can be computed.
 
 With --check, lock writes nothing: for each directory it says whether
@@ -43,6 +50,7 @@ the files that would not survive, as lock does; a locked version that the
 constraints exclude or the mirror lacks stays for you to change.`,
 		Example: `  tfmirror lock --mirror site --platform linux_amd64 --platform darwin_arm64
   tfmirror lock live/app-a live/app-b --mirror https://mirror.example.com/
+  tfmirror lock live/app-a --mirror https://mirror.example.com/ --catalog-key mirror-key.pub.asc
   tfmirror lock --check live/* --mirror https://mirror.example.com/ --json`,
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			given(cmd, &opts.Flags)
@@ -68,6 +76,7 @@ constraints exclude or the mirror lacks stays for you to change.`,
 	f.BoolVar(&opts.Fix, "fix", false, "like --check, then write the lock files that would not survive init, as lock does")
 	f.StringArrayVar(&opts.Clients, "client", nil, "with --check or --fix, the client whose init to check: tofu or terraform (repeatable; default: both)")
 	f.StringVar(&opts.Via, "via", "", "with --check or --fix, how clients install from the mirror: network_mirror, filesystem_mirror or oci_mirror (default: filesystem_mirror for a filesystem mirror directory, oci_mirror for oci:// and oci-layout://, else network_mirror)")
+	addCatalogKey(cmd, &opts.Flags, "read the h1: and zh: hashes from the mirror's catalog.json when one of the ASCII-armored OpenPGP public keys in this `file` signed it, instead of downloading the archives (wins over the manifest's settings catalog_key)")
 	addVarFlags(cmd, &opts.Vars, &opts.NoTests)
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	addNetworkFlags(cmd, &opts.Flags)

@@ -50,6 +50,7 @@ refused whole, so a wrong or emptied manifest never wipes a mirror.`,
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print what would be unlisted and deleted, taking no lock and writing nothing")
 	f.DurationVar(&opts.Grace, "grace", appprune.DefaultGrace, "how long a version's files stay once index.json no longer lists it, counted from index.json's last change (0: delete them in the run that unlists the version)")
 	f.IntVar(&opts.MaxDeletions, "max-deletions", appprune.DefaultMaxDeletions, "refuse the whole run if it would unlist or delete more than this many versions")
+	addSignKey(cmd, &opts.Flags, signCatalog)
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for the writers a prune excludes: builds publishing into the same mirror (0 fails at once)")
 	addVarFlags(cmd, &opts.Vars, &opts.NoTests)
 	return cmd

@@ -95,7 +95,7 @@ const pruneFooDir = "registry.opentofu.org/hashicorp/foo/"
 // for linux_amd64 and darwin_arm64.
 func pruneVersionFiles(v string) []string {
 	out := []string{v + ".json"}
-	for _, suffix := range []string{"provenance.json", "SHA256SUMS", "SHA256SUMS.sig", "linux_amd64.zip", "darwin_arm64.zip"} {
+	for _, suffix := range []string{"provenance.json", "SHA256SUMS", "SHA256SUMS.sig", "linux_amd64.zip", "darwin_arm64.zip", "linux_amd64.cdx.json", "darwin_arm64.cdx.json"} {
 		out = append(out, "terraform-provider-foo_"+v+"_"+suffix)
 	}
 	for i := range out {
@@ -149,7 +149,7 @@ func TestPruneCommand(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("prune: exit %d\n%s%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"unlisted registry.opentofu.org/hashicorp/foo 1.0.0", "deleted registry.opentofu.org/hashicorp/foo 1.0.0", "1 version unlisted, 1 deleted (6 files)"} {
+	for _, want := range []string{"unlisted registry.opentofu.org/hashicorp/foo 1.0.0", "deleted registry.opentofu.org/hashicorp/foo 1.0.0", "1 version unlisted, 1 deleted (8 files)"} {
 		if !hasWords(stdout, want) {
 			t.Errorf("prune does not say %q:\n%s", want, stdout)
 		}

@@ -45,6 +45,7 @@ write request.`,
 			return err
 		},
 	}
+	addSignKey(cmd, &opts.Flags, signCatalog)
 	addLockTimeout(cmd, &opts.Flags, "how long to wait for a tfmirror build writing the same directory, or a prune of the bucket (0 fails at once)")
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
 	return cmd

@@ -223,6 +223,22 @@ func addNetworkFlags(cmd *cobra.Command, f *settings.Flags) {
 	fs.Var(size.Value{P: &p.MaxBodyBytes}, settings.FlagMaxArchiveBytes, "refuse a download longer than this (a size: 500MB, 1GiB, or bytes), and stop reading it there (0: no limit)")
 }
 
+// addSignKey adds --sign-key: the private key file that signs
+// (settings.Settings.SignKey).
+func addSignKey(cmd *cobra.Command, f *settings.Flags, what string) {
+	cmd.Flags().StringVar(&f.SignKey, "sign-key", "", what)
+}
+
+// signCatalog is what --sign-key does on a command that rewrites a
+// tree's views.
+const signCatalog = "sign catalog.json (catalog.json.asc) with the ASCII-armored OpenPGP private key in this `file` (no passphrase)"
+
+// addCatalogKey adds --catalog-key: the public keys a signed catalog is
+// checked with (settings.Settings.CatalogKeys).
+func addCatalogKey(cmd *cobra.Command, f *settings.Flags, what string) {
+	cmd.Flags().StringVar(&f.CatalogKey, "catalog-key", "", what)
+}
+
 // addLockTimeout adds --lock-timeout.
 func addLockTimeout(cmd *cobra.Command, f *settings.Flags, what string) {
 	cmd.Flags().DurationVar(&f.LockTimeout, "lock-timeout", f.LockTimeout, what)

@@ -28,9 +28,15 @@ kept next to each index (SHA256SUMS, signature, keys) under the trust
 policy, which must list each archive: a tag re-pointed at another package
 is found.
 
+With --catalog-key, catalog.json must carry a signature (catalog.json.asc,
+written by build --sign-key) by one of those OpenPGP public keys, and list
+exactly the tree's archives: every listed archive present with the listed
+digest (its bytes are read again), nothing unlisted.
+
 Each problem is printed with its path. The exit code is 3 if there is any.`,
 		Example: `  tfmirror verify site
   tfmirror verify https://mirror.example.com/ --json
+  tfmirror verify https://mirror.example.com/ --catalog-key mirror-key.pub.asc
   tfmirror verify --config mirror.hcl 'oci://registry.example.com/tf/${namespace}/${type}'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,6 +50,7 @@ Each problem is printed with its path. The exit code is 3 if there is any.`,
 		},
 	}
 	addConfigFlags(cmd, &opts.Flags, "whose trust blocks decide which releases are trusted, and whose settings apply (read if present; required if given)")
+	addCatalogKey(cmd, &opts.Flags, "require catalog.json to be signed by one of the ASCII-armored OpenPGP public keys in this `file`, and to list exactly the mirror's archives (wins over the manifest's settings catalog_key)")
 	addNetworkFlags(cmd, &opts.Flags)
 	return cmd
 }

@@ -153,7 +153,7 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 		case "credentials":
 			diags = append(diags, decodeCredentials(block, m.Tokens, m.TokensFrom)...)
 		case "settings":
-			diags = append(diags, decodeSettings(block, &m.Settings, &settingsSeen)...)
+			diags = append(diags, decodeSettings(block, dir, &m.Settings, &settingsSeen)...)
 		case "trust":
 			diags = append(diags, decodeTrust(block, &m.Trust, trustSeen)...)
 		case "client_certificate":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/settings"
+	"github.com/tfmirror/tfmirror/internal/signing"
 )
 
 // Resolve reads the manifest the flags name and builds the settings a
@@ -70,6 +72,9 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		CacheDir:           cacheDir(env),
 		Now:                p.Now,
 	}
+	if s.SignKey, s.CatalogKeys, err = readKeys(f, m.Settings.CatalogKey); err != nil {
+		return settings.Settings{}, err
+	}
 	s = s.WithTokens(TokensFromEnv(p.Environ))
 	s.Upstreams = m.Upstreams
 	// Every credential the command holds is known to what prints its
@@ -104,4 +109,36 @@ func cacheDir(env environ.Env) string {
 		return filepath.Join(home, ".cache", "tfmirror")
 	}
 	return ""
+}
+
+// readKeys reads the key files the flags name: the private key that signs
+// (--sign-key) and the public keys a signed catalog is checked with
+// (--catalog-key, else the manifest's settings catalog_key). A key's
+// material is never part of an error.
+func readKeys(f settings.Flags, manifestCatalogKey string) (*signing.SigningKey, *signing.TrustedKeys, error) {
+	var sign *signing.SigningKey
+	var trusted *signing.TrustedKeys
+	if f.SignKey != "" {
+		data, err := os.ReadFile(f.SignKey)
+		if err != nil {
+			return nil, nil, inputerr.Wrap(fmt.Errorf("--sign-key: %w", err))
+		}
+		if sign, err = signing.ReadSigningKey(data); err != nil {
+			return nil, nil, inputerr.Wrap(fmt.Errorf("--sign-key %s: %w", f.SignKey, err))
+		}
+	}
+	path, what := f.CatalogKey, "--catalog-key"
+	if path == "" {
+		path, what = manifestCatalogKey, "settings catalog_key"
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, inputerr.Wrap(fmt.Errorf("%s: %w", what, err))
+		}
+		if trusted, err = signing.ReadTrustedKeys(data); err != nil {
+			return nil, nil, inputerr.Wrap(fmt.Errorf("%s %s: %w", what, path, err))
+		}
+	}
+	return sign, trusted, nil
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -43,6 +44,10 @@ type Settings struct {
 	MaxListPages      *int
 	MaxBucketObjects  *int
 	MaxRepositoryTags *int
+	// CatalogKey is the file (relative to the manifest) of the public
+	// keys whose signature of a mirror's catalog.json verify checks and
+	// lock trusts, as --catalog-key, which wins.
+	CatalogKey string
 }
 
 var settingsSchema = &hcl.BodySchema{
@@ -53,10 +58,11 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "max_module_depth"}, {Name: "max_modules"}, {Name: "max_module_calls"},
 		{Name: "allowed_location_hosts"}, {Name: "oci_token_realms"},
 		{Name: "max_list_pages"}, {Name: "max_bucket_objects"}, {Name: "max_repository_tags"},
+		{Name: "catalog_key"},
 	},
 }
 
-func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
+func decodeSettings(block *hcl.Block, dir string, s *Settings, seen *bool) hcl.Diagnostics {
 	if *seen {
 		return errAt(block.DefRange, "Duplicate settings block", "The manifest may have one settings block.")
 	}
@@ -95,6 +101,12 @@ func decodeSettings(block *hcl.Block, s *Settings, seen *bool) hcl.Diagnostics {
 	if attr, ok := content.Attributes["oci_token_realms"]; ok {
 		s.OCITokenRealms, ds = decodeTokenRealms(attr)
 		diags = append(diags, ds...)
+	}
+	if attr, ok := content.Attributes["catalog_key"]; ok {
+		diags = append(diags, gohcl.DecodeExpression(attr.Expr, nil, &s.CatalogKey)...)
+		if s.CatalogKey != "" && !filepath.IsAbs(s.CatalogKey) {
+			s.CatalogKey = filepath.Join(dir, s.CatalogKey)
+		}
 	}
 	for name, dst := range map[string]**time.Duration{
 		"connect_timeout": &s.ConnectTimeout, "header_timeout": &s.HeaderTimeout, "stall_timeout": &s.StallTimeout,

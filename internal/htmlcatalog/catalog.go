@@ -329,6 +329,7 @@ func (r *reader) version(ctx context.Context, p addrs.Provider, vv *versionView,
 		if pa, ok := prov.Archives[key]; ok && pa.Filename != "" {
 			pl.Upstream = pa.Filename
 		}
+		pl.SBOM, pl.Build = sbomOf(p, v, key, prov.Archives[key])
 		if !inTree {
 			continue
 		}
@@ -343,6 +344,19 @@ func (r *reader) version(ctx context.Context, p addrs.Provider, vv *versionView,
 		}
 	}
 	return nil
+}
+
+// sbomOf links the SBOM a provenance entry names for platform plat, and
+// says what its executable was built with; nothing when it names none.
+func sbomOf(p addrs.Provider, v addrs.Version, plat string, a layout.ProvenanceArchive) (link, build string) {
+	rel, ok := a.SBOMFor(p, v, plat)
+	switch {
+	case !ok:
+		return "", ""
+	case a.GoVersion == "":
+		return href(rel), "no build information"
+	}
+	return href(rel), "built with " + a.GoVersion
 }
 
 // when reads the time rel was written into *w when the page embeds times,

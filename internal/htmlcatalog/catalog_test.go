@@ -31,6 +31,12 @@ type release struct {
 	keyID             string // "" with record: unsigned
 	noRecord          bool   // published without provenance
 	filename          string // upstream file name pattern (%s is the platform); default plain
+	sbom              bool   // published with SBOMs
+	goVersion         string // of its executables, with sbom; "" for no build information
+}
+
+func sbomBytes(r release, plat string) []byte {
+	return []byte(`{"sbom of": "` + r.provider + " " + r.version + " " + plat + `"}`)
 }
 
 func archiveBytes(r release, plat string) []byte {
@@ -81,16 +87,20 @@ func publish(t *testing.T, tr *layout.Dir, r release) {
 	for _, ps := range r.platforms {
 		data := archiveBytes(r, ps)
 		sum := sha256.Sum256(data)
-		rel.Archives = append(rel.Archives, layout.Archive{
+		a := layout.Archive{
 			Platform: addrs.MustParsePlatform(ps), Staged: stage(t, tr, data),
 			Hashes: []hashing.Hash{hashing.ZH(sum), h1Of(data)},
-		})
+		}
+		if r.sbom {
+			a.SBOM = sbomBytes(r, ps)
+		}
+		rel.Archives = append(rel.Archives, a)
 		name := fmt.Sprintf("%s_%s_%s.zip", p.Type, r.version, ps)
 		if r.filename != "" {
 			name = fmt.Sprintf(r.filename, ps)
 		}
 		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(sum[:]), name)
-		prov.Archives[ps] = layout.ProvenanceArchive{Filename: name, H1: h1Of(data), ZH: hashing.ZH(sum), Size: int64(len(data))}
+		prov.Archives[ps] = layout.ProvenanceArchive{Filename: name, H1: h1Of(data), ZH: hashing.ZH(sum), Size: int64(len(data)), GoVersion: r.goVersion}
 	}
 	if !r.noRecord {
 		rec := &layout.Record{Sums: []byte(sums.String()), Provenance: prov}
@@ -663,6 +673,48 @@ func TestCSPAllowsExactlyThePagesStyleAndScript(t *testing.T) {
 	for _, want := range []string{"default-src 'none'", "connect-src 'self'", "base-uri 'none'"} {
 		if !strings.Contains(policy, want) {
 			t.Errorf("the policy %q lacks %q", policy, want)
+		}
+	}
+}
+
+// Each package's row links its SBOM and says what its executable was
+// built with, "no build information" for one that is not a Go program,
+// and "no SBOM" for a package published without one.
+func TestWriteShowsEachPackagesSBOM(t *testing.T) {
+	tr := openTree(t)
+	goRel := release{provider: "hashicorp/foo", version: "1.0.0", platforms: []string{"linux_amd64", "darwin_arm64"}, keyID: "ABCD", sbom: true, goVersion: "go1.22.5"}
+	script := release{provider: "hashicorp/foo", version: "1.1.0", platforms: []string{"linux_amd64"}, keyID: "ABCD", sbom: true}
+	old := release{provider: "hashicorp/foo", version: "0.9.0", platforms: []string{"linux_amd64"}, keyID: "ABCD"}
+	for _, r := range []release{goRel, script, old} {
+		publish(t, tr, r)
+	}
+	doc := parse(t, write(t, tr, Options{}))
+	for _, c := range []struct {
+		r    release
+		want string
+	}{{goRel, "built with go1.22.5"}, {script, "no build information"}, {old, "no SBOM"}} {
+		ver := one(t, doc, c.r.version, byAttr("data-version", c.r.version))
+		for _, ps := range c.r.platforms {
+			row := one(t, ver, ps, byAttr("data-platform", ps))
+			cell := one(t, row, "SBOM cell", byAttr("class", "sbom"))
+			if text := textOf(cell); !strings.Contains(text, c.want) {
+				t.Errorf("%s %s: SBOM cell %q lacks %q", c.r.version, ps, text, c.want)
+			}
+			links := findAll(cell, byTag("a"))
+			if !c.r.sbom {
+				if len(links) != 0 {
+					t.Errorf("%s %s: a package without an SBOM links one", c.r.version, ps)
+				}
+				continue
+			}
+			if len(links) != 1 {
+				t.Fatalf("%s %s: %d links in the SBOM cell; want one", c.r.version, ps, len(links))
+			}
+			ref, _ := attr(links[0], "href")
+			got, err := os.ReadFile(tr.Path(resolve(t, ref)))
+			if err != nil || !bytes.Equal(got, sbomBytes(c.r, ps)) {
+				t.Errorf("%s %s: link %q does not lead to the SBOM (%v)", c.r.version, ps, ref, err)
+			}
 		}
 	}
 }

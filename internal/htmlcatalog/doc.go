@@ -8,7 +8,11 @@
 //     platforms, with the archive's size, the hashes its <version>.json
 //     lists (zh: and h1:), a relative link to the archive, and the key that
 //     signed the release (the key ID of its provenance record, "unsigned"
-//     when the origin published no keys);
+//     when the origin published no keys); and a link to each package's SBOM
+//     with the Go version its executable was built with ("no build
+//     information" for one that is not a Go program, "no SBOM" for a
+//     package published before tfmirror made SBOMs), as the provenance
+//     record names them;
 //   - every module package, its versions, each package's size and SHA-256,
 //     the upstream location and commit (or the upstream archive's SHA-256)
 //     from the module record, and a relative link to the package;

@@ -84,6 +84,11 @@ type platformView struct {
 	Hashes   []string
 	Upstream string // the archive's name in the upstream SHA256SUMS
 	Problem  string
+	// SBOM links the package's SBOM, "" when the provenance names none
+	// (published before tfmirror made SBOMs); Build says what its
+	// executable was built with: the Go version, or that it has no build
+	// information.
+	SBOM, Build string
 }
 
 // Name is the archive's file name.
@@ -262,7 +267,7 @@ Key: the OpenPGP key whose signature over the release's SHA256SUMS was verified 
 <p class="problem">{{.}}</p>
 {{- end}}
 <table class="platforms">
-<thead><tr><th>Platform</th><th>Archive</th><th>Size</th><th>Hashes</th></tr></thead>
+<thead><tr><th>Platform</th><th>Archive</th><th>Size</th><th>Hashes</th><th>SBOM</th></tr></thead>
 <tbody>
 {{- range .Platforms}}
 <tr data-platform="{{.Platform}}">
@@ -270,6 +275,7 @@ Key: the OpenPGP key whose signature over the release's SHA256SUMS was verified 
 <td>{{if .Href}}<a href="{{.Href}}">{{.Name}}</a>{{end}}{{with .Upstream}}<div class="meta">upstream: {{.}}</div>{{end}}{{with .Problem}}<div class="problem">{{.}}</div>{{end}}</td>
 <td class="size">{{.Size}}</td>
 <td class="hashes"><ul class="hashes">{{range .Hashes}}<li><code class="hash">{{.}}</code></li>{{end}}</ul></td>
+<td class="sbom">{{if .SBOM}}<a href="{{.SBOM}}">SBOM</a><div class="meta">{{.Build}}</div>{{else}}<span class="meta">no SBOM</span>{{end}}</td>
 </tr>
 {{- end}}
 </tbody>

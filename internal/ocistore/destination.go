@@ -73,7 +73,8 @@ func (d *Destination) heldVersion(ctx context.Context, p addrs.Provider, q layou
 		a, ok := rel.Archive(plat)
 		prov, recorded := rec.Provenance.Archives[plat.String()]
 		if ok && recorded && prov.ZH == a.ZH && prov.Size == a.Size && (!verify || d.intact(ctx, p, q.Version, a)) {
-			out = append(out, layout.HeldPackage{Version: q.Version, Platform: plat, ZH: a.ZH, Size: a.Size, KeyID: rec.Provenance.KeyID, HashesOnly: rec.Provenance.HashesOnly})
+			out = append(out, layout.HeldPackage{Version: q.Version, Platform: plat, ZH: a.ZH, Size: a.Size, KeyID: rec.Provenance.KeyID, HashesOnly: rec.Provenance.HashesOnly,
+				SBOM: prov.SBOM != ""})
 		}
 	}
 	return out, nil

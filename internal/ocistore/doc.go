@@ -17,7 +17,10 @@
 //     application/vnd.opentofu.provider-target, the OCI empty config, the
 //     byte-identical upstream zip as the single archive/zip layer), and a
 //     provenance artifact referring to the index (the upstream SHA256SUMS,
-//     its signature and the provenance record with the signing keys);
+//     its signature and the provenance record with the signing keys), and
+//     per platform the package's SBOM as a referrer of its manifest
+//     (artifactType application/vnd.cyclonedx+json, pushed after the
+//     manifest and before the provenance record that names it);
 //     built deterministically, so the same release gives the same digests
 //     on every run and machine;
 //   - how a release is pushed: blobs, then platform manifests, then the

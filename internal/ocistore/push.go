@@ -357,7 +357,11 @@ type pushPlan struct {
 	// recordKept: the tag's provenance artifact is this one already;
 	// planning read it and its layers, so nothing of it is written.
 	recordKept bool
-	conflicts  []layout.Conflict
+	// sboms are the packages' SBOM artifacts, pushed after the
+	// platforms' manifests they refer to and before the record that
+	// names them.
+	sboms     []sbomPush
+	conflicts []layout.Conflict
 }
 
 // plan reads what the tag holds and decides what to write.
@@ -407,6 +411,7 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 
 	// Merge the release's packages into the index.
 	changed := fresh
+	subjects := map[addrs.Platform]ocispec.Descriptor{}
 	for _, p := range pkgs {
 		var same, differ []int // entries of p's platform with p's package, with another
 		var layers []ocispec.Descriptor
@@ -435,9 +440,11 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 		case len(same)+len(differ) == 0:
 			entries = append(entries, p.entry)
 			pl.pkgs = append(pl.pkgs, p)
+			subjects[p.plat] = p.entry
 			changed = true
 		case len(differ) == 0 && len(same) == 1:
 			// Published already.
+			subjects[p.plat] = entries[same[0]]
 		case opts.Overwrite:
 			drop := append(same, differ...)
 			kept := entries[:0:0]
@@ -448,6 +455,7 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 			}
 			entries = append(kept, p.entry)
 			pl.pkgs = append(pl.pkgs, p)
+			subjects[p.plat] = p.entry
 			changed = true
 		case len(differ) == 0:
 			conflict("%s: the tag lists the platform %d times, which OpenTofu refuses as ambiguous", p.plat, len(same))
@@ -471,6 +479,11 @@ func (s *Store) plan(ctx context.Context, t target, name string, r layout.Releas
 	}
 	if len(pl.conflicts) > 0 {
 		return pl, nil
+	}
+	if r.Record != nil {
+		if pl.sboms, err = planSBOMs(r, rec, subjects); err != nil {
+			return nil, err
+		}
 	}
 
 	if changed {
@@ -525,9 +538,9 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 		return old, nil
 	case old == nil:
 		out := *add
-		out.Provenance.Archives = maps.Clone(add.Provenance.Archives)
-		if out.Provenance.Archives == nil {
-			out.Provenance.Archives = map[string]layout.ProvenanceArchive{}
+		out.Provenance.Archives = make(map[string]layout.ProvenanceArchive, len(add.Provenance.Archives))
+		for plat, a := range add.Provenance.Archives {
+			out.Provenance.Archives[plat] = a.Merged(layout.ProvenanceArchive{}) // names the SBOMs it pushes (planSBOMs)
 		}
 		return &out, nil
 	}
@@ -576,10 +589,11 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 	}
 	for _, plat := range slices.Sorted(maps.Keys(add.Provenance.Archives)) {
 		a := add.Provenance.Archives[plat]
-		if d, ok := old.Provenance.Archives[plat]; ok && d != a && refuse {
+		d, ok := old.Provenance.Archives[plat]
+		if ok && !d.SamePackage(a) && refuse {
 			conflicts = append(conflicts, fmt.Sprintf("%s: the registry records another package (%s) than the publication (%s)", plat, d.H1, a.H1))
 		}
-		out.Provenance.Archives[plat] = a
+		out.Provenance.Archives[plat] = a.Merged(d)
 	}
 	return &out, conflicts
 }
@@ -597,7 +611,7 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 		}
 	}
 	writeRecord := pl.record != nil && !pl.recordKept
-	if len(pl.pkgs) > 0 || writeRecord {
+	if len(pl.pkgs) > 0 || writeRecord || len(pl.sboms) > 0 {
 		add(emptyConfig())
 	}
 	ahead := 0
@@ -613,6 +627,9 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 		for _, b := range pl.recordBlobs {
 			add(upload{desc: ocispec.Descriptor{MediaType: b.desc.MediaType, Digest: b.desc.Digest, Size: b.desc.Size}, data: b.data})
 		}
+	}
+	for _, sb := range pl.sboms {
+		add(upload{desc: ocispec.Descriptor{MediaType: sb.layer.desc.MediaType, Digest: sb.layer.desc.Digest, Size: sb.layer.desc.Size}, data: sb.layer.data})
 	}
 
 	// 1. Blobs.
@@ -650,6 +667,14 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	}
 	rep.ManifestsPushed += int(pushed.Load())
 	rep.ManifestsPresent += int(there.Load())
+
+	// 2b. The packages' SBOMs, referring to their manifests.
+	sbomsPushed, sbomsThere, err := pushSBOMs(ctx, t, pl.sboms)
+	rep.ManifestsPushed += sbomsPushed
+	rep.ManifestsPresent += sbomsThere
+	if err != nil {
+		return err
+	}
 
 	// 3. The index and its provenance, then the tag: the tag is written
 	// last, so that it never names an index without its provenance.

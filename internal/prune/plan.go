@@ -260,12 +260,12 @@ type heldVersion struct {
 	provenance string
 	sums       string
 	signature  string
-	archives   []string
+	archives   []string // and the packages' SBOMs
 }
 
 // files lists the version's files in the order a prune deletes them, the
 // reverse of the publish order: <version>.json, the provenance record,
-// SHA256SUMS and its signature, then the archives.
+// SHA256SUMS and its signature, then the archives and their SBOMs.
 func (h heldVersion) files() []string {
 	var out []string
 	for _, rel := range []string{h.doc, h.provenance, h.sums, h.signature} {
@@ -305,7 +305,7 @@ func classify(prov addrs.Provider, files []string) ([]heldVersion, []LeftAlone) 
 			h.sums = rel
 		case slotSignature:
 			h.signature = rel
-		case slotArchive:
+		case slotArchive, slotSBOM:
 			h.archives = append(h.archives, rel)
 		}
 	}
@@ -335,6 +335,7 @@ const (
 	slotSums
 	slotSignature
 	slotArchive
+	slotSBOM
 )
 
 // versionFile says which file of which version of prov rel is: rel must
@@ -362,6 +363,11 @@ func versionFile(prov addrs.Provider, rel string) (addrs.Version, fileSlot, bool
 		if name, ok := strings.CutSuffix(suffix, ".zip"); ok {
 			if plat, err := addrs.ParsePlatform(name); err == nil && layout.ArchivePath(prov, v, plat) == rel {
 				return v, slotArchive, true
+			}
+		}
+		if name, ok := strings.CutSuffix(suffix, layout.SBOMSuffix); ok {
+			if plat, err := addrs.ParsePlatform(name); err == nil && layout.SBOMPath(prov, v, plat) == rel {
+				return v, slotSBOM, true
 			}
 		}
 		return addrs.Version{}, 0, false

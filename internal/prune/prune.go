@@ -326,6 +326,14 @@ func (p *plan) apply(ctx context.Context, tree *layout.Tree, r *Report) error {
 	fail := func(what string, err error) error {
 		return fmt.Errorf("prune %s: %s: %w", p.location, what, err)
 	}
+	if !p.empty() {
+		// A signature of catalog.json no longer vouches for what the
+		// tree holds: it goes first; the refresh after the prune signs
+		// again.
+		if err := tree.Unsign(ctx); err != nil {
+			return fail("unsign "+layout.CatalogPath, err)
+		}
+	}
 	if p.catalog != nil {
 		if err := tree.Put(ctx, layout.CatalogPath, p.catalog); err != nil {
 			return fail("write "+layout.CatalogPath+" (dropping "+providerNames(p.dropped)+")", err)

@@ -13,6 +13,7 @@ import (
 // vulnerability report needs it.
 type Contents struct {
 	Provider, Version, Platform, Filename string
+	H1                                    string // the unpacked package's h1:
 	// HasBuild says the package's executable had build information;
 	// then GoVersion is its toolchain and Modules its main module and
 	// dependencies, as built.
@@ -44,6 +45,8 @@ func Decode(data []byte) (Contents, error) {
 			c.Platform = p.Value
 		case propFilename:
 			c.Filename = p.Value
+		case propH1:
+			c.H1 = p.Value
 		case propBuildInfo:
 			c.HasBuild = p.Value != NoBuildInfo
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/environ"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -82,6 +83,12 @@ type Settings struct {
 	CacheDir string
 	// Now is the clock of the cool-down; nil means time.Now.
 	Now func() time.Time
+	// SignKey, if set, signs catalog.json wherever a command rewrites a
+	// tree's views (--sign-key), and a bundle's manifest.
+	SignKey *signing.SigningKey
+	// CatalogKeys, if set, are the keys whose signature of a mirror's
+	// catalog.json verify checks and lock trusts (--catalog-key).
+	CatalogKeys *signing.TrustedKeys
 }
 
 // ListLimits bound one paginated listing read from outside, so that a
@@ -167,6 +174,10 @@ type Flags struct {
 	RequireSignatures bool
 	LockTimeout       time.Duration
 	Parallel          int
+	// SignKey is the file of the OpenPGP private key that signs
+	// (Settings.SignKey); CatalogKey the file of the public keys a signed
+	// catalog is checked with (Settings.CatalogKeys).
+	SignKey, CatalogKey string
 }
 
 // Process is what the process gives a command.

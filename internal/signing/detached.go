@@ -60,11 +60,25 @@ type TrustedKeys struct {
 	ring openpgp.EntityList
 }
 
-// ReadTrustedKeys reads one or more ASCII-armored public keys.
+// ReadTrustedKeys reads one or more ASCII-armored public keys: several
+// keys in one block, or several blocks one after the other (key files
+// concatenated).
 func ReadTrustedKeys(armored []byte) (*TrustedKeys, error) {
-	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(armored))
-	if err != nil {
-		return nil, fmt.Errorf("read trusted keys: %w", err)
+	const begin = "-----BEGIN PGP PUBLIC KEY BLOCK-----"
+	blocks := [][]byte{armored}
+	if parts := bytes.Split(armored, []byte(begin)); len(parts) > 2 {
+		blocks = blocks[:0]
+		for _, p := range parts[1:] {
+			blocks = append(blocks, append([]byte(begin), p...))
+		}
+	}
+	var ring openpgp.EntityList
+	for _, block := range blocks {
+		keys, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(block))
+		if err != nil {
+			return nil, fmt.Errorf("read trusted keys: %w", err)
+		}
+		ring = append(ring, keys...)
 	}
 	if len(ring) == 0 {
 		return nil, errors.New("read trusted keys: no key found")

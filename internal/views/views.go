@@ -4,7 +4,9 @@
 // writer of a tree (build, bundle import, the replica command, prune)
 // calls Refresh once it has published or pruned, under the lock it holds,
 // so no derived file offers what the tree no longer holds or hides what it
-// now holds.
+// now holds. It also keeps catalog.json's archive listing current once
+// the catalog is sealed, and signs it with the writer's key
+// (catalog.json.asc).
 //
 // It owns when each view is rewritten; what a view holds is its package's,
 // and what the tree holds is layout's.
@@ -17,6 +19,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
 	"github.com/tfmirror/tfmirror/internal/replica"
+	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -31,6 +34,9 @@ type Options struct {
 	// Locate gives the module documents' locations; nil: the packages in
 	// the tree.
 	Locate replica.ModuleLocator
+	// Sign, if set, signs catalog.json (layout.Tree.SealCatalog); a
+	// catalog signed before keeps its archive listing current either way.
+	Sign *signing.SigningKey
 }
 
 // Report says what Refresh wrote.
@@ -41,6 +47,10 @@ type Report struct {
 	// ProviderReplica says whether it holds the providers too.
 	Replica         *replica.Report
 	ProviderReplica bool
+	// Seal is what became of catalog.json's archive listing and
+	// signature; SignedBy the key that signed it, if one was given.
+	Seal     layout.SealReport
+	SignedBy string
 }
 
 // Refresh rewrites the tree's derived views: the provider registry
@@ -81,10 +91,27 @@ func Refresh(ctx context.Context, tree *layout.Tree, opts Options) (*Report, err
 	if report.Replica == nil && replicaErr != nil {
 		return nil, replicaErr
 	}
+	if err := seal(ctx, tree, opts.Sign, report); err != nil {
+		return report, err
+	}
 	if err := htmlcatalog.Write(ctx, tree, htmlcatalog.Options{}); err != nil {
 		return report, fmt.Errorf("write the catalog page of %s: %w", tree.Location(), err)
 	}
 	return report, replicaErr
+}
+
+// seal brings catalog.json's archive listing in step with the tree and,
+// with a key, signs it.
+func seal(ctx context.Context, tree *layout.Tree, key *signing.SigningKey, report *Report) error {
+	var s layout.Sealer
+	if key != nil {
+		s, report.SignedBy = key, key.KeyID()
+	}
+	var err error
+	if report.Seal, err = tree.SealCatalog(ctx, s); err != nil {
+		return fmt.Errorf("seal %s of %s: %w", layout.CatalogPath, tree.Location(), err)
+	}
+	return nil
 }
 
 // location is where the tree's replica is, for messages.
@@ -95,11 +122,17 @@ func location(tree *layout.Tree) string {
 // Lines say what a refresh wrote and how clients use it, for people: the
 // replica's counts, its warnings and the CLI configuration blocks.
 func (r *Report) Lines() []string {
-	if r == nil || r.Replica == nil {
+	if r == nil {
 		return nil
 	}
-	rep := r.Replica
 	var out []string
+	if r.Seal.Signed {
+		out = append(out, fmt.Sprintf("signed %s (%d archives) with key %s", layout.CatalogSignaturePath, r.Seal.Listed, r.SignedBy))
+	}
+	if r.Replica == nil {
+		return out
+	}
+	rep := r.Replica
 	what := "module registry"
 	if r.ProviderReplica {
 		what = "registry replica"

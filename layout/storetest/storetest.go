@@ -75,6 +75,9 @@ type Archive struct {
 	// Hashes are what <version>.json lists for it, sorted.
 	Hashes []hashing.Hash
 	Data   []byte
+	// SBOM is the package's SBOM beside it (layout.SBOMPath); nil for
+	// one published without (the unsigned release).
+	SBOM []byte
 }
 
 // File is one file of a fixture with its exact bytes.
@@ -143,8 +146,9 @@ var zipTime = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 // and returns what a reader of it must see. The tree holds two providers
 // (one on a Unicode host, kept under its punycode name), two versions of
 // one of them, two platforms per release, tiny real zip archives, a
-// signed release (SHA256SUMS, its signature, signing keys and key id) and
-// an unsigned one (no signature file).
+// signed release (SHA256SUMS, its signature, signing keys and key id,
+// an SBOM per package) and an unsigned one (no signature file, published
+// without SBOMs).
 func Fixture(t testing.TB, dir string) Expect {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -260,11 +264,15 @@ func publishRelease(t testing.TB, d *layout.Dir, fr fixtureRelease, files map[st
 			Hashes:   hs.All(),
 			Data:     data,
 		}
-		r.Archives = append(r.Archives, a)
-		staged = append(staged, layout.Archive{Platform: plat, Staged: f.Name(), Hashes: a.Hashes})
-		rec.Provenance.Archives[plat.String()] = layout.ProvenanceArchive{
-			Filename: layout.ArchiveName(p, v, plat), H1: hs.H1Unpacked, ZH: hs.ZH, Size: a.Size,
+		entry := layout.ProvenanceArchive{Filename: layout.ArchiveName(p, v, plat), H1: hs.H1Unpacked, ZH: hs.ZH, Size: a.Size}
+		if fr.signed {
+			a.SBOM = fmt.Appendf(nil, "{\"storetest\": \"the SBOM of %s %s %s\"}\n", p, v, plat)
+			rel := layout.SBOMPath(p, v, plat)
+			files[rel] = File{Path: rel, Kind: layout.KindFile, Data: a.SBOM}
 		}
+		r.Archives = append(r.Archives, a)
+		staged = append(staged, layout.Archive{Platform: plat, Staged: f.Name(), Hashes: a.Hashes, SBOM: a.SBOM})
+		rec.Provenance.Archives[plat.String()] = entry
 		fmt.Fprintf(&sums, "%x  %s\n", sum, layout.ArchiveName(p, v, plat))
 		files[a.Path] = File{Path: a.Path, Kind: layout.KindFile, Data: data}
 	}
@@ -283,6 +291,13 @@ func publishRelease(t testing.TB, d *layout.Dir, fr fixtureRelease, files map[st
 	}
 	if rec.Provenance.SigningKeys == nil {
 		rec.Provenance.SigningKeys = []string{} // as published
+	}
+	for _, a := range r.Archives {
+		if a.SBOM != nil { // the publication names it
+			entry := rec.Provenance.Archives[a.Platform.String()]
+			entry.SBOM = layout.SBOMName(p, v, a.Platform)
+			rec.Provenance.Archives[a.Platform.String()] = entry
+		}
 	}
 	r.Record = rec
 	return r
@@ -461,6 +476,20 @@ func TestReader(t *testing.T, open func(t *testing.T, dir string) layout.Reader)
 
 	t.Run("ReadRecordUnsigned", func(t *testing.T) {
 		checkRecords(t, tree, exp, false)
+	})
+
+	t.Run("ReadSBOM", func(t *testing.T) {
+		for _, rel := range exp.Releases() {
+			for _, a := range rel.Archives {
+				got, err := tree.ReadSBOM(t.Context(), rel.Provider, rel.Version, a.Platform)
+				switch {
+				case a.SBOM == nil && !errors.Is(err, fs.ErrNotExist):
+					t.Errorf("%s: ReadSBOM of a package published without one: %q, %v; want fs.ErrNotExist", a.Path, got, err)
+				case a.SBOM != nil && (err != nil || !bytes.Equal(got, a.SBOM)):
+					t.Errorf("%s: ReadSBOM = %q, %v; want %q", a.Path, got, err, a.SBOM)
+				}
+			}
+		}
 	})
 
 	t.Run("VersionsUnknownProvider", func(t *testing.T) {
@@ -1012,7 +1041,7 @@ func fixturePublication(t *testing.T, exp Expect) []layout.Release {
 		rec := r.Record
 		rel := layout.Release{Provider: r.Provider, Version: r.Version, Record: &rec}
 		for _, a := range r.Archives {
-			rel.Archives = append(rel.Archives, layout.Archive{Platform: a.Platform, Staged: writeTemp(t, a.Data), Hashes: a.Hashes})
+			rel.Archives = append(rel.Archives, layout.Archive{Platform: a.Platform, Staged: writeTemp(t, a.Data), Hashes: a.Hashes, SBOM: a.SBOM})
 		}
 		out = append(out, rel)
 	}

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -101,6 +102,7 @@ func Run(t *testing.T, h Harness) {
 		{"PublishOrder", s.testPublishOrder},
 		{"ArchivesAhead", s.testAhead},
 		{"Merge", s.testMerge},
+		{"SBOM", s.testSBOM},
 		{"Conflict", s.testConflict},
 		{"ConcurrentWriters", s.testConcurrent},
 		{"Modules", s.testModules},
@@ -321,6 +323,7 @@ func (s *suite) testHeld(t *testing.T) {
 	}
 	s.verify(t, loc, foo)
 	s.checkArchives(t, loc, want, up)
+	s.checkSBOMs(t, loc, want, up)
 
 	never := addrs.MustParseVersion("9.9.9")
 	w := s.open(t, loc)
@@ -335,6 +338,57 @@ func (s *suite) testHeld(t *testing.T) {
 	}
 	if got := held(t, w, foo, false, query(never, linux)); len(got) != 0 {
 		t.Errorf("Held of a version never published = %q; want nothing", got)
+	}
+}
+
+// checkSBOMs reads the SBOM of every package st lists back and compares
+// it with the one published.
+func (s *suite) checkSBOMs(t *testing.T, loc string, st state, ups ...*upstream) {
+	t.Helper()
+	l := s.reader(t, loc)
+	for _, u := range ups {
+		for plat, want := range u.sboms {
+			if _, listed := st[packageKey(u.provider, u.version, plat)]; !listed {
+				continue
+			}
+			got, err := l.ReadSBOM(t.Context(), u.provider, u.version, plat)
+			if err != nil || string(got) != string(want) {
+				t.Errorf("the SBOM of %s: %q (%v); want %q", packageKey(u.provider, u.version, plat), got, err, want)
+			}
+		}
+	}
+}
+
+// A package published without an SBOM (by a tfmirror that made none)
+// has none: not held with one, and reading it is fs.ErrNotExist. A later
+// publication of the same package with its SBOM adds it (held, read
+// back, verified), and one without it again keeps it.
+func (s *suite) testSBOM(t *testing.T) {
+	loc := s.h.NewLocation(t)
+	up := newUpstream(t, foo, "1.0.0", "", linux, darwin)
+	publish(t, s.open(t, loc), up.bare(linux, darwin))
+	if _, err := s.reader(t, loc).ReadSBOM(t.Context(), foo, up.version, linux); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadSBOM of a package published without one: %v; want fs.ErrNotExist", err)
+	}
+	bare := held(t, s.open(t, loc), foo, true, query(up.version, linux))
+	if len(bare) != 1 || !strings.HasSuffix(bare[0], "sbom false") {
+		t.Errorf("Held of a package published without an SBOM = %q; want it held, without one", bare)
+	}
+	s.verify(t, loc, foo)
+
+	for _, rel := range []layout.Release{up.release(linux, darwin), up.bare(darwin, linux)} {
+		publish(t, s.open(t, loc), rel)
+		want := up.state(linux, darwin)
+		if diff := s.view(t, loc, foo).diff(want); diff != "" {
+			t.Fatalf("clients see other than what was published: %s", diff)
+		}
+		s.checkSBOMs(t, loc, want, up)
+		s.verify(t, loc, foo)
+		for _, verify := range []bool{false, true} {
+			if got, want := held(t, s.open(t, loc), foo, verify, query(up.version, all...)), up.held(darwin, linux); !slices.Equal(got, want) {
+				t.Errorf("Held(verify %v) = %q; want %q", verify, got, want)
+			}
+		}
 	}
 }
 

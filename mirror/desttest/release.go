@@ -95,6 +95,7 @@ type upstream struct {
 	files    map[addrs.Platform]string // staged
 	data     map[addrs.Platform][]byte
 	hashes   map[addrs.Platform]hashing.ArchiveSums
+	sboms    map[addrs.Platform][]byte // what a build describes each package with
 	sums     []byte
 }
 
@@ -106,7 +107,7 @@ func newUpstream(t testing.TB, p addrs.Provider, v, salt string, platforms ...ad
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &upstream{provider: p, version: ver, files: map[addrs.Platform]string{}, data: map[addrs.Platform][]byte{}, hashes: map[addrs.Platform]hashing.ArchiveSums{}}
+	u := &upstream{provider: p, version: ver, files: map[addrs.Platform]string{}, data: map[addrs.Platform][]byte{}, hashes: map[addrs.Platform]hashing.ArchiveSums{}, sboms: map[addrs.Platform][]byte{}}
 	dir := t.TempDir()
 	var lines []string
 	for _, plat := range platforms {
@@ -123,6 +124,7 @@ func newUpstream(t testing.TB, p addrs.Provider, v, salt string, platforms ...ad
 			t.Fatalf("desttest: %v", err)
 		}
 		u.files[plat], u.data[plat], u.hashes[plat] = path, data, hs
+		u.sboms[plat] = fmt.Appendf(nil, "{\"desttest\": \"the SBOM of %s %s %s %s\"}\n", p, ver, plat, salt)
 		lines = append(lines, fmt.Sprintf("%x  %s\n", sum, name))
 	}
 	slices.Sort(lines)
@@ -132,8 +134,18 @@ func newUpstream(t testing.TB, p addrs.Provider, v, salt string, platforms ...ad
 
 // release is the publication of some of the upstream's platforms, in the
 // order given, with the record a build keeps: the whole SHA256SUMS and
-// its signature, the provenance of the platforms published.
+// its signature, the provenance of the platforms published, and each
+// package's SBOM.
 func (u *upstream) release(platforms ...addrs.Platform) layout.Release {
+	r := u.bare(platforms...)
+	for i, a := range r.Archives {
+		r.Archives[i].SBOM = u.sboms[a.Platform]
+	}
+	return r
+}
+
+// bare is release without SBOMs, as a tfmirror that made none published.
+func (u *upstream) bare(platforms ...addrs.Platform) layout.Release {
 	rec := &layout.Record{
 		Sums:      slices.Clone(u.sums),
 		Signature: sign(u.sums),
@@ -175,7 +187,7 @@ func (u *upstream) held(platforms ...addrs.Platform) []string {
 	var out []string
 	for _, plat := range platforms {
 		out = append(out, heldString(layout.HeldPackage{
-			Version: u.version, Platform: plat, ZH: u.hashes[plat].ZH, Size: int64(len(u.data[plat])), KeyID: keyID,
+			Version: u.version, Platform: plat, ZH: u.hashes[plat].ZH, Size: int64(len(u.data[plat])), KeyID: keyID, SBOM: true,
 		}))
 	}
 	slices.Sort(out)
@@ -183,7 +195,7 @@ func (u *upstream) held(platforms ...addrs.Platform) []string {
 }
 
 func heldString(h layout.HeldPackage) string {
-	return fmt.Sprintf("%s %s %s size %d key %q hashes-only %q", h.Version, h.Platform, h.ZH, h.Size, h.KeyID, h.HashesOnly)
+	return fmt.Sprintf("%s %s %s size %d key %q hashes-only %q sbom %v", h.Version, h.Platform, h.ZH, h.Size, h.KeyID, h.HashesOnly, h.SBOM)
 }
 
 // state is what clients see of a destination: every listed version

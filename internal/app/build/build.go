@@ -20,6 +20,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/internal/tfconfig"
@@ -175,6 +176,7 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	r.builder = &mirror.Builder{Source: source, Checker: signing.Checker{}, Dests: r.outs.dests(), Options: mirror.Options{
 		Strict: opts.Strict, Trust: s.Trust, Parallel: opts.Flags.Parallel, ZipLimits: s.ZipLimits,
 		VerifyExisting: opts.VerifyExisting, Shard: shard, Cooldown: cooldown, OnEvent: opts.Events.Package,
+		Describe: sbom.Describe,
 	}}
 	if r.modules, err = r.openModules(cooldown); err != nil {
 		return nil, err

@@ -61,7 +61,7 @@ func (r *run) refreshViews(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := views.Options{Providers: r.opts.RegistryReplica, Trust: replica.Trust{Checker: signing.Checker{}, Policy: r.s.Trust}, Locate: locate}
+	opts := views.Options{Providers: r.opts.RegistryReplica, Trust: replica.Trust{Checker: signing.Checker{}, Policy: r.s.Trust}, Locate: locate, Sign: r.s.SignKey}
 	for _, t := range r.outs.trees() {
 		report, err := views.Refresh(ctx, t, opts)
 		for _, line := range report.Lines() {

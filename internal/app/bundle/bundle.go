@@ -32,9 +32,8 @@ type CreateOptions struct {
 	Out string
 	// LockFiles are directories whose .terraform.lock.hcl to include.
 	LockFiles []string
-	// SignKey is a file holding the ASCII-armored OpenPGP private key to
-	// sign the manifest with; "" signs nothing.
-	SignKey string
+	// Flags.SignKey is a file holding the ASCII-armored OpenPGP private
+	// key to sign the manifest with; "" signs nothing.
 	Flags   settings.Flags
 	Process settings.Process
 }
@@ -64,16 +63,6 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	var key *signing.SigningKey
-	if opts.SignKey != "" {
-		data, err := os.ReadFile(opts.SignKey)
-		if err != nil {
-			return nil, inputerr.Wrap(fmt.Errorf("--sign-key: %w", err))
-		}
-		if key, err = signing.ReadSigningKey(data); err != nil {
-			return nil, inputerr.Wrap(fmt.Errorf("--sign-key %s: %w", opts.SignKey, err))
-		}
-	}
 	m, err := endpoint.OpenMirror(ctx, ref, s)
 	if err != nil {
 		return nil, err
@@ -83,7 +72,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 		return nil, inputerr.Wrap(fmt.Errorf("%s holds no mirror tree to bundle", ref))
 	}
 	report, err := bundle.Create(ctx, bundle.CreateOptions{
-		Mirror: tree, Out: opts.Out, LockFiles: lockFiles, SignKey: key, LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits,
+		Mirror: tree, Out: opts.Out, LockFiles: lockFiles, SignKey: s.SignKey, LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits,
 		ModuleLimits: s.ModuleLimits,
 		MaxFileBytes: s.Net.MaxBodyBytes,
 	})
@@ -194,7 +183,7 @@ func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 		Bundle: opts.Bundle, Out: opts.Out, Into: into, TrustKeys: trusted, Extras: opts.Extras,
 		LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits, ModuleLimits: s.ModuleLimits,
 		Refresh: func(ctx context.Context, tree *layout.Tree) error {
-			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}})
+			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}, Sign: s.SignKey})
 			return err
 		},
 	})

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/app"
@@ -95,6 +96,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	report := &Report{Warnings: tfconfig.Warnings(cfgs)}
 	locker := &mirror.Locker{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Hashed: hashed, Limits: s.ZipLimits}
+	if s.CatalogKeys != nil {
+		if err := trustCatalog(ctx, locker, s.CatalogKeys, report); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Check || opts.Fix {
 		in, err := install(opts, ref)
 		if err != nil {
@@ -185,4 +191,36 @@ func check(ctx context.Context, report *Report, l *mirror.Locker, cfgs []tfconfi
 		return &app.LockChurnError{Files: left + pinned, Pinned: pinned, Fixing: fix}
 	}
 	return nil
+}
+
+// trustCatalog makes the locker read the hashes a catalog signed by one of
+// keys lists, and report in Warnings, once per provider and version, why
+// it downloads a package all the same.
+func trustCatalog(ctx context.Context, l *mirror.Locker, keys *signing.TrustedKeys, report *Report) error {
+	c, _, err := app.ReadSignedCatalog(ctx, l.Mirror, keys)
+	if err != nil {
+		return err
+	}
+	l.Catalog = c.Archives
+	var mu sync.Mutex
+	said := map[string]bool{}
+	l.Fallback = func(pkg mirror.Package, why string) {
+		mu.Lock()
+		defer mu.Unlock()
+		key := pkg.Provider.String() + " " + pkg.Version.String()
+		if said[key] {
+			return
+		}
+		said[key] = true
+		report.Warnings = append(report.Warnings, fmt.Sprintf("%s %s: downloading the archives to hash them: %s (%s)", pkg.Provider, pkg.Version, why, platformOf(pkg)))
+	}
+	return nil
+}
+
+// platformOf names a package's platform, or says it is every platform.
+func platformOf(pkg mirror.Package) string {
+	if pkg.Platform == (addrs.Platform{}) {
+		return "every platform"
+	}
+	return pkg.Platform.String()
 }

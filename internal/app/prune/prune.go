@@ -72,7 +72,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		Requirements: in.Requirements, Grace: opts.Grace, MaxDeletions: opts.MaxDeletions,
 		LockTimeout: s.LockTimeout, DryRun: opts.DryRun, Now: s.Now,
 		Refresh: func(ctx context.Context, tree *layout.Tree) error {
-			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}})
+			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}, Sign: s.SignKey})
 			return err
 		},
 	})

@@ -42,7 +42,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	report, err := views.Refresh(ctx, d.Tree, views.Options{Providers: true, Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}})
+	report, err := views.Refresh(ctx, d.Tree, views.Options{Providers: true, Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}, Sign: s.SignKey})
 	if uerr := unlock(); err == nil {
 		err = uerr
 	}

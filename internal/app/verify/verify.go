@@ -1,11 +1,13 @@
 // Package verify is the verify command: it checks a built or published
 // mirror the way clients see it (package mirror's Verifier), whatever the
 // location: a directory, an http(s):// mirror, a bucket, an OCI registry
-// or image layout.
+// or image layout. With --catalog-key it also checks that catalog.json is
+// signed by that key and lists exactly the tree's archives.
 package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -14,8 +16,10 @@ import (
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -43,18 +47,38 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &mirror.Verifier{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Limits: s.ZipLimits, ModuleLimits: s.ModuleLimits}
+	v := &mirror.Verifier{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Limits: s.ZipLimits, ModuleLimits: s.ModuleLimits, CheckSBOM: sbom.Check}
 	if ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout {
 		// A registry cannot be asked which repositories it holds.
 		if v.Providers = manifestProviders(m); len(v.Providers) == 0 {
 			return nil, inputerr.Wrap(fmt.Errorf("%s: a registry cannot be asked which repositories it holds; name the providers to check with the provider blocks of a manifest (--config)", ref))
 		}
 	}
+	var catalog *layout.Catalog
+	if s.CatalogKeys != nil {
+		// The signature first: a catalog it does not vouch for is the
+		// one problem, whatever else it says.
+		c, problem, err := signedCatalog(ctx, packages, s.CatalogKeys)
+		if err != nil {
+			return nil, err
+		}
+		if problem != nil {
+			return &Report{Problems: []mirror.Problem{*problem}}, &app.ProblemsError{Problems: 1}
+		}
+		catalog = &c
+	}
 	report, err := v.Verify(ctx)
 	if err != nil {
 		return nil, err
 	}
 	report.Warnings = append(report.Warnings, report.Accepted...)
+	if catalog != nil {
+		problems, err := app.CatalogProblems(ctx, packages, *catalog)
+		if err != nil {
+			return nil, err
+		}
+		report.Problems = append(report.Problems, problems...)
+	}
 	if len(report.Problems) > 0 {
 		return report, &app.ProblemsError{Problems: len(report.Problems)}
 	}
@@ -70,4 +94,15 @@ func manifestProviders(m *config.Manifest) []addrs.Provider {
 		}
 	}
 	return out
+}
+
+// signedCatalog reads the mirror's catalog.json and checks its signature
+// by one of keys (--catalog-key): one that fails is a problem.
+func signedCatalog(ctx context.Context, packages mirror.Packages, keys *signing.TrustedKeys) (layout.Catalog, *mirror.Problem, error) {
+	c, _, err := app.ReadSignedCatalog(ctx, packages, keys)
+	var cerr *app.CatalogError
+	if errors.As(err, &cerr) {
+		return c, &mirror.Problem{Path: layout.CatalogSignaturePath, Message: cerr.Err.Error()}, nil
+	}
+	return c, nil, err
 }

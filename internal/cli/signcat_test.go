@@ -1,0 +1,417 @@
+package cli
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
+	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
+	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
+	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/layout"
+)
+
+// signedOrigin publishes foo 1.0.0 and bar 1.0.0 (whose zips hold
+// directory entries, so a lock records their own h1: too) and writes a
+// manifest for both into a new directory, returned with the operator's
+// key files.
+func signedOrigin(t *testing.T) (o origin, dir, private, public string) {
+	t.Helper()
+	o = newOrigin(t)
+	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64", "darwin_arm64")
+	o.reg.AddWithOptions("hashicorp", "bar", "1.0.0", fakeregistry.Options{DirEntries: true}, "linux_amd64", "darwin_arm64")
+	dir = t.TempDir()
+	writeManifest(t, dir, `platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/foo" { versions = "1.0.0" }
+provider "hashicorp/bar" { versions = "1.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+	private, public = pgptest.New(t, "operator").WriteFiles(t, t.TempDir(), "operator")
+	return o, dir, private, public
+}
+
+// fooBarRootModule requires foo and bar 1.0.0.
+func fooBarRootModule(t *testing.T) string {
+	t.Helper()
+	module := t.TempDir()
+	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
+  required_providers {
+    foo = { source = "hashicorp/foo", version = "1.0.0" }
+    bar = { source = "hashicorp/bar", version = "1.0.0" }
+  }
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return module
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flipByte changes one byte of a file in place, keeping its size.
+func flipByte(t *testing.T, path string) (restore func()) {
+	t.Helper()
+	data := readFile(t, path)
+	changed := bytes.Clone(data)
+	changed[len(changed)/2] ^= 1
+	writeFile(t, path, changed)
+	return func() { writeFile(t, path, data) }
+}
+
+func TestSignedCatalogVerified(t *testing.T) {
+	o, dir, private, public := signedOrigin(t)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	site := filepath.Join(dir, "site")
+	catalog, sigPath := filepath.Join(site, layout.CatalogPath), filepath.Join(site, layout.CatalogSignaturePath)
+	c, err := layout.DecodeCatalog(readFile(t, catalog))
+	if err != nil || len(c.Archives) != 4 {
+		t.Fatalf("catalog.json lists %d archives (%v), want 4", len(c.Archives), err)
+	}
+	bar := "registry.opentofu.org/hashicorp/bar/terraform-provider-bar_1.0.0_linux_amd64.zip"
+	if c.Archives[bar].H1Zip == "" || c.Archives[bar].H1Zip == c.Archives[bar].H1 {
+		t.Errorf("bar's zip holds directory entries: want its own h1_zip, got %+v", c.Archives[bar])
+	}
+	if !strings.HasPrefix(string(readFile(t, sigPath)), "-----BEGIN PGP SIGNATURE-----") {
+		t.Fatalf("%s is not an armored signature", sigPath)
+	}
+	verifyCatalog := func(want int, mention string) {
+		t.Helper()
+		code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+		if code != want || !strings.Contains(stdout+stderr, mention) {
+			t.Fatalf("verify --catalog-key: exit %d, want %d mentioning %q\n%s%s", code, want, mention, stdout, stderr)
+		}
+	}
+	verifyCatalog(ExitOK, " 0 problems")
+
+	// A build that changes nothing writes nothing: the signature stays.
+	sig, info := readFile(t, sigPath), stat(t, sigPath)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	if !bytes.Equal(readFile(t, sigPath), sig) || !stat(t, sigPath).ModTime().Equal(info.ModTime()) {
+		t.Error("a no-op build signed the catalog again")
+	}
+
+	// One byte of an archive, then of the catalog.
+	foo := filepath.Join(site, "registry.opentofu.org", "hashicorp", "foo", "terraform-provider-foo_1.0.0_darwin_arm64.zip")
+	restore := flipByte(t, foo)
+	verifyCatalog(ExitVerification, "terraform-provider-foo_1.0.0_darwin_arm64.zip: the signed catalog lists zh:")
+	restore()
+	restore = flipByte(t, catalog)
+	verifyCatalog(ExitVerification, "catalog.json.asc: ")
+	restore()
+	verifyCatalog(ExitOK, " 0 problems")
+
+	// An archive the catalog does not list.
+	stray := filepath.Join(site, "registry.opentofu.org", "hashicorp", "foo", "terraform-provider-foo_9.0.0_linux_amd64.zip")
+	writeFile(t, stray, readFile(t, foo))
+	verifyCatalog(ExitVerification, "terraform-provider-foo_9.0.0_linux_amd64.zip: the mirror holds this archive, but the signed catalog does not list it")
+	if err := os.Remove(stray); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another operator's key vouches for nothing.
+	_, otherPublic := pgptest.New(t, "other").WriteFiles(t, t.TempDir(), "other")
+	code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", otherPublic, site)
+	if code != ExitVerification || !strings.Contains(stdout+stderr, "catalog.json.asc") {
+		t.Errorf("verify with another key: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, "PRIVATE KEY") {
+		t.Error("the output shows key material")
+	}
+}
+
+func stat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// A writer without the key keeps the listing current and drops the
+// signature, never leaving it next to other bytes; build, replica and
+// prune with --sign-key sign again.
+func TestSignedCatalogAfterUnsignedWriters(t *testing.T) {
+	o, dir, private, public := signedOrigin(t)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	site := filepath.Join(dir, "site")
+	sigPath := filepath.Join(site, layout.CatalogSignaturePath)
+	listed := func(want int) layout.Catalog {
+		t.Helper()
+		c, err := layout.DecodeCatalog(readFile(t, filepath.Join(site, layout.CatalogPath)))
+		if err != nil || len(c.Archives) != want {
+			t.Fatalf("catalog.json lists %d archives (%v), want %d", len(c.Archives), err, want)
+		}
+		return c
+	}
+	unsigned := func(after string) {
+		t.Helper()
+		if _, err := os.Stat(sigPath); !os.IsNotExist(err) {
+			t.Fatalf("%s kept the signature of the catalog it changed (%v)", after, err)
+		}
+	}
+	verified := func(after string) {
+		t.Helper()
+		if out := mustRun(t, o, t.TempDir(), "verify", "--catalog-key", public, site); !strings.Contains(out, " 0 problems") {
+			t.Errorf("verify after %s:\n%s", after, out)
+		}
+	}
+	wantFoo := func(version string) {
+		t.Helper()
+		o.reg.Add("hashicorp", "foo", version, "linux_amd64", "darwin_arm64")
+		writeManifest(t, dir, `platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/foo" { versions = "`+version+`" }
+provider "hashicorp/bar" { versions = "1.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+	}
+
+	wantFoo("1.1.0")
+	mustRun(t, o, dir, "build")
+	unsigned("an unsigned build")
+	listed(6)
+	code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+	if code != ExitVerification || !strings.Contains(stdout+stderr, "no signature") {
+		t.Fatalf("verify of an unsigned catalog: exit %d\n%s%s", code, stdout, stderr)
+	}
+	mustRun(t, o, dir, "replica", "site", "--sign-key", private)
+	verified("replica --sign-key")
+
+	mustRun(t, o, dir, "prune", "site", "--grace", "0s")
+	unsigned("an unsigned prune")
+	if _, ok := listed(4).Archives["registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_linux_amd64.zip"]; ok {
+		t.Error("the catalog still lists a pruned archive")
+	}
+	mustRun(t, o, dir, "build", "--sign-key", private) // publishes nothing
+	verified("a build --sign-key that publishes nothing")
+
+	wantFoo("1.2.0")
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	listed(6)
+	mustRun(t, o, dir, "prune", "site", "--grace", "0s", "--sign-key", private)
+	listed(4)
+	verified("prune --sign-key")
+}
+
+// archiveCounter serves a directory over TLS and counts archive requests.
+type archiveCounter struct {
+	mu       sync.Mutex
+	archives []string
+}
+
+func (c *archiveCounter) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.archives
+	c.archives = nil
+	return out
+}
+
+func serveCounted(t *testing.T, o *origin, site string) (string, *archiveCounter) {
+	t.Helper()
+	ca := testca.New(t)
+	c := &archiveCounter{}
+	files := http.FileServer(http.Dir(site))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".zip") {
+			c.mu.Lock()
+			c.archives = append(c.archives, r.URL.Path)
+			c.mu.Unlock()
+		}
+		if strings.HasSuffix(r.URL.Path, ".json") {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		files.ServeHTTP(w, r)
+	}))
+	srv.TLS = ca.TLSConfig(t)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
+	o.environ = []string{"SSL_CERT_FILE=" + caFile}
+	return srv.URL + "/", c
+}
+
+// lockWith runs lock in a new copy of the root module and returns the
+// lock file it wrote and its output.
+func lockWith(t *testing.T, o origin, want int, args ...string) ([]byte, string) {
+	t.Helper()
+	module := fooBarRootModule(t)
+	code, stdout, stderr := o.run(t, module, append([]string{"lock", "--platform", "linux_amd64", "--platform", "darwin_arm64"}, args...)...)
+	if code != want {
+		t.Fatalf("lock %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, stdout, stderr)
+	}
+	if want != ExitOK {
+		return nil, stdout + stderr
+	}
+	return readFile(t, filepath.Join(module, ".terraform.lock.hcl")), stdout + stderr
+}
+
+func TestLockFromSignedCatalogDownloadsNothing(t *testing.T) {
+	o, dir, private, public := signedOrigin(t)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	site := filepath.Join(dir, "site")
+	url, counter := serveCounted(t, &o, site)
+
+	downloaded, _ := lockWith(t, o, ExitOK, "--mirror", url)
+	if n := len(counter.take()); n != 4 {
+		t.Fatalf("lock without --catalog-key fetched %d archives, want 4", n)
+	}
+	fast, out := lockWith(t, o, ExitOK, "--mirror", url, "--catalog-key", public)
+	if got := counter.take(); len(got) != 0 {
+		t.Errorf("lock --catalog-key fetched archives: %v", got)
+	}
+	if !bytes.Equal(fast, downloaded) {
+		t.Errorf("lock --catalog-key wrote\n%s\nlock that downloads wrote\n%s", fast, downloaded)
+	}
+	if strings.Contains(out, "downloading") {
+		t.Errorf("lock --catalog-key said it downloads:\n%s", out)
+	}
+
+	// The manifest may name the key instead (relative to it).
+	conf := t.TempDir()
+	writeFile(t, filepath.Join(conf, "operator.pub.asc"), readFile(t, public))
+	writeManifest(t, conf, "settings {\n  catalog_key = \"operator.pub.asc\"\n}\n")
+	fromManifest, _ := lockWith(t, o, ExitOK, "--mirror", url, "--config", filepath.Join(conf, "mirror.hcl"))
+	if got := counter.take(); len(got) != 0 || !bytes.Equal(fromManifest, downloaded) {
+		t.Errorf("lock with the manifest's catalog_key fetched %v, wrote\n%s", got, fromManifest)
+	}
+
+	// A catalog the operator signed without one archive: that one is
+	// downloaded, saying why, and the lock is the same.
+	key, err := signing.ReadSigningKey(readFile(t, private))
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog := filepath.Join(site, layout.CatalogPath)
+	signedBytes, signedSig := readFile(t, catalog), readFile(t, filepath.Join(site, layout.CatalogSignaturePath))
+	c, err := layout.DecodeCatalog(signedBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := "registry.opentofu.org/hashicorp/bar/terraform-provider-bar_1.0.0_darwin_arm64.zip"
+	delete(c.Archives, left)
+	signCatalogAs(t, site, key, c)
+	partial, out := lockWith(t, o, ExitOK, "--mirror", url, "--catalog-key", public)
+	if got := counter.take(); len(got) != 1 || got[0] != "/"+left {
+		t.Errorf("lock with a catalog leaving out %s fetched %v", left, got)
+	}
+	if !bytes.Equal(partial, downloaded) {
+		t.Errorf("lock with a partial catalog wrote\n%s\nwant\n%s", partial, downloaded)
+	}
+	if !strings.Contains(out, "registry.opentofu.org/hashicorp/bar 1.0.0: downloading the archives to hash them: the signed catalog does not list it (darwin_arm64)") {
+		t.Errorf("lock did not say why it downloads:\n%s", out)
+	}
+
+	// A catalog whose signature fails is refused, and nothing is fetched.
+	writeFile(t, catalog, bytes.Replace(signedBytes, []byte("h1:"), []byte("h1:A"), 1))
+	writeFile(t, filepath.Join(site, layout.CatalogSignaturePath), signedSig)
+	_, out = lockWith(t, o, ExitVerification, "--mirror", url, "--catalog-key", public)
+	if !strings.Contains(out, "not vouched for by the catalog key") || len(counter.take()) != 0 {
+		t.Errorf("lock with a broken catalog signature:\n%s", out)
+	}
+}
+
+// signCatalogAs writes c as catalog.json of site, signed with key, as an
+// operator's own tool would.
+func signCatalogAs(t *testing.T, site string, key *signing.SigningKey, c layout.Catalog) {
+	t.Helper()
+	data, err := layout.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := key.SignArmored(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(site, layout.CatalogPath), data)
+	writeFile(t, filepath.Join(site, layout.CatalogSignaturePath), sig)
+}
+
+func TestSignedCatalogInBucket(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "mirror")
+	o, dir, private, public := signedOrigin(t)
+	o.environ = append(o.environ, srv.Environ()...)
+	o.environ = append(o.environ, "XDG_CACHE_HOME="+t.TempDir())
+	bucket := srv.URI("mirror", "site/")
+	mustRun(t, o, dir, "build", "--out", bucket, "--sign-key", private)
+	objects := bucketFiles(t, srv, "mirror", "site/")
+	if _, ok := objects[layout.CatalogSignaturePath]; !ok {
+		t.Fatalf("no %s in the bucket", layout.CatalogSignaturePath)
+	}
+	if out := mustRun(t, o, t.TempDir(), "verify", "--catalog-key", public, bucket); !strings.Contains(out, " 0 problems") {
+		t.Errorf("verify --catalog-key %s:\n%s", bucket, out)
+	}
+
+	// A build that changes nothing makes no write request.
+	proxy := startS3Counter(t, srv)
+	counted := o
+	counted.environ = proxy.environ(o.environ)
+	mustRun(t, counted, dir, "build", "--out", bucket, "--sign-key", private)
+	if w := proxy.takeWrites(); len(w) != 0 {
+		t.Errorf("a no-op signed build wrote: %v", w)
+	}
+
+	// lock reads the hashes from the signed catalog: no archive is read.
+	downloaded, _ := lockWith(t, counted, ExitOK, "--mirror", bucket)
+	if n := proxy.takeArchiveReads(); n == 0 {
+		t.Fatal("lock without --catalog-key read no archive: the count is wrong")
+	}
+	fast, _ := lockWith(t, counted, ExitOK, "--mirror", bucket, "--catalog-key", public)
+	if n := proxy.takeArchiveReads(); n != 0 {
+		t.Errorf("lock --catalog-key read %d archives", n)
+	}
+	if !bytes.Equal(fast, downloaded) {
+		t.Errorf("lock --catalog-key wrote\n%s\nwant\n%s", fast, downloaded)
+	}
+
+	// One byte of an archive in the bucket.
+	key := "site/registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_linux_amd64.zip"
+	data := []byte(objects[strings.TrimPrefix(key, "site/")].data)
+	data[len(data)/2] ^= 1
+	putObject(t, srv, "mirror", key, data)
+	code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, bucket)
+	if code != ExitVerification || !strings.Contains(stdout+stderr, "terraform-provider-foo_1.0.0_linux_amd64.zip: the signed catalog lists zh:") {
+		t.Errorf("verify of a changed archive: exit %d\n%s%s", code, stdout, stderr)
+	}
+	noSecret(t, srv, stdout, stderr)
+}
+
+// A bundle carries the mirror, not its catalog's signature: the mirror it
+// is imported into holds other providers too, so import signs the merged
+// catalog with its own --sign-key.
+func TestSignedCatalogThroughBundle(t *testing.T) {
+	o, dir, private, public := signedOrigin(t)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	bundle := filepath.Join(t.TempDir(), "mirror.tar.gz")
+	mustRun(t, o, dir, "bundle", "create", "site", "--out", bundle)
+
+	signed := filepath.Join(t.TempDir(), "signed")
+	mustRun(t, o, t.TempDir(), "bundle", "import", bundle, "--out", signed, "--sign-key", private)
+	if out := mustRun(t, o, t.TempDir(), "verify", "--catalog-key", public, signed); !strings.Contains(out, " 0 problems") {
+		t.Errorf("verify --catalog-key of the imported mirror:\n%s", out)
+	}
+	if !bytes.Equal(readFile(t, filepath.Join(signed, layout.CatalogPath)), readFile(t, filepath.Join(dir, "site", layout.CatalogPath))) {
+		t.Error("the imported catalog differs from the one built")
+	}
+
+	unsigned := filepath.Join(t.TempDir(), "unsigned")
+	mustRun(t, o, t.TempDir(), "bundle", "import", bundle, "--out", unsigned)
+	if _, err := os.Stat(filepath.Join(unsigned, layout.CatalogSignaturePath)); !os.IsNotExist(err) {
+		t.Errorf("an import without --sign-key left a signature (%v)", err)
+	}
+	code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, unsigned)
+	if code != ExitVerification {
+		t.Errorf("verify --catalog-key of an unsigned import: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
