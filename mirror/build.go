@@ -48,6 +48,14 @@ type Options struct {
 	// verifies, published beside it. With VerifyExisting, a package the
 	// destinations hold without one is read again to get one.
 	Describe Describer
+	// Advise, if set, gives each package the build verifies its known
+	// advisories, from the build information the h1: pass read (no
+	// second read); they are reported with the package, and Advisories
+	// says what the build does with them.
+	Advise Advisor
+	// Advisories is the vulnerabilities policy: publish and warn (the
+	// zero policy), hold a release back, or refuse it.
+	Advisories AdvisoryPolicy
 	// OnEvent, if set, is called for every finished package and warning.
 	// Calls are serialized.
 	OnEvent func(Event)

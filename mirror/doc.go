@@ -29,8 +29,11 @@
 // for OpenPGP; Describer for the SBOM of each package it verifies, made from
 // a neutral Description (its hashes, the Go build information hashing read
 // from its executable, its origin and signing key), and SBOMChecker for
-// verify's check of one, both in the command layer's format; Destination
-// for where it publishes; Packages and Listed for
+// verify's check of one, both in the command layer's format; Advisor for
+// the known vulnerabilities of each package it verifies, from the same
+// build information, as neutral Advisory values (the database is the
+// command layer's), on which its AdvisoryPolicy holds back or refuses a
+// release; Destination for where it publishes; Packages and Listed for
 // what it reads back) and knows nothing of HTTP, HCL, cobra, S3, OCI or exit
 // codes: adapters in internal/ implement those seams and the command layer
 // (internal/app) composes them. A location is a value, not a URL: a

@@ -35,6 +35,9 @@ type fetched struct {
 	h1Unpacked hashing.Hash
 	digest     [sha256.Size]byte // the archive's SHA-256
 	goVersion  string            // of the executable's build information
+	program    hashing.Program   // what the executable says it was built from
+	advisories []Advisory
+	advised    bool // the advisor looked at it
 }
 
 // fetchPackage makes one verified archive available for publishing: the one
@@ -42,6 +45,9 @@ type fetched struct {
 // fresh download into staging that must hash to the promised digest.
 func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 	f := b.obtain(ctx, a)
+	if f.err == nil {
+		f.advise(ctx, b.Options.Advise)
+	}
 	if f.err != nil {
 		b.Work.Discard(f.archive.Staged)
 	}
@@ -260,6 +266,7 @@ func (f *fetched) describe(a authenticated, path, staged string, streamed *hashi
 	f.digest = a.meta.SHA256
 	f.archive = layout.Archive{Platform: a.pkg.Platform, Staged: staged, Hashes: sums.All()}
 	f.h1Unpacked = sums.H1Unpacked
+	f.program = sums.Program
 	if describer == nil {
 		return
 	}
@@ -269,6 +276,19 @@ func (f *fetched) describe(a authenticated, path, staged string, streamed *hashi
 	if f.archive.SBOM, err = describer(description(a, sums)); err != nil {
 		f.err = &PackageError{Package: a.pkg, Err: fmt.Errorf("describe %s: %w", a.meta.Filename, err)}
 	}
+}
+
+// advise finds the package's known advisories, with an advisor.
+func (f *fetched) advise(ctx context.Context, advisor Advisor) {
+	if advisor == nil {
+		return
+	}
+	advs, err := advisor(ctx, f.pkg, f.program)
+	if err != nil {
+		f.err = &PackageError{Package: f.pkg, Err: fmt.Errorf("look up the known vulnerabilities of %s: %w", f.filename, err)}
+		return
+	}
+	f.advisories, f.advised = advs, true
 }
 
 // stagingSink writes a download to a staging or partial file and hashes

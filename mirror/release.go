@@ -295,6 +295,9 @@ func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) ([]fetche
 		go func() {
 			defer wg.Done()
 			out[i] = b.fetchPackage(ctx, a)
+			if b.gates(a.pkg.Provider) {
+				return // the release's other packages may keep it out
+			}
 			errs := b.putAhead(ctx, out[i])
 			mu.Lock()
 			defer mu.Unlock()
@@ -368,7 +371,7 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []
 		ok = append(ok, f)
 		rel.Archives = append(rel.Archives, f.archive)
 	}
-	if len(ok) == 0 {
+	if len(ok) == 0 || b.keptOut(r, ok) {
 		return
 	}
 	rel.Record = record(ok)
@@ -389,7 +392,7 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []
 	err := errors.Join(errs...)
 	for _, f := range ok {
 		b.Work.Discard(f.archive.Staged)
-		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID, HashesOnly: f.hashes}
+		res := Result{Package: f.pkg, Status: f.status, Bytes: f.size, KeyID: f.keyID, HashesOnly: f.hashes, Advisories: f.advisories, Advised: f.advised}
 		if err != nil {
 			res = Result{Package: f.pkg, Status: StatusFailed, Reason: "publish", Err: publishError(f.pkg, err)}
 		}

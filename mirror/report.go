@@ -18,7 +18,11 @@ const (
 	StatusMirrored Status = "mirrored" // downloaded, verified and published
 	StatusPresent  Status = "present"  // already in the tree with the right bytes
 	StatusSkipped  Status = "skipped"  // not published, by policy (e.g. missing platform)
-	StatusFailed   Status = "failed"   // not published because of an error
+	// StatusHeld: verified but not published, held back by the
+	// vulnerabilities policy (hold); a later build publishes it once the
+	// policy or the database lets it.
+	StatusHeld   Status = "held"
+	StatusFailed Status = "failed" // not published because of an error
 	// StatusCanceled: not published because the build was stopped (Ctrl-C,
 	// SIGTERM) before it was; a run of the same build finishes it.
 	StatusCanceled Status = "canceled"
@@ -64,6 +68,12 @@ type Result struct {
 	// HashesOnly names the upstream whose hashes alone vouched for the
 	// package, when no signature did.
 	HashesOnly string
+	// Advisories are the package's known vulnerabilities (with
+	// Options.Advise), whatever the policy made of them.
+	Advisories []Advisory
+	// Advised says Options.Advise looked at the package in this build
+	// (a package kept from an earlier build is not read again).
+	Advised bool
 }
 
 // Event is reported while a build runs. Exactly one of its fields is set.

@@ -125,3 +125,16 @@ func Locate(location string, f settings.Flags, p settings.Process) (endpoint.Ref
 	m, s, err := config.Resolve(f, p, true)
 	return ref, m, s, err
 }
+
+// ManifestProviders are the providers the manifest's provider blocks
+// name: what verify and audit read from a registry, which cannot list its
+// repositories.
+func ManifestProviders(m *config.Manifest) []addrs.Provider {
+	var out []addrs.Provider
+	for _, req := range m.Requirements {
+		if !slices.ContainsFunc(out, req.Provider.Equals) {
+			out = append(out, req.Provider)
+		}
+	}
+	return out
+}

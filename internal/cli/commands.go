@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 
+	appaudit "github.com/tfmirror/tfmirror/internal/app/audit"
 	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
 	appbundle "github.com/tfmirror/tfmirror/internal/app/bundle"
 	appcheck "github.com/tfmirror/tfmirror/internal/app/check"
@@ -26,12 +27,13 @@ type commands struct {
 	bundleImport func(context.Context, appbundle.ImportOptions) (*appbundle.ImportReport, error)
 	serve        func(context.Context, appserve.Options) error
 	check        func(context.Context, appcheck.Options) (*appcheck.Report, error)
+	audit        func(context.Context, appaudit.Options) (*appaudit.Report, error)
 }
 
 // realCommands are the commands the CLI runs.
 func realCommands() commands {
 	return commands{
 		build: appbuild.Run, lock: applock.Run, verify: appverify.Run, replica: appreplica.Run, prune: appprune.Run,
-		bundleCreate: appbundle.Create, bundleImport: appbundle.Import, serve: appserve.Run, check: appcheck.Run,
+		bundleCreate: appbundle.Create, bundleImport: appbundle.Import, serve: appserve.Run, check: appcheck.Run, audit: appaudit.Run,
 	}
 }

@@ -156,7 +156,7 @@ static tree that any web server can serve as a network mirror.`,
 	pf.Bool("json", false, "print one JSON object per line (docs/json.md): a start event, the command's events, and always a summary with the exit code last")
 	pf.BoolP("quiet", "q", false, "print only problems and the summary")
 	pf.BoolP("verbose", "v", false, "also print what is routine: retried requests, waits for another writer's lock")
-	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newPruneCmd(env), newCheckCmd(env), newVersionCmd(env))
+	root.AddCommand(newBuildCmd(env), newLockCmd(env), newVerifyCmd(env), newAuditCmd(env), newBundleCmd(env), newServeCmd(env), newReplicaCmd(env), newPruneCmd(env), newCheckCmd(env), newVersionCmd(env))
 	return root
 }
 
@@ -208,6 +208,11 @@ func (env Env) process() settings.Process {
 func addConfigFlags(cmd *cobra.Command, f *settings.Flags, what string) {
 	cmd.Flags().StringVarP(&f.Config, "config", "c", f.Config, "manifest `file` "+what)
 	cmd.Flags().BoolVar(&f.RequireSignatures, "require-signatures", false, "refuse releases without a valid OpenPGP signature, even from registry.opentofu.org where OpenTofu allows them")
+}
+
+// addVulnDBFlag adds --vulndb: the Go vulnerability database.
+func addVulnDBFlag(cmd *cobra.Command, f *settings.Flags, what string) {
+	cmd.Flags().StringVar(&f.VulnDB, "vulndb", "", what+": a `DIR` of OSV records (golang.org/x/vulndb's data/osv, or the layout vuln.go.dev serves), an OSV zip, or an https:// URL serving vuln.go.dev's layout (default: the manifest's vulndb)")
 }
 
 // addNetworkFlags adds the flags that fill f.Net, with its values as

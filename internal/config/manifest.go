@@ -51,10 +51,16 @@ type Manifest struct {
 	// Outs are the out attribute's destinations, for a build given no --out:
 	// directories as absolute paths, other destinations as written.
 	Outs []string
+	// VulnDB is the vulndb attribute: the vulnerability database
+	// (--vulndb wins), a path made absolute or an https:// URL.
+	VulnDB string
+	// Advisories is the vulnerabilities blocks' policy; nil when the
+	// manifest has none.
+	Advisories *mirror.AdvisoryPolicy
 }
 
 var rootSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "platforms"}, {Name: "out"}, {Name: "min_age"}},
+	Attributes: []hcl.AttributeSchema{{Name: "platforms"}, {Name: "out"}, {Name: "min_age"}, {Name: "vulndb"}},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "provider", LabelNames: []string{"source"}},
 		{Type: "module", LabelNames: []string{"source"}},
@@ -62,6 +68,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "credentials", LabelNames: []string{"hostname"}},
 		{Type: "configuration", LabelNames: []string{"path"}},
 		{Type: "trust", LabelNames: []string{"pattern"}},
+		{Type: "vulnerabilities", LabelNames: []string{"pattern"}},
 		{Type: "settings"},
 		{Type: "provider_installation"},
 		{Type: "client_certificate", LabelNames: []string{"hostname"}},
@@ -131,8 +138,14 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 		m.Outs, ds = decodeOut(attr, dir)
 		diags = append(diags, ds...)
 	}
+	if attr, ok := content.Attributes["vulndb"]; ok {
+		var ds hcl.Diagnostics
+		m.VulnDB, ds = decodeVulnDB(attr, dir)
+		diags = append(diags, ds...)
+	}
 	seen := make(map[string]hcl.Range)
 	trustSeen := make(map[string]hcl.Range)
+	vulnSeen := make(map[string]hcl.Range)
 	settingsSeen := false
 	for _, block := range content.Blocks {
 		switch block.Type {
@@ -156,6 +169,8 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 			diags = append(diags, decodeSettings(block, dir, &m.Settings, &settingsSeen)...)
 		case "trust":
 			diags = append(diags, decodeTrust(block, &m.Trust, trustSeen)...)
+		case "vulnerabilities":
+			diags = append(diags, decodeVulnerabilities(block, &m.Advisories, vulnSeen)...)
 		case "client_certificate":
 			diags = append(diags, decodeClientCertificate(block, dir, m.ClientCertificates)...)
 		case "provider_installation":

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -64,6 +65,8 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		OCITokenRealms:     m.Settings.OCITokenRealms,
 		Hosts:              httpx.NewHosts(),
 		Trust:              m.TrustPolicy(f.RequireSignatures),
+		VulnDB:             cmp.Or(f.VulnDB, m.VulnDB),
+		Advisories:         m.Advisories,
 		ZipLimits:          m.Settings.ZipLimits(),
 		ModuleTree:         m.Settings.ModuleTreeLimits(),
 		Lists:              m.Settings.ListLimits(),

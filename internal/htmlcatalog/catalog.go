@@ -142,8 +142,9 @@ func providerBlock(mirrorURL string) string {
 
 // reader collects what the page shows.
 type reader struct {
-	tree *layout.Tree
-	opts Options
+	tree  *layout.Tree
+	opts  Options
+	vulns layout.Vulnerabilities // what builds with a database recorded
 }
 
 func (r *reader) read(ctx context.Context) (*page, error) {
@@ -160,6 +161,9 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 	modules, err := r.tree.Modules(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list modules: %w", err)
+	}
+	if r.vulns, err = r.tree.ReadVulnerabilities(ctx); err != nil {
+		return nil, err
 	}
 
 	// First every index, then every version, each with parallelism reads
@@ -330,6 +334,7 @@ func (r *reader) version(ctx context.Context, p addrs.Provider, vv *versionView,
 			pl.Upstream = pa.Filename
 		}
 		pl.SBOM, pl.Build = sbomOf(p, v, key, prov.Archives[key])
+		pl.Advisories = r.advisoriesOf(p.String() + " " + v.String() + " " + key)
 		if !inTree {
 			continue
 		}
@@ -344,6 +349,17 @@ func (r *reader) version(ctx context.Context, p addrs.Provider, vv *versionView,
 		}
 	}
 	return nil
+}
+
+// advisoriesOf are the known vulnerabilities recorded for a package.
+func (r *reader) advisoriesOf(key string) []advisoryView {
+	var out []advisoryView
+	for _, id := range r.vulns.Packages[key] {
+		a := r.vulns.Advisories[id]
+		title := strings.Join(append([]string{a.Summary}, a.Aliases...), " · ")
+		out = append(out, advisoryView{ID: id, Module: a.Module, Found: a.Found, Fixed: a.Fixed, Title: title})
+	}
+	return out
 }
 
 // sbomOf links the SBOM a provenance entry names for platform plat, and

@@ -12,7 +12,9 @@
 //     with the Go version its executable was built with ("no build
 //     information" for one that is not a Go program, "no SBOM" for a
 //     package published before tfmirror made SBOMs), as the provenance
-//     record names them;
+//     record names them, and the package's known vulnerabilities as
+//     builds with a vulnerability database recorded them
+//     (layout.VulnerabilitiesPath);
 //   - every module package, its versions, each package's size and SHA-256,
 //     the upstream location and commit (or the upstream archive's SHA-256)
 //     from the module record, and a relative link to the package;

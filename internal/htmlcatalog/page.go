@@ -89,6 +89,15 @@ type platformView struct {
 	// executable was built with: the Go version, or that it has no build
 	// information.
 	SBOM, Build string
+	// Advisories are the package's known vulnerabilities, as the last
+	// build with a vulnerability database that read it recorded them.
+	Advisories []advisoryView
+}
+
+// advisoryView is one known vulnerability of a package.
+type advisoryView struct {
+	ID, Module, Found, Fixed string
+	Title                    string // summary and aliases
 }
 
 // Name is the archive's file name.
@@ -275,7 +284,8 @@ Key: the OpenPGP key whose signature over the release's SHA256SUMS was verified 
 <td>{{if .Href}}<a href="{{.Href}}">{{.Name}}</a>{{end}}{{with .Upstream}}<div class="meta">upstream: {{.}}</div>{{end}}{{with .Problem}}<div class="problem">{{.}}</div>{{end}}</td>
 <td class="size">{{.Size}}</td>
 <td class="hashes"><ul class="hashes">{{range .Hashes}}<li><code class="hash">{{.}}</code></li>{{end}}</ul></td>
-<td class="sbom">{{if .SBOM}}<a href="{{.SBOM}}">SBOM</a><div class="meta">{{.Build}}</div>{{else}}<span class="meta">no SBOM</span>{{end}}</td>
+<td class="sbom">{{if .SBOM}}<a href="{{.SBOM}}">SBOM</a><div class="meta">{{.Build}}</div>{{else}}<span class="meta">no SBOM</span>{{end}}
+{{- with .Advisories}}<ul class="advisories problem">{{range .}}<li class="advisory" title="{{.Title}}">{{.ID}} <span class="meta">{{.Module}} {{.Found}}{{with .Fixed}}, fixed in {{.}}{{else}}, no fix{{end}}</span></li>{{end}}</ul>{{end}}</td>
 </tr>
 {{- end}}
 </tbody>

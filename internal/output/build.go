@@ -43,6 +43,8 @@ type packageEvent struct {
 	HashesOnly string `json:"hashes_only,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	Message    string `json:"message,omitempty"`
+	// Advisories are the package's known vulnerabilities (with --vulndb).
+	Advisories []advisoryJSON `json:"advisories,omitempty"`
 }
 
 // moduleEvent is a "module" event: one module version's outcome.
@@ -77,7 +79,7 @@ func (p *Printer) result(r mirror.Result) {
 	if p.opts.JSON {
 		ev := packageEvent{
 			Status: string(r.Status), Provider: r.Provider.String(), Version: r.Version.String(), Platform: r.Platform.String(),
-			Bytes: r.Bytes, KeyID: r.KeyID, HashesOnly: r.HashesOnly, Reason: r.Reason,
+			Bytes: r.Bytes, KeyID: r.KeyID, HashesOnly: r.HashesOnly, Reason: r.Reason, Advisories: advisoriesJSON(r.Advisories),
 		}
 		if r.Err != nil && r.Status != mirror.StatusCanceled {
 			ev.Message = r.Err.Error()
@@ -96,10 +98,14 @@ func (p *Printer) result(r mirror.Result) {
 		}
 	case mirror.StatusMirrored, mirror.StatusPresent:
 		line += " (" + size.Format(r.Bytes) + signedBy(r) + ")"
-	case mirror.StatusSkipped:
+	case mirror.StatusSkipped, mirror.StatusHeld:
 		line += ": " + r.Reason
 	case mirror.StatusFailed:
-		p.say(line + ": " + failureDetail(r.Err))
+		p.say(strings.Join(append([]string{line + ": " + failureDetail(r.Err)}, advisoryLines(r.Advisories)...), "\n"))
+		return
+	}
+	if len(r.Advisories) > 0 {
+		p.say(strings.Join(append([]string{line + ", known vulnerabilities:"}, advisoryLines(r.Advisories)...), "\n"))
 		return
 	}
 	p.Line(line)
@@ -171,6 +177,8 @@ type counts struct {
 	Skipped  int `json:"skipped"`
 	Failed   int `json:"failed"`
 	Canceled int `json:"canceled,omitempty"`
+	// Held: held back by the vulnerabilities policy.
+	Held int `json:"held,omitempty"`
 }
 
 type jsonPackage struct {
@@ -180,6 +188,8 @@ type jsonPackage struct {
 	Status     string `json:"status"`
 	KeyID      string `json:"key_id,omitempty"`
 	HashesOnly string `json:"hashes_only,omitempty"`
+	// Advisories are the ids of the package's known vulnerabilities.
+	Advisories []string `json:"advisories,omitempty"`
 }
 
 type jsonModule struct {
@@ -199,8 +209,11 @@ type buildSummary struct {
 	Packages        []jsonPackage `json:"packages"`
 	Modules         []jsonModule  `json:"modules,omitempty"`
 	LockFiles       []string      `json:"lock_files,omitempty"`
-	Warnings        []string      `json:"warnings"`
-	Errors          []string      `json:"errors"`
+	// Vulnerabilities counts the known vulnerabilities found, with
+	// --vulndb.
+	Vulnerabilities *vulnerabilitiesJSON `json:"vulnerabilities,omitempty"`
+	Warnings        []string             `json:"warnings"`
+	Errors          []string             `json:"errors"`
 }
 
 // BuildSummary closes a build (a dry run too): counts, bytes, where the
@@ -214,6 +227,11 @@ func (p *Printer) BuildSummary(rep *appbuild.Report, err error) {
 		}
 	}
 	s := buildSummary{DryRun: rep.DryRun, Destinations: rep.Destinations, BytesDownloaded: rep.Downloaded, Counts: countsOf(r)}
+	if rep.VulnDB != "" {
+		v := vulnerabilitiesJSON{Database: rep.VulnDB}
+		v.Packages, v.Advisories = countAdvisories(r.Results)
+		s.Vulnerabilities = &v
+	}
 	for _, res := range r.Results {
 		if res.Status == mirror.StatusMirrored {
 			s.BytesPublished += res.Bytes * int64(len(rep.Destinations))
@@ -234,7 +252,7 @@ func countsOf(r *mirror.Report) counts {
 	return counts{
 		Mirrored: r.Count(mirror.StatusMirrored), Present: r.Count(mirror.StatusPresent),
 		Skipped: r.Count(mirror.StatusSkipped), Failed: r.Count(mirror.StatusFailed) + len(r.Errors) - canceledErrors(r.Errors),
-		Canceled: r.Count(mirror.StatusCanceled),
+		Canceled: r.Count(mirror.StatusCanceled), Held: r.Count(mirror.StatusHeld),
 	}
 }
 
@@ -263,7 +281,7 @@ func withOutcomes(s buildSummary, rep *appbuild.Report) buildSummary {
 	for _, res := range r.Results {
 		s.Packages = append(s.Packages, jsonPackage{
 			Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
-			Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly,
+			Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly, Advisories: advisoryIDs(res.Advisories),
 		})
 		if res.Err != nil && res.Status == mirror.StatusFailed {
 			s.Errors = append(s.Errors, res.Err.Error())
@@ -296,7 +314,11 @@ func (p *Printer) buildText(rep *appbuild.Report, s buildSummary, err error) {
 		return
 	}
 	if len(r.Results) > 0 || len(r.Modules) == 0 {
-		p.say(fmt.Sprintf("\n%d mirrored, %d already present, %d skipped, %d failed", c.Mirrored, c.Present, c.Skipped, c.Failed))
+		held := ""
+		if c.Held > 0 {
+			held = fmt.Sprintf(", %d held back", c.Held)
+		}
+		p.say(fmt.Sprintf("\n%d mirrored, %d already present, %d skipped%s, %d failed", c.Mirrored, c.Present, c.Skipped, held, c.Failed))
 	} else {
 		p.say("")
 	}
@@ -309,6 +331,9 @@ func (p *Printer) buildText(rep *appbuild.Report, s buildSummary, err error) {
 		if errors.As(e, &merr) {
 			p.say("failed    " + e.Error())
 		}
+	}
+	if v := s.Vulnerabilities; v != nil {
+		p.say(fmt.Sprintf("known vulnerabilities (%s): %d advisories in %d packages", v.Database, v.Advisories, v.Packages))
 	}
 	if len(r.Warnings) > 0 {
 		p.say("warnings:\n  - " + WithHints(strings.Join(r.Warnings, "\n  - ")))

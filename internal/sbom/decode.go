@@ -25,6 +25,8 @@ type Contents struct {
 // Module is one Go module a program was built from.
 type Module struct {
 	Path, Version string
+	// Main says it is the program's main module, not a dependency.
+	Main bool
 }
 
 // Decode reads an SBOM Encode wrote (or any CycloneDX JSON that lists
@@ -61,7 +63,7 @@ func Decode(data []byte) (Contents, error) {
 		case path == "stdlib":
 			c.GoVersion = version
 		default:
-			c.Modules = append(c.Modules, Module{Path: path, Version: version})
+			c.Modules = append(c.Modules, Module{Path: path, Version: version, Main: comp.Type == cdx.ComponentTypeApplication})
 		}
 	}
 	return c, nil

@@ -70,9 +70,14 @@ func TestEncodeDeterministicAndComplete(t *testing.T) {
 		if m.Replace != nil {
 			m = m.Replace
 		}
-		want = append(want, Module{m.Path, m.Version})
+		want = append(want, Module{Path: m.Path, Version: m.Version})
 	}
-	mods := slices.DeleteFunc(got.Modules, func(m Module) bool { return m.Path == p.Build.Main.Path })
+	for _, m := range got.Modules {
+		if m.Main != (m.Path == p.Build.Main.Path) {
+			t.Fatalf("module %+v: Main is not whether it is the main module %s", m, p.Build.Main.Path)
+		}
+	}
+	mods := slices.DeleteFunc(got.Modules, func(m Module) bool { return m.Main })
 	if !slices.Equal(mods, want) {
 		t.Fatalf("modules\n%v\nwant\n%v", mods, want)
 	}
@@ -122,5 +127,31 @@ func TestDecodeRefusesWhatIsNoSBOM(t *testing.T) {
 		if _, err := Decode([]byte(doc)); err == nil {
 			t.Fatalf("Decode(%q) succeeded", doc)
 		}
+	}
+}
+
+// TestDecodeMarksTheMainModule: a main module with a version (a release
+// built from a tagged checkout) is read back as the main module, so a
+// report matches the dependencies alone, as it does from build
+// information.
+func TestDecodeMarksTheMainModule(t *testing.T) {
+	p := testPackage(t)
+	p.Build.Main.Version = "v5.0.0"
+	data, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var main []Module
+	for _, m := range c.Modules {
+		if m.Main {
+			main = append(main, m)
+		}
+	}
+	if want := (Module{Path: p.Build.Main.Path, Version: "v5.0.0", Main: true}); len(main) != 1 || main[0] != want {
+		t.Fatalf("main modules %v, want [%v]", main, want)
 	}
 }

@@ -60,6 +60,12 @@ type Settings struct {
 	Upstreams []Upstream
 	// Trust is the signature policy, --require-signatures applied.
 	Trust mirror.TrustPolicy
+	// VulnDB is the vulnerability database's location (--vulndb, else
+	// the manifest's vulndb); "" for none.
+	VulnDB string
+	// Advisories is the manifest's vulnerabilities policy; nil when it
+	// has none.
+	Advisories *mirror.AdvisoryPolicy
 	// ZipLimits bound what a provider package may unpack to.
 	ZipLimits hashing.ZipLimits
 	// ModuleLimits bound what a module package may hold.
@@ -172,8 +178,10 @@ type Flags struct {
 	NetSet map[string]bool
 	// RequireSignatures refuses unsigned releases for every provider.
 	RequireSignatures bool
-	LockTimeout       time.Duration
-	Parallel          int
+	// VulnDB is --vulndb: the vulnerability database, "" for none given.
+	VulnDB      string
+	LockTimeout time.Duration
+	Parallel    int
 	// SignKey is the file of the OpenPGP private key that signs
 	// (Settings.SignKey); CatalogKey the file of the public keys a signed
 	// catalog is checked with (Settings.CatalogKeys).

@@ -100,6 +100,9 @@ type Report struct {
 	// Downloaded counts the archive bytes downloaded.
 	Downloaded int64
 	LockFiles  []app.LockFile
+	// VulnDB names the vulnerability database the packages were matched
+	// against; "" when none was given.
+	VulnDB string
 }
 
 // Run builds. The report is set whenever the build was planned.
@@ -120,6 +123,7 @@ type run struct {
 	kind    layout.Kind
 	builder *mirror.Builder
 	modules *modules
+	vulnDB  string // where the vulnerability database is; "" for none
 }
 
 // prepare reads the manifest, the configurations and the flags and opens
@@ -173,10 +177,15 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	advise, vulnDB, err := app.OpenAdvisor(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	r.vulnDB = vulnDB
 	r.builder = &mirror.Builder{Source: source, Checker: signing.Checker{}, Dests: r.outs.dests(), Options: mirror.Options{
 		Strict: opts.Strict, Trust: s.Trust, Parallel: opts.Flags.Parallel, ZipLimits: s.ZipLimits,
 		VerifyExisting: opts.VerifyExisting, Shard: shard, Cooldown: cooldown, OnEvent: opts.Events.Package,
-		Describe: sbom.Describe,
+		Describe: sbom.Describe, Advise: advise, Advisories: app.AdvisoryPolicy(s),
 	}}
 	if r.modules, err = r.openModules(cooldown); err != nil {
 		return nil, err
@@ -247,7 +256,7 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
 	}
-	report = &Report{DryRun: r.opts.DryRun, Destinations: r.outs.locations()}
+	report = &Report{DryRun: r.opts.DryRun, Destinations: r.outs.locations(), VulnDB: r.vulnDB}
 	if r.opts.DryRun {
 		report.Build = r.builder.DryRun(ctx, plan)
 		r.buildModules(ctx, nil, report.Build)
@@ -263,6 +272,9 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	report.Downloaded = r.builder.Progress().Bytes
 	if ferr := r.recordFirstSeen(ctx); ferr != nil {
 		err = errors.Join(err, ferr)
+	}
+	if report.Build != nil {
+		r.recordVulnerabilities(ctx, report.Build)
 	}
 	if err != nil {
 		return report, err
@@ -344,4 +356,30 @@ func (r *run) recordFirstSeen(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// recordVulnerabilities records in every tree the advisories of the
+// packages the build read and published, with a vulnerability database.
+// The record is for people (the catalog page): failing to write it is a
+// warning, the mirror is built.
+func (r *run) recordVulnerabilities(ctx context.Context, rep *mirror.Report) {
+	var found []layout.PackageAdvisories
+	for _, res := range rep.Results {
+		if !res.Advised || (res.Status != mirror.StatusMirrored && res.Status != mirror.StatusPresent) {
+			continue
+		}
+		pa := layout.PackageAdvisories{Key: res.String(), Advisories: map[string]layout.Advisory{}}
+		for _, a := range res.Advisories {
+			pa.Advisories[a.ID] = layout.Advisory{Aliases: a.Aliases, Summary: a.Summary, Module: a.Module, Found: a.Found, Fixed: a.Fixed}
+		}
+		found = append(found, pa)
+	}
+	if len(found) == 0 {
+		return
+	}
+	for _, t := range r.outs.trees() {
+		if err := t.RecordVulnerabilities(ctx, found); err != nil {
+			r.opts.Events.line(fmt.Sprintf("warning: the mirror was built, but the known vulnerabilities were not recorded in %s: %v", t.Location(), err))
+		}
+	}
 }

@@ -9,11 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
-	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/app"
-	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/sbom"
@@ -50,7 +47,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	v := &mirror.Verifier{Mirror: packages, Checker: signing.Checker{}, Trust: s.Trust, Limits: s.ZipLimits, ModuleLimits: s.ModuleLimits, CheckSBOM: sbom.Check}
 	if ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout {
 		// A registry cannot be asked which repositories it holds.
-		if v.Providers = manifestProviders(m); len(v.Providers) == 0 {
+		if v.Providers = app.ManifestProviders(m); len(v.Providers) == 0 {
 			return nil, inputerr.Wrap(fmt.Errorf("%s: a registry cannot be asked which repositories it holds; name the providers to check with the provider blocks of a manifest (--config)", ref))
 		}
 	}
@@ -83,17 +80,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return report, &app.ProblemsError{Problems: len(report.Problems)}
 	}
 	return report, nil
-}
-
-// manifestProviders are the providers the manifest's provider blocks name.
-func manifestProviders(m *config.Manifest) []addrs.Provider {
-	var out []addrs.Provider
-	for _, req := range m.Requirements {
-		if !slices.ContainsFunc(out, req.Provider.Equals) {
-			out = append(out, req.Provider)
-		}
-	}
-	return out
 }
 
 // signedCatalog reads the mirror's catalog.json and checks its signature
