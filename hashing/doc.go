@@ -13,9 +13,10 @@
 // content).
 //
 // h1: is computed in one pass over the archive, in dirhash's Hash1 format,
-// inflating with klauspost/compress's faster DEFLATE decoder; the tests
-// and fuzz targets hold it to golang.org/x/mod/sumdb/dirhash itself.
+// inflating with its own DEFLATE decoder (hashing/internal/inflate, held
+// to compress/flate by differential fuzzing); the tests and fuzz targets
+// hold h1: to golang.org/x/mod/sumdb/dirhash itself.
 //
 // It does not fetch anything, check signatures or decide what to mirror; it
-// depends on the standard library and that decoder.
+// depends on the standard library only.
 package hashing

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/crc32"
 	"io"
 	"math"
 	"os"
@@ -125,7 +124,8 @@ func hashEntries(files []*zip.File) (map[string][sha256.Size]byte, Program, erro
 		last[f.Name] = f
 	}
 	out := make(map[string][sha256.Size]byte, len(last))
-	w := entryWriter{sha: sha256.New(), crc: crc32.NewIEEE()}
+	// No CRC-32: archive/zip checks each entry's.
+	w := entryWriter{sha: sha256.New()}
 	var prog programScan
 	for _, f := range files {
 		if last[f.Name] != f {

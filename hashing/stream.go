@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/klauspost/compress/flate"
-
 	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
@@ -325,7 +323,6 @@ const (
 type streamParser struct {
 	in     *countingReader
 	br     *bufio.Reader
-	dec    io.ReadCloser // flate decoder, a flate.Resetter
 	out    entryWriter
 	buf    []byte // for stored entries
 	limits ZipLimits
@@ -442,22 +439,9 @@ func (sp *streamParser) next(seen int) (e StreamEntry, end bool, err error) {
 }
 
 // inflate decompresses one Deflate stream from the archive into sp.out,
-// reading exactly its bytes: a decoder reading from a ByteReader never
-// reads past the end of a stream.
+// reading exactly its bytes from sp.br.
 func (sp *streamParser) inflate() error {
-	if sp.dec == nil {
-		sp.dec = flate.NewReader(sp.br)
-	} else {
-		_ = sp.dec.(flate.Resetter).Reset(sp.br, nil) // never fails
-	}
-	_, err := sp.dec.(io.WriterTo).WriteTo(&sp.out)
-	if err == nil && sp.in.eof {
-		// The decoder may report input that ended too early as the end of
-		// its stream; an archive whose last entry is cut short is not
-		// followed anyway.
-		err = io.ErrUnexpectedEOF
-	}
-	return err
+	return inflateTo(&sp.out, sp.br)
 }
 
 // descriptor reads the data descriptor after e's data, as archive/zip
@@ -523,26 +507,22 @@ func hasZip64(extra []byte) bool {
 	return false
 }
 
-// countingReader counts the bytes read and notes the end of input.
+// countingReader counts the bytes read.
 type countingReader struct {
-	r   io.Reader
-	n   int64
-	eof bool
+	r io.Reader
+	n int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
-	if errors.Is(err, io.EOF) {
-		c.eof = true
-	}
 	return n, err
 }
 
 var errEntryTooLarge = errors.New("entry larger than allowed")
 
-// entryWriter hashes an entry's content (SHA-256 and CRC-32) and refuses
-// more than max bytes.
+// entryWriter hashes an entry's content (SHA-256, and CRC-32 when crc is
+// set) and refuses more than max bytes.
 type entryWriter struct {
 	sha hash.Hash
 	crc hash.Hash32
@@ -553,7 +533,9 @@ type entryWriter struct {
 
 func (w *entryWriter) reset(limit uint64, tee io.Writer) {
 	w.sha.Reset()
-	w.crc.Reset()
+	if w.crc != nil {
+		w.crc.Reset()
+	}
 	w.n, w.max, w.tee = 0, limit, tee
 }
 
@@ -563,7 +545,9 @@ func (w *entryWriter) Write(p []byte) (int, error) {
 	}
 	w.n += uint64(len(p))
 	_, _ = w.sha.Write(p) // never fails
-	_, _ = w.crc.Write(p)
+	if w.crc != nil {
+		_, _ = w.crc.Write(p)
+	}
 	if w.tee != nil {
 		_, _ = w.tee.Write(p)
 	}

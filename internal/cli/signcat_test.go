@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
-	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -219,26 +217,15 @@ func (c *archiveCounter) take() []string {
 
 func serveCounted(t *testing.T, o *origin, site string) (string, *archiveCounter) {
 	t.Helper()
-	ca := testca.New(t)
 	c := &archiveCounter{}
-	files := http.FileServer(http.Dir(site))
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := serveSiteSeeing(t, o, site, "application/json", func(r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, ".zip") {
 			c.mu.Lock()
 			c.archives = append(c.archives, r.URL.Path)
 			c.mu.Unlock()
 		}
-		if strings.HasSuffix(r.URL.Path, ".json") {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		files.ServeHTTP(w, r)
-	}))
-	srv.TLS = ca.TLSConfig(t)
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
-	o.environ = []string{"SSL_CERT_FILE=" + caFile}
-	return srv.URL + "/", c
+	})
+	return url, c
 }
 
 // lockWith runs lock in a new copy of the root module and returns the

@@ -30,9 +30,18 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 // JSON files, trusted through the origin's environment.
 func serveSite(t *testing.T, o *origin, site, jsonType string) string {
 	t.Helper()
+	return serveSiteSeeing(t, o, site, jsonType, nil)
+}
+
+// serveSiteSeeing is serveSite that also shows seen every request.
+func serveSiteSeeing(t *testing.T, o *origin, site, jsonType string, seen func(*http.Request)) string {
+	t.Helper()
 	ca := testca.New(t)
 	files := http.FileServer(http.Dir(site))
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen != nil {
+			seen(r)
+		}
 		if strings.HasSuffix(r.URL.Path, ".json") {
 			w.Header().Set("Content-Type", jsonType)
 		}

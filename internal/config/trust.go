@@ -19,16 +19,10 @@ var trustSchema = &hcl.BodySchema{
 // "*" for every provider, "[host/]namespace/*" for a namespace or
 // "[host/]namespace/type" for one provider.
 func decodeTrust(block *hcl.Block, policy *mirror.TrustPolicy, seen map[string]hcl.Range) hcl.Diagnostics {
-	rule, err := trustSelector(block.Labels[0])
-	if err != nil {
-		return errAt(block.LabelRanges[0], "Invalid trust pattern", err.Error())
+	rule, diags := patternBlock(block, seen)
+	if diags.HasErrors() {
+		return diags
 	}
-	key := fmt.Sprintf("%s/%s/%s", rule.Hostname, rule.Namespace, rule.Type)
-	if prev, dup := seen[key]; dup {
-		return errAt(block.DefRange, "Duplicate trust block",
-			fmt.Sprintf("These providers already have a trust block at %s:%d:%d.", prev.Filename, prev.Start.Line, prev.Start.Column))
-	}
-	seen[key] = block.DefRange
 	content, diags := block.Body.Content(trustSchema)
 	if diags.HasErrors() {
 		return diags
@@ -48,6 +42,23 @@ func decodeTrust(block *hcl.Block, policy *mirror.TrustPolicy, seen map[string]h
 		policy.Rules = append(policy.Rules, rule)
 	}
 	return diags
+}
+
+// patternBlock reads the provider pattern that labels a trust or
+// vulnerabilities block, and refuses a second block of that type for the
+// same pattern (seen holds those read so far).
+func patternBlock(block *hcl.Block, seen map[string]hcl.Range) (mirror.TrustRule, hcl.Diagnostics) {
+	sel, err := trustSelector(block.Labels[0])
+	if err != nil {
+		return sel, errAt(block.LabelRanges[0], "Invalid "+block.Type+" pattern", err.Error())
+	}
+	key := fmt.Sprintf("%s/%s/%s", sel.Hostname, sel.Namespace, sel.Type)
+	if prev, dup := seen[key]; dup {
+		return sel, errAt(block.DefRange, "Duplicate "+block.Type+" block",
+			fmt.Sprintf("These providers already have a %s block at %s:%d:%d.", block.Type, prev.Filename, prev.Start.Line, prev.Start.Column))
+	}
+	seen[key] = block.DefRange
+	return sel, nil
 }
 
 func trustSelector(pattern string) (mirror.TrustRule, error) {

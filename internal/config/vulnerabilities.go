@@ -23,16 +23,10 @@ var advisoryID = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)+$`)
 // decodeVulnerabilities reads a vulnerabilities "PATTERN" block into the
 // policy; PATTERN selects providers as a trust block's does.
 func decodeVulnerabilities(block *hcl.Block, policy **mirror.AdvisoryPolicy, seen map[string]hcl.Range) hcl.Diagnostics {
-	sel, err := trustSelector(block.Labels[0])
-	if err != nil {
-		return errAt(block.LabelRanges[0], "Invalid vulnerabilities pattern", err.Error())
+	sel, diags := patternBlock(block, seen)
+	if diags.HasErrors() {
+		return diags
 	}
-	key := fmt.Sprintf("%s/%s/%s", sel.Hostname, sel.Namespace, sel.Type)
-	if prev, dup := seen[key]; dup {
-		return errAt(block.DefRange, "Duplicate vulnerabilities block",
-			fmt.Sprintf("These providers already have a vulnerabilities block at %s:%d:%d.", prev.Filename, prev.Start.Line, prev.Start.Column))
-	}
-	seen[key] = block.DefRange
 	content, diags := block.Body.Content(vulnerabilitiesSchema)
 	if diags.HasErrors() {
 		return diags

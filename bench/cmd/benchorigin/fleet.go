@@ -19,8 +19,11 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
+	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/layout"
+	"github.com/tfmirror/tfmirror/mirror"
 )
 
 // The "fleet" shape: a fleet of providers, many versions each, whose
@@ -134,7 +137,11 @@ func writeFleetProvider(dir string, spec Spec, sig *signer, pkgs []Package) erro
 			slices.Sort(hashes)
 			name := filepath.Base(p.File)
 			doc.Archives[p.Platform] = layout.ArchiveEntry{Hashes: hashes, URL: name}
-			prov.Archives[p.Platform] = layout.ProvenanceArchive{Filename: name, H1: hashing.Hash(h1), ZH: zh, Size: p.Size}
+			sbomName, err := writeFleetSBOM(dir, spec, sig, p, hashing.Hash(h1), zh)
+			if err != nil {
+				return err
+			}
+			prov.Archives[p.Platform] = layout.ProvenanceArchive{Filename: name, H1: hashing.Hash(h1), ZH: zh, Size: p.Size, SBOM: sbomName}
 		}
 		sums := sumsFiles(release)[typ+"/"+ver]
 		signature, err := sig.sign(sums)
@@ -159,6 +166,49 @@ func writeFleetProvider(dir string, spec Spec, sig *signer, pkgs []Package) erro
 		idx.Versions[ver] = struct{}{}
 	}
 	return writeJSON(filepath.Join(pdir, "index.json"), idx)
+}
+
+// writeFleetSBOM writes a package's SBOM as a build writes it: its
+// executable is not a Go program, which the SBOM says.
+func writeFleetSBOM(dir string, spec Spec, sig *signer, p *Package, h1, zh hashing.Hash) (string, error) {
+	pkg, err := fleetPackage(spec, p)
+	if err != nil {
+		return "", err
+	}
+	data, err := sbom.Describe(mirror.Description{
+		Package:  pkg,
+		Filename: filepath.Base(p.File),
+		ZH:       zh,
+		H1:       h1,
+		Program:  hashing.Program{Executable: "terraform-provider-" + p.Type + "_v" + p.Version},
+		Origin:   fleetHost,
+		KeyID:    sig.KeyID,
+	})
+	if err != nil {
+		return "", err
+	}
+	name := layout.SBOMName(pkg.Provider, pkg.Version, pkg.Platform)
+	if err := os.WriteFile(filepath.Join(dir, filepath.Dir(p.File), name), data, 0o644); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// fleetPackage is the package p of the fleet, as the core names it.
+func fleetPackage(spec Spec, p *Package) (mirror.Package, error) {
+	prov, err := addrs.ParseProvider(fleetHost + "/" + spec.Namespace + "/" + p.Type)
+	if err != nil {
+		return mirror.Package{}, err
+	}
+	v, err := addrs.ParseVersion(p.Version)
+	if err != nil {
+		return mirror.Package{}, err
+	}
+	plat, err := addrs.ParsePlatform(p.Platform)
+	if err != nil {
+		return mirror.Package{}, err
+	}
+	return mirror.Package{Provider: prov, Version: v, Platform: plat}, nil
 }
 
 // refreshFleetPage writes the tree's index.html as tfmirror renders it,

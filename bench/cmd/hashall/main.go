@@ -4,21 +4,26 @@
 // on GOMAXPROCS workers. It is the hashing half of the benchmark's
 // "physical limit" (see bench/README.md).
 //
-// Usage: hashall [-decoder std|fast|stream] [-h1only] [-v] [-list FILE] [FILE...]
+// Usage: hashall [-decoder std|klauspost|fast|stream] [-h1only] [-v] [-cpuprofile FILE] [-list FILE] [FILE...]
 //
 // -decoder says how h1: is computed:
 //
 //   - std (the default): dirhash.HashZip, which inflates with the
 //     standard library (compress/flate through archive/zip);
+//   - klauspost: dirhash's Hash1 over archive/zip's entries inflated by
+//     klauspost/compress's decoder, the one tfmirror shipped before its
+//     own (kept here only to measure against);
 //   - fast: hashing.HashArchive, what tfmirror ships: the same checks and
-//     hashes, with the faster Deflate decoder it registers;
+//     hashes, with its own Deflate decoder (hashing/internal/inflate);
 //   - stream: what a build does while it downloads: the file is read once,
 //     in 32 KiB writes, through SHA-256 and a hashing.StreamHasher (which
 //     inflates each entry as its bytes arrive), then
 //     hashing.HashArchiveStreamed summarizes from the streamed entries.
 //
-// All three give the same hashes (-v shows them). With -h1only, std and
+// All four give the same hashes (-v shows them). With -h1only, std and
 // fast skip the zh: pass, so that the CPU is h1:'s alone.
+//
+// With -cpuprofile, a CPU profile of the hashing goes to FILE.
 //
 // With -list, file paths are read from FILE, one per line ("-" is stdin).
 // It prints one JSON line: {"decoder":D,"files":N,"bytes":B,"seconds":S,
@@ -31,6 +36,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
@@ -41,10 +47,12 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
 
+	kflate "github.com/klauspost/compress/flate"
 	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -67,9 +75,10 @@ type result struct {
 
 // decoders are the ways -decoder names of computing h1:.
 var decoders = map[string]func(path string, zh bool) result{
-	"std":    hashStd,
-	"fast":   hashFast,
-	"stream": hashStream,
+	"std":       hashStd,
+	"klauspost": hashKlauspost,
+	"fast":      hashFast,
+	"stream":    hashStream,
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -77,14 +86,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	list := fs.String("list", "", `file with one path per line ("-": standard input)`)
 	verbose := fs.Bool("v", false, "print each file's hashes on standard error")
-	decoder := fs.String("decoder", "std", "how h1: is computed: std (dirhash.HashZip), fast (hashing.HashArchive) or stream (hashing.StreamHasher)")
-	h1only := fs.Bool("h1only", false, "skip the zh: pass (std and fast)")
+	decoder := fs.String("decoder", "std", "how h1: is computed: std (dirhash.HashZip), klauspost (dirhash over klauspost/compress's decoder), fast (hashing.HashArchive) or stream (hashing.StreamHasher)")
+	h1only := fs.Bool("h1only", false, "skip the zh: pass (std, klauspost and fast)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the hashing to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	hash, ok := decoders[*decoder]
 	if !ok {
-		return fmt.Errorf("-decoder %q: want std, fast or stream", *decoder)
+		return fmt.Errorf("-decoder %q: want std, klauspost, fast or stream", *decoder)
 	}
 	paths := fs.Args()
 	if *list != "" {
@@ -98,6 +108,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return errors.New("no files to hash")
 	}
 
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }() // checked by StopCPUProfile's writes
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	workers := runtime.GOMAXPROCS(0)
 	cpu0, err := cpuTime()
 	if err != nil {
@@ -171,6 +192,33 @@ func hashStd(path string, zh bool) result {
 		return r
 	}
 	if r.h1, r.err = dirhash.HashZip(path, dirhash.Hash1); r.err != nil {
+		r.err = fmt.Errorf("h1 of %s: %w", path, r.err)
+	}
+	return r
+}
+
+// hashKlauspost is hashStd with klauspost/compress's decoder registered
+// on the zip reader dirhash's Hash1 reads the entries from.
+func hashKlauspost(path string, zh bool) result {
+	r := zhOf(path, zh)
+	if r.err != nil {
+		return r
+	}
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer func() { _ = zr.Close() }() // read only
+	zr.RegisterDecompressor(zip.Deflate, kflate.NewReader)
+	var names []string
+	entries := make(map[string]*zip.File, len(zr.File))
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+		entries[f.Name] = f
+	}
+	r.h1, r.err = dirhash.Hash1(names, func(name string) (io.ReadCloser, error) { return entries[name].Open() })
+	if r.err != nil {
 		r.err = fmt.Errorf("h1 of %s: %w", path, r.err)
 	}
 	return r
