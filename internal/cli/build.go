@@ -77,6 +77,7 @@ reported (exit 3) with the published package left as it was.`,
 	f.BoolVar(&opts.OverwriteOCITags, "overwrite-oci-tags", false, "re-point an OCI version tag that holds other packages than the release brings (by default the build refuses, naming both digests: clients may have locked the old ones)")
 	f.BoolVar(&opts.RecheckModules, "recheck-modules", false, "fetch module versions already mirrored again and compare them: a tag moved upstream to other content is reported (exit 3), and the published package is left as it was")
 	f.BoolVar(&opts.NoModules, "no-modules", false, "mirror providers only: leave out the manifest's module blocks and the registry modules configurations call")
+	f.BoolVar(&opts.NoSBOM, "no-sbom", false, "publish no SBOM beside the packages this build verifies (one file or object fewer per package; audit then reports them without SBOM)")
 	f.BoolVar(&opts.OCIModuleLocations, "oci-module-locations", false, "make the module registry's download documents point at the module packages in the build's oci:// destination (oci://REPOSITORY?digest=..., OpenTofu >= 1.10) instead of the zips in the tree")
 	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")
 	addVulnDBFlag(cmd, &opts.Flags, "report each package's known vulnerabilities from this Go vulnerability database, and apply the manifest's vulnerabilities policy")
