@@ -86,6 +86,7 @@ other files or another signer the same way.`,
 	f.Lookup("recheck").NoOptDefVal = "100%"
 	f.BoolVar(&recheckModules, "recheck-modules", false, "the same as --recheck (kept for the scripts that use it)")
 	f.BoolVar(&opts.NoModules, "no-modules", false, "mirror providers only: leave out the manifest's module blocks and the registry modules configurations call")
+	f.BoolVar(&opts.NoSBOM, "no-sbom", false, "publish no SBOM beside the packages this build verifies (one file or object fewer per package; audit then reports them without SBOM)")
 	f.BoolVar(&opts.OCIModuleLocations, "oci-module-locations", false, "make the module registry's download documents point at the module packages in the build's oci:// destination (oci://REPOSITORY?digest=..., OpenTofu >= 1.10) instead of the zips in the tree")
 	f.StringVar(&opts.Shard, "shard", "", "build only part `K/N` of the plan (K from 1 to N), so that N workers (a CI matrix, a Kubernetes Indexed Job with --shard $((JOB_COMPLETION_INDEX+1))/N) publishing into one destination together build the whole mirror")
 	addVulnDBFlag(cmd, &opts.Flags, "report each package's known vulnerabilities from this Go vulnerability database, and apply the manifest's vulnerabilities policy")

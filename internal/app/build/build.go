@@ -63,6 +63,9 @@ type Options struct {
 	// NoModules mirrors providers only: the manifest's module blocks and
 	// the configurations' module calls are left out.
 	NoModules bool
+	// NoSBOM publishes no SBOM beside the packages the build verifies
+	// (those already published keep theirs).
+	NoSBOM bool
 	// Vars are the --var and --var-file flags, in their order: values of
 	// the configurations' variables.
 	Vars []tfconfig.VarArg
@@ -192,10 +195,14 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 		return nil, err
 	}
 	r.vulnDB = vulnDB
+	describe := mirror.Describer(sbom.Describe)
+	if opts.NoSBOM {
+		describe = nil
+	}
 	r.builder = &mirror.Builder{Source: source, Checker: signing.Checker{}, Dests: r.outs.dests(), Options: mirror.Options{
 		Strict: opts.Strict, Trust: s.Trust, Parallel: opts.Flags.Parallel, ZipLimits: s.ZipLimits,
 		VerifyExisting: opts.VerifyExisting, Shard: shard, Cooldown: cooldown, OnEvent: opts.Events.Package,
-		Describe: sbom.Describe, Advise: advise, Advisories: app.AdvisoryPolicy(s), Recheck: recheck,
+		Describe: describe, Advise: advise, Advisories: app.AdvisoryPolicy(s), Recheck: recheck,
 	}}
 	if r.modules, err = r.openModules(cooldown); err != nil {
 		return nil, err
