@@ -94,12 +94,10 @@ func (d TreeDestination) Held(ctx context.Context, p addrs.Provider, queries []H
 			continue
 		}
 		g.Go(func() error {
-			select {
-			case d.t.reading <- struct{}{}:
-			case <-gctx.Done():
-				return gctx.Err()
+			if err := d.t.startRead(gctx); err != nil {
+				return err
 			}
-			defer func() { <-d.t.reading }()
+			defer d.t.endRead()
 			held := d.heldVersion(gctx, p, q, verify)
 			mu.Lock()
 			out = append(out, held...)
@@ -210,3 +208,17 @@ func (d TreeDestination) OpenModuleArchive(ctx context.Context, m addrs.Module, 
 	}
 	return body, nil
 }
+
+// startRead waits for one of the tree's read slots (reading), which bound
+// how many versions are read at once across every provider; endRead gives
+// it back.
+func (t *Tree) startRead(ctx context.Context) error {
+	select {
+	case t.reading <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (t *Tree) endRead() { <-t.reading }

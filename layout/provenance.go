@@ -201,12 +201,10 @@ func (d TreeDestination) Signers(ctx context.Context, p addrs.Provider) ([]KeptS
 	g.SetLimit(heldParallel)
 	for i, v := range versions {
 		g.Go(func() error {
-			select {
-			case d.t.reading <- struct{}{}:
-			case <-gctx.Done():
-				return gctx.Err()
+			if err := d.t.startRead(gctx); err != nil {
+				return err
 			}
-			defer func() { <-d.t.reading }()
+			defer d.t.endRead()
 			prov, err := d.t.ReadProvenance(gctx, p, v)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
