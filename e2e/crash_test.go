@@ -368,11 +368,11 @@ func docEntries(rel string, data []byte) (map[string]string, error) {
 			return nil, err
 		}
 	case strings.HasSuffix(base, "_provenance.json"):
-		allowed = []string{"archives", "key_id", "signing_keys"}
+		allowed = []string{"archives", "key_id", "fingerprint", "key_created", "key_expires", "signing_keys"}
 		if err := object("archives", true); err != nil {
 			return nil, err
 		}
-		for _, k := range []string{"key_id", "signing_keys"} {
+		for _, k := range allowed[1:] {
 			if raw, ok := top[k]; ok {
 				out[k] = string(raw)
 			}

@@ -175,6 +175,9 @@ func TestServeLimitsConnections(t *testing.T) {
 	// idle the longest is closed.
 	first, second := s.dial(t), s.dial(t)
 	get(t, first, "index.json")
+	// The server marks a connection idle after it has sent the response:
+	// a pause makes first's idleness clearly the older.
+	time.Sleep(50 * time.Millisecond)
 	get(t, second, "index.json")
 	third := s.dial(t)
 	get(t, third, "index.json")
@@ -203,10 +206,40 @@ func TestServeLimitsConnections(t *testing.T) {
 	}
 	waiting.Close()
 
-	// Once one closes, the next is served.
+	// Once one closes, the next is served: as soon as the server has seen
+	// the close (its write to the closed connection fails), which takes a
+	// moment; a connection accepted before that is closed to make room.
 	third.Close()
-	fourth := s.dial(t)
-	get(t, fourth, "index.json")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := tryGet(s, "index.json")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no connection was served within 5 s of one closing: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tryGet dials the server and gets path, returning what went wrong.
+func tryGet(s testServer, path string) error {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", s.addr, s.tls)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := fmt.Fprintf(conn, "GET /%s HTTP/1.1\r\nHost: x\r\n\r\n", path); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
 }
 
 // slowFlood opens n TCP connections to addr, from the loopback addresses

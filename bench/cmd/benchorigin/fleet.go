@@ -120,6 +120,8 @@ func writeFleetProvider(dir string, spec Spec, sig *signer, pkgs []Package) erro
 		prov := layout.Provenance{
 			Archives:    map[string]layout.ProvenanceArchive{},
 			KeyID:       sig.KeyID,
+			Fingerprint: sig.Fingerprint,
+			KeyCreated:  sig.Created,
 			SigningKeys: []string{sig.Armored},
 		}
 		for i := range release {

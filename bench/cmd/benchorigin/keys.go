@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -17,9 +18,11 @@ import (
 
 // signer is the origin's throwaway OpenPGP key, made at startup.
 type signer struct {
-	entity  *openpgp.Entity
-	KeyID   string // 16 uppercase hex digits
-	Armored string // ASCII-armored public key
+	entity      *openpgp.Entity
+	KeyID       string    // 16 uppercase hex digits
+	Fingerprint string    // 40 uppercase hex digits
+	Created     time.Time // UTC; the key never expires
+	Armored     string    // ASCII-armored public key
 }
 
 func newSigner() (*signer, error) {
@@ -78,7 +81,13 @@ func signerOf(e *openpgp.Entity) (*signer, error) {
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	return &signer{entity: e, KeyID: strings.ToUpper(e.PrimaryKey.KeyIdString()), Armored: buf.String()}, nil
+	return &signer{
+		entity:      e,
+		KeyID:       strings.ToUpper(e.PrimaryKey.KeyIdString()),
+		Fingerprint: strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint)),
+		Created:     e.PrimaryKey.CreationTime.UTC(),
+		Armored:     buf.String(),
+	}, nil
 }
 
 // sign returns a binary detached signature of data.
