@@ -62,6 +62,12 @@ func isLegacyTempName(name string) bool {
 // included, is an error, never written through. WriteFileIn also refuses
 // links in the directories below a root.
 func WriteFile(path string, data []byte) error {
+	return inDir(path, func(t *Root, name string) error { return t.WriteFile(name, data) })
+}
+
+// inDir creates path's directory if missing, opens it as a root and calls
+// write with the file's name in it.
+func inDir(path string, write func(t *Root, name string) error) error {
 	dir := filepath.Dir(path)
 	if err := MkdirAll(dir); err != nil {
 		return err
@@ -71,7 +77,7 @@ func WriteFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer func() { _ = t.Close() }()
-	return t.WriteFile(filepath.Base(path), data)
+	return write(t, filepath.Base(path))
 }
 
 // CreateFile creates path holding data, complete or not at all, and never
@@ -121,16 +127,7 @@ func writeAndSyncPrivate(f *os.File, data []byte) error {
 // WritePrivateFile is WriteFile for a secret (a private key): the file is
 // readable and writable by its owner only, from the moment it exists.
 func WritePrivateFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := MkdirAll(dir); err != nil {
-		return err
-	}
-	t, err := OpenRoot(dir)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() { _ = t.Close() }()
-	return t.WritePrivate(filepath.Base(path), data)
+	return inDir(path, func(t *Root, name string) error { return t.WritePrivate(name, data) })
 }
 
 // SyncClose makes f world-readable, flushes it to stable storage and closes it.
