@@ -122,26 +122,7 @@ func TestSameAsCompressFlate(t *testing.T) {
 func BenchmarkDecode(b *testing.B) {
 	data := testData(4<<20, 7)
 	stream := compress(b, data, flate.DefaultCompression)
-	b.Run("inflate", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		br := bufio.NewReaderSize(nil, 64<<10)
-		d := NewDecoder(br)
-		for b.Loop() {
-			br.Reset(bytes.NewReader(stream))
-			d.Reset(br)
-			if _, err := d.WriteTo(io.Discard); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("compress-flate", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			if _, err := io.Copy(io.Discard, flate.NewReader(bytes.NewReader(stream))); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchDecoders(b, data, stream)
 }
 
 // BenchmarkDecodeFile decodes the file $INFLATE_BENCH_FILE (say, a Go
@@ -156,6 +137,12 @@ func BenchmarkDecodeFile(b *testing.B) {
 		b.Fatal(err)
 	}
 	stream := compress(b, data, 5)
+	benchDecoders(b, data, stream)
+}
+
+// benchDecoders decodes stream (data, deflated) with this package and
+// with compress/flate, side by side.
+func benchDecoders(b *testing.B, data, stream []byte) {
 	b.Run("inflate", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		br := bufio.NewReaderSize(nil, 64<<10)
