@@ -51,7 +51,8 @@ func ArchiveRel(docPath, url string) (string, bool) {
 // <version>.json, the archives it lists in the tree, the kept
 // SHA256SUMS, signature and provenance, and the SBOMs the provenance
 // names; for every module its index.json
-// and each listed version's record and package. Files that the documents name but
+// and each listed version's record and package; the change records the
+// change index lists, with the index and the feed. Files that the documents name but
 // the store lacks are left out (verify reports them).
 func (t *Tree) Files(ctx context.Context) ([]File, []addrs.Provider, error) {
 	providers, err := t.Providers(ctx)
@@ -75,6 +76,9 @@ func (t *Tree) Files(ctx context.Context) ([]File, []addrs.Provider, error) {
 		if err := t.moduleFiles(ctx, m, set); err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := t.changeFiles(ctx, set); err != nil {
+		return nil, nil, err
 	}
 	files := make([]File, 0, len(set))
 	for p, k := range set {
@@ -174,6 +178,10 @@ func DecodeDocument(rel string, data []byte) (any, error) {
 	switch {
 	case rel == CatalogPath:
 		return DecodeCatalog(data)
+	case rel == ChangeIndexPath:
+		return DecodeChangeIndex(data)
+	case strings.HasPrefix(rel, ChangesDir+"/"):
+		return DecodeChangeRecord(data)
 	case module && path.Base(rel) == "index.json":
 		return DecodeModuleIndex(data)
 	case module:

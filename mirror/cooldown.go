@@ -3,6 +3,7 @@ package mirror
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,9 +19,31 @@ type Cooldown struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	mu   sync.Mutex
-	seen map[string]time.Time
-	new  bool
+	mu    sync.Mutex
+	seen  map[string]time.Time
+	new   bool
+	holds []Hold
+	added map[string]bool // the keys this build saw first
+}
+
+// Hold is a version the cool-down held back.
+type Hold struct {
+	// What is the provider's address, or "module " and the module's.
+	What             string
+	Version          addrs.Version
+	FirstSeen, Until time.Time
+	// New says the version was first seen by this build.
+	New bool
+}
+
+// Holds returns the versions held back so far, each once.
+func (c *Cooldown) Holds() []Hold {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.holds)
 }
 
 // NewCooldown starts from what the mirror recorded.
@@ -51,9 +74,29 @@ func (c *Cooldown) admit(key string, minAge time.Duration) (time.Time, bool) {
 			c.seen = map[string]time.Time{}
 		}
 		first, c.seen[key], c.new = now, now, true
+		if c.added == nil {
+			c.added = map[string]bool{}
+		}
+		c.added[key] = true
 	}
 	until := first.Add(minAge)
 	return until, !now.Before(until)
+}
+
+// addedNow says this build saw key first.
+func (c *Cooldown) addedNow(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.added[key]
+}
+
+// hold records h, once per version.
+func (c *Cooldown) hold(h Hold) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.ContainsFunc(c.holds, func(o Hold) bool { return o.What == h.What && o.Version.Same(h.Version) }) {
+		c.holds = append(c.holds, h)
+	}
 }
 
 // filter keeps the versions of available that are old enough, and
@@ -71,6 +114,7 @@ func (c *Cooldown) filter(what string, available addrs.VersionList, minAge time.
 			keep = append(keep, v)
 			continue
 		}
+		c.hold(Hold{What: what, Version: v, FirstSeen: until.Add(-minAge), Until: until, New: c.addedNow(what + " " + v.String())})
 		held = append(held, fmt.Sprintf("%s %s is held back until %s (min_age %s: first seen upstream %s)",
 			what, v, until.Format(time.RFC3339), minAge, until.Add(-minAge).Format(time.RFC3339)))
 	}

@@ -260,12 +260,17 @@ func (b *Builder) authenticate(ctx context.Context, c candidate) (*origin, error
 // reportKeys reports how a release's signer compares with the provider's
 // releases the mirror holds, unless it is the same key.
 func (b *Builder) reportKeys(k *KeyContinuity) {
-	if k == nil || k.Status == KeySame || b.Options.OnEvent == nil {
+	if k == nil || k.Status == KeySame {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.Options.OnEvent(Event{Keys: k})
+	if b.report != nil {
+		b.report.Keys = append(b.report.Keys, *k)
+	}
+	if b.Options.OnEvent != nil {
+		b.Options.OnEvent(Event{Keys: k})
+	}
 }
 
 // authenticateHashes decides on a package that an upstream vouches for

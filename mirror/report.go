@@ -96,6 +96,10 @@ type Report struct {
 	// Modules are the module versions a build handled.
 	Modules  []ModuleResult
 	Warnings []string
+	// Keys are the releases whose signer was the first of its provider
+	// in the mirror, another key than the releases it holds, or refused
+	// (as Event.Keys reports them).
+	Keys []KeyContinuity
 	// Errors are failures not tied to one package: a plan that could not
 	// be resolved (then nothing was published).
 	Errors []error

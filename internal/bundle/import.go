@@ -73,6 +73,10 @@ type ImportOptions struct {
 	// is published: the views derived from the tree (the catalog page, the
 	// registry replicas) are brought in step with it.
 	Refresh func(ctx context.Context, tree *layout.Tree) error
+	// Record, if set, runs under the destination's lock once the mirror
+	// is published, before Refresh: the change records, the bundle's
+	// (checked before anything was published) and the import's own.
+	Record func(ctx context.Context, tree, staged *layout.Tree, report *ImportReport) error
 }
 
 // Target is where a bundle is imported: a network tree and its store,
@@ -101,6 +105,8 @@ type ImportReport struct {
 	Written        int    // files of Out created or replaced
 	Unchanged      int    // files of Out that already had the bundle's content
 	KeyID          string // the trusted key that signed the manifest (TrustKeys set)
+	// Added are the versions the import added, with their new platforms.
+	Added []layout.ChangedPackage
 	Extras         int    // files written under Extras
 	Warnings       []string
 }
@@ -175,6 +181,11 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	}
 	if err := publish(ctx, opts.Into.Tree, stagedTree, report); err != nil {
 		return nil, err
+	}
+	if opts.Record != nil {
+		if err := opts.Record(ctx, opts.Into.Tree, stagedTree, report); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Refresh != nil {
 		if err := opts.Refresh(ctx, opts.Into.Tree); err != nil {
@@ -656,6 +667,9 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 	}
 	if vr.Providers == 0 && vr.Modules == 0 {
 		return nil, refused(MirrorDir, "the bundle's mirror holds no provider and no module")
+	}
+	if problems := changeProblems(ctx, tree); len(problems) > 0 {
+		return nil, refusedAll("bundle", problems)
 	}
 	c, err := readContent(ctx, tree)
 	if err != nil {

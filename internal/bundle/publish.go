@@ -22,6 +22,9 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 	if err != nil {
 		return err
 	}
+	if report.Added, err = added(ctx, tree, rs, ms); err != nil {
+		return err
+	}
 	pr, err := tree.PublishMirror(ctx, layout.Refuse, rs, ms)
 	var conflict *layout.ConflictError
 	if errors.As(err, &conflict) {

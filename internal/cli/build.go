@@ -63,6 +63,7 @@ other files or another signer the same way.`,
 				opts.Out = nil // the manifest's out list, else ./site
 			}
 			opts.Process = env.process()
+			opts.Process.Command = commandLine(cmd)
 			return runBuild(cmd, env, opts, env.printer(cmd))
 		},
 	}

@@ -122,6 +122,7 @@ A refused bundle exits with code 3 and leaves DIR as it was.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			given(cmd, &opts.Flags)
 			opts.Bundle, opts.Process = args[0], env.process()
+			opts.Process.Command = commandLine(cmd)
 			report, err := env.run.bundleImport(cmd.Context(), opts)
 			env.printer(cmd).BundleImport(report, opts.Extras, err)
 			return err

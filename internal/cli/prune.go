@@ -38,6 +38,7 @@ refused whole, so a wrong or emptied manifest never wipes a mirror.`,
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			given(cmd, &opts.Flags)
 			opts.Dirs, opts.Process = dirs, env.process()
+			opts.Process.Command = commandLine(cmd)
 			report, err := env.run.prune(cmd.Context(), opts)
 			env.printer(cmd).Prune(opts.Out, opts.DryRun, opts.Grace, report, err)
 			return err

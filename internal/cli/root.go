@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/size"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/notify"
@@ -200,6 +201,15 @@ func versionInfo(env Env) (string, string) {
 func (env Env) process() settings.Process {
 	v, _ := versionInfo(env)
 	return settings.Process{Environ: env.Environ, UserAgent: "tfmirror/" + v, Now: env.now, Redactor: env.redactor}
+}
+
+// commandLine is the command cmd runs, for a mirror's change records:
+// its name and the flags given, by name only, so that no value (a path,
+// a location with credentials) is recorded.
+func commandLine(cmd *cobra.Command) string {
+	line := cmd.CommandPath()
+	cmd.Flags().Visit(func(f *pflag.Flag) { line += " --" + f.Name })
+	return line
 }
 
 // addConfigFlags adds --config and --require-signatures: the manifest

@@ -74,6 +74,7 @@ func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.S
 		LockTimeout:        f.LockTimeout,
 		CacheDir:           cacheDir(env),
 		Now:                p.Now,
+		Command:            p.Command,
 	}
 	if s.SignKey, s.CatalogKeys, err = readKeys(f, m.Settings.CatalogKey); err != nil {
 		return settings.Settings{}, err

@@ -218,6 +218,7 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 		pg.addOffer(mv.host, mv.replica)
 		pg.ModuleVersions += len(mv.all)
 	}
+	r.changes(ctx, pg)
 	slices.Sort(pg.Problems)
 	return pg, nil
 }

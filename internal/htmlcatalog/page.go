@@ -29,6 +29,10 @@ type page struct {
 	Modules        []*moduleView
 	ModuleVersions int
 	Problems       []string
+	// Changes are the newest change records; Feed and ChangeIndex link
+	// to the Atom feed and the index when there are any.
+	Changes           []*changeView
+	Feed, ChangeIndex string
 
 	services map[addrs.Hostname]map[string]string // replica services per host
 }
@@ -234,6 +238,9 @@ var pageTemplate = template.Must(template.New(Path).Funcs(template.FuncMap{"plur
 <h2>Contents</h2>
 <ul>
 <li><a href="#use">Use this mirror</a></li>
+{{- if .Changes}}
+<li><a href="#changes">Recent changes</a></li>
+{{- end}}
 {{- range .Providers}}
 <li data-name="{{.Filter}}"><a href="{{.Anchor}}">{{.Address}}</a> <span class="meta">({{.Count}})</span></li>
 {{- end}}
@@ -259,6 +266,20 @@ var pageTemplate = template.Must(template.New(Path).Funcs(template.FuncMap{"plur
 <p class="note">Mirrored: when the version's document was last written{{if .EmbedTimes}}, as the store reported it when this page was written{{else}}, as the host serving this page reports it (shown over HTTP(S) with JavaScript; not from a local file){{end}}.
 Key: the OpenPGP key whose signature over the release's SHA256SUMS was verified when it was mirrored.</p>
 </section>
+
+{{- if .Changes}}
+
+<section id="changes">
+<h2>Recent changes</h2>
+<p class="meta">What the last runs that changed the mirror did · <a href="{{.Feed}}">Atom feed</a> · <a href="{{.ChangeIndex}}">index.json</a></p>
+<ul class="changes">
+{{- range .Changes}}
+<li class="change" data-record="{{.Path}}"><time datetime="{{.Time}}">{{.Shown}}</time> <a href="{{.Href}}">{{.Summary}}</a>{{with .Sig}} <span class="meta">· <a href="{{.}}">signature</a></span>{{end}}
+{{- with .Lines}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</li>
+{{- end}}
+</ul>
+</section>
+{{- end}}
 
 <section id="providers">
 <h2>Providers</h2>

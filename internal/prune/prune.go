@@ -68,6 +68,9 @@ type Options struct {
 	// registry replica) are brought in step before another writer can
 	// change it.
 	Refresh func(ctx context.Context, tree *layout.Tree) error
+	// Record, if set, runs under the same lock before Refresh once a
+	// prune unlisted or deleted versions: the tree's change record.
+	Record func(ctx context.Context, tree *layout.Tree, report *Report) error
 }
 
 // Version names one version of one provider.
@@ -190,6 +193,9 @@ func Run(ctx context.Context, store layout.Store, opts Options) (*Report, error)
 		return p.refused(), fmt.Errorf("prune %s: nothing was written: %w", tree.Location(), err)
 	}
 	report, err := pl.applyLocked(ctx, opts.MaxDeletions, now)
+	if report != nil && len(report.Unlisted)+len(report.Deleted) > 0 && opts.Record != nil {
+		err = errors.Join(err, opts.Record(ctx, tree, report))
+	}
 	if err == nil && opts.Refresh != nil {
 		err = opts.Refresh(ctx, tree)
 	}

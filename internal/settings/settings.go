@@ -89,6 +89,9 @@ type Settings struct {
 	CacheDir string
 	// Now is the clock of the cool-down; nil means time.Now.
 	Now func() time.Time
+	// Command is the command that runs (Process.Command), for the
+	// mirror's change records.
+	Command string
 	// SignKey, if set, signs catalog.json wherever a command rewrites a
 	// tree's views (--sign-key), and a bundle's manifest.
 	SignKey *signing.SigningKey
@@ -196,6 +199,10 @@ type Process struct {
 	UserAgent string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Command is the command that runs, for the mirror's change records:
+	// its name and the flags given, by name only (no value, so no
+	// secret).
+	Command string
 	// Redactor, if set, is told every credential the settings built for
 	// the command hold (config.Resolve adds them), so that what the
 	// command prints never shows one.

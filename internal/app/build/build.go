@@ -132,6 +132,9 @@ type run struct {
 	modules *modules
 	recheck mirror.Recheck
 	vulnDB  string // where the vulnerability database is; "" for none
+	// started is the build's one clock value: the time of its change
+	// record and of its recheck run.
+	started time.Time
 }
 
 // prepare reads the manifest, the configurations and the flags and opens
@@ -156,8 +159,9 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	recheck.Run = mirror.RunOf(now(s))
-	r := &run{opts: opts, s: s, in: in, kind: kind, recheck: recheck}
+	started := now(s)
+	recheck.Run = mirror.RunOf(started)
+	r := &run{opts: opts, s: s, in: in, kind: kind, recheck: recheck, started: started}
 	if err := r.checkInputs(); err != nil {
 		return nil, err
 	}
@@ -312,6 +316,10 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	}
 	if report.Build != nil {
 		r.recordVulnerabilities(ctx, report.Build)
+		rec := app.BuildChanges(report.Build, r.builder.Options.Cooldown.Holds())
+		if cerr := app.RecordChanges(ctx, r.outs.trees(), rec, r.started, r.s, r.opts.Events.line); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
 	}
 	if err != nil {
 		return report, err

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
@@ -169,6 +170,7 @@ func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 			return nil, inputerr.Wrap(fmt.Errorf("--trust-key %s: %w", opts.TrustKey, err))
 		}
 	}
+	started := app.Now(s)
 	d, err := endpoint.OpenDestination(ctx, ref, endpoint.DestinationOptions{Layout: kind}, s)
 	if err != nil {
 		return nil, err
@@ -182,6 +184,12 @@ func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	return bundle.Import(ctx, bundle.ImportOptions{
 		Bundle: opts.Bundle, Out: opts.Out, Into: into, TrustKeys: trusted, Extras: opts.Extras,
 		LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits, ModuleLimits: s.ModuleLimits,
+		Record: func(ctx context.Context, tree, staged *layout.Tree, report *bundle.ImportReport) error {
+			if _, err := tree.ImportChanges(ctx, staged); err != nil {
+				return fmt.Errorf("import the bundle's change records into %s: %w", tree.Location(), err)
+			}
+			return app.RecordChanges(ctx, []*layout.Tree{tree}, layout.ChangeRecord{Added: report.Added}, started, s, nil)
+		},
 		Refresh: func(ctx context.Context, tree *layout.Tree) error {
 			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}, Sign: s.SignKey})
 			return err

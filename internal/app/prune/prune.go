@@ -7,6 +7,7 @@ package prune
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/app"
@@ -64,6 +65,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := app.Now(s)
 	d, err := endpoint.OpenTree(ctx, ref, false, s)
 	if err != nil {
 		return nil, err
@@ -71,6 +73,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	report, err := prune.Run(ctx, d.Store, prune.Options{
 		Requirements: in.Requirements, Grace: opts.Grace, MaxDeletions: opts.MaxDeletions,
 		LockTimeout: s.LockTimeout, DryRun: opts.DryRun, Now: s.Now,
+		Record: func(ctx context.Context, tree *layout.Tree, r *prune.Report) error {
+			return app.RecordChanges(ctx, []*layout.Tree{tree}, app.PrunedChanges(pruned(r)), started, s, nil)
+		},
 		Refresh: func(ctx context.Context, tree *layout.Tree) error {
 			_, err := views.Refresh(ctx, tree, views.Options{Trust: replica.Trust{Checker: signing.Checker{}, Policy: s.Trust}, Sign: s.SignKey})
 			return err
@@ -80,4 +85,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		report.Warnings = append(in.Warnings, report.Warnings...)
 	}
 	return report, err
+}
+
+// pruned names the versions a prune unlisted or deleted, each once.
+func pruned(r *prune.Report) []string {
+	var out []string
+	for _, v := range append(slices.Clone(r.Unlisted), r.Deleted...) {
+		if !slices.Contains(out, v.String()) {
+			out = append(out, v.String())
+		}
+	}
+	return out
 }
