@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,7 +41,7 @@ const (
 // files stay in the tree, unlisted), each entry at most MaxChangeLines
 // lines of at most MaxChangeLineBytes bytes.
 const (
-	MaxChangeRecordBytes = 32 << 20
+	MaxChangeRecordBytes = MaxDocumentBytes
 	MaxChangeIndexBytes  = 4 << 20
 	MaxChangeEntries     = 200
 	MaxChangeLines       = 20
@@ -591,6 +593,10 @@ func (t *Tree) readListedRecord(ctx context.Context, e ChangeEntry) ([]byte, err
 // is (names are content addresses). It returns how many entries it
 // added to the index.
 func (t *Tree) ImportChanges(ctx context.Context, from *Tree) (int, error) {
+	if problems := from.CheckChanges(ctx); len(problems) > 0 {
+		rel := slices.Sorted(maps.Keys(problems))[0]
+		return 0, fmt.Errorf("%s of %s: %w", rel, from.Location(), problems[rel])
+	}
 	idx, err := from.ReadChangeIndex(ctx)
 	if err != nil || len(idx.Records) == 0 {
 		return 0, err
@@ -600,7 +606,7 @@ func (t *Tree) ImportChanges(ctx context.Context, from *Tree) (int, error) {
 	}
 	var entries []ChangeEntry
 	for _, e := range idx.Records {
-		if err := t.copyRecord(ctx, from, e); err != nil {
+		if e.Signed, err = t.copyRecord(ctx, from, e); err != nil {
 			return 0, fmt.Errorf("import %s: %w", e.Path, err)
 		}
 		entries = append(entries, e)
@@ -614,21 +620,26 @@ func (t *Tree) ImportChanges(ctx context.Context, from *Tree) (int, error) {
 }
 
 // copyRecord copies a checked record and its signature into t, unless t
-// holds it.
-func (t *Tree) copyRecord(ctx context.Context, from *Tree, e ChangeEntry) error {
+// holds the record, and says whether t holds a signature of it.
+func (t *Tree) copyRecord(ctx context.Context, from *Tree, e ChangeEntry) (bool, error) {
+	sigPath := e.Path + ChangeSignatureSuffix
+	if _, err := t.r.Stat(ctx, e.Path); err == nil {
+		_, err := t.r.Stat(ctx, sigPath)
+		return err == nil, nil
+	}
 	data, err := from.readListedRecord(ctx, e)
 	if err != nil {
-		return err
-	}
-	if _, err := t.r.Stat(ctx, e.Path); err == nil {
-		return nil
+		return false, err
 	}
 	if err := t.apply(ctx, write{rel: e.Path, kind: KindFile, content: Content{Data: data}}); err != nil {
-		return err
+		return false, err
 	}
-	sig, err := from.r.ReadFile(ctx, e.Path+ChangeSignatureSuffix, MaxSumsBytes)
-	if err != nil {
-		return nil // no signature (or none worth copying): the entry says unsigned
+	sig, err := from.r.ReadFile(ctx, sigPath, MaxSumsBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
 	}
-	return t.apply(ctx, write{rel: e.Path + ChangeSignatureSuffix, kind: KindFile, content: Content{Data: sig}})
+	return true, t.apply(ctx, write{rel: sigPath, kind: KindFile, content: Content{Data: sig}})
 }

@@ -16,11 +16,15 @@ const replicaDirName = "replica"
 
 // ownDirs lists the directories of a tree tfmirror writes files into, so
 // the only ones searched for leftovers: the root, the private directory,
-// every directory of the replica and the provider directories. Nothing
+// the change records' directory, every directory of the replica and the
+// provider directories. Nothing
 // else is searched: an operator's own directories are not even listed
 // beyond the two levels that hostnames and namespaces take.
 func ownDirs(t *atomicfile.Root) ([]string, error) {
 	dirs := []string{".", PrivateDirName}
+	if info, err := t.Lstat(ChangesDir); err == nil && info.IsDir() {
+		dirs = append(dirs, ChangesDir)
+	}
 	replica, err := replicaDirs(t)
 	if err != nil {
 		return nil, err
