@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -465,6 +466,10 @@ func (t *Tree) mergeChanges(ctx context.Context, entries []ChangeEntry, report *
 	if err != nil {
 		return idx, err
 	}
+	old, err := Encode(idx)
+	if err != nil {
+		return idx, err
+	}
 	records := slices.Clone(entries)
 	for _, e := range idx.Records {
 		if !slices.ContainsFunc(entries, func(n ChangeEntry) bool { return n.Path == e.Path }) {
@@ -474,7 +479,7 @@ func (t *Tree) mergeChanges(ctx context.Context, entries []ChangeEntry, report *
 	slices.SortStableFunc(records, func(a, b ChangeEntry) int { return cmp.Or(b.Time.Compare(a.Time), strings.Compare(b.Path, a.Path)) })
 	idx = ChangeIndex{Format: ChangeFormat, Feed: cmp.Or(idx.Feed, "urn:sha256:"+entries[0].SHA256), Records: records[:min(len(records), MaxChangeEntries)]}
 	data, err := Encode(idx)
-	if err != nil {
+	if err != nil || bytes.Equal(data, old) {
 		return idx, err
 	}
 	if err := t.apply(ctx, write{rel: ChangeIndexPath, kind: KindIndex, content: Content{Data: data}, checked: bad == nil, tag: tag}); err != nil {
