@@ -476,7 +476,8 @@ func (t *Tree) mergeChanges(ctx context.Context, entries []ChangeEntry, report *
 			records = append(records, e)
 		}
 	}
-	slices.SortStableFunc(records, func(a, b ChangeEntry) int { return cmp.Or(b.Time.Compare(a.Time), strings.Compare(b.Path, a.Path)) })
+	// Newest first; of one second, the entries added now first.
+	slices.SortStableFunc(records, func(a, b ChangeEntry) int { return b.Time.Compare(a.Time) })
 	idx = ChangeIndex{Format: ChangeFormat, Feed: cmp.Or(idx.Feed, "urn:sha256:"+entries[0].SHA256), Records: records[:min(len(records), MaxChangeEntries)]}
 	data, err := Encode(idx)
 	if err != nil || bytes.Equal(data, old) {

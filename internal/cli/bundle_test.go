@@ -72,6 +72,8 @@ func snapshot(t *testing.T, dir string) map[string]string {
 }
 
 // publishedFiles is snapshot without directories and the private area.
+// publishedFiles are the published files of a mirror directory, with
+// their content, leaving out its change records (withoutChanges).
 func publishedFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -80,7 +82,7 @@ func publishedFiles(t *testing.T, dir string) map[string]string {
 			out[filepath.ToSlash(rel)] = content
 		}
 	}
-	return out
+	return withoutChanges(out)
 }
 
 func diffSnapshots(t *testing.T, before, after map[string]string) {

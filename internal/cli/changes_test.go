@@ -189,3 +189,40 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 	o.runAt(t, t.TempDir(), t0.Add(3*time.Hour), "bundle", "import", file, "--out", into)
 	pruneSame(t, "after importing the same bundle again", before, pruneFiles(t, into))
 }
+
+// isChangeFile reports a file of a tree's change records (rel
+// slash-separated): each run that changes a mirror adds its own record,
+// with its time and command, so two mirrors of the same packages differ
+// there.
+func isChangeFile(rel string) bool {
+	return rel == layout.ChangeFeedPath || strings.HasPrefix(rel, layout.ChangesDir+"/") || rel == layout.ChangesDir+"/"
+}
+
+// withoutChanges leaves out of files (by slash-separated path, with
+// their content) the change records, and cuts the "Recent changes"
+// section, which shows them, out of the catalog page.
+func withoutChanges(files map[string]string) map[string]string {
+	out := map[string]string{}
+	for rel, content := range files {
+		switch {
+		case isChangeFile(rel):
+		case rel == "index.html":
+			out[rel] = cutChanges(content)
+		default:
+			out[rel] = content
+		}
+	}
+	return out
+}
+
+// cutChanges removes the page's "Recent changes" section and its entry
+// in the contents.
+func cutChanges(page string) string {
+	page = strings.Replace(page, "\n<li><a href=\"#changes\">Recent changes</a></li>", "", 1)
+	start := strings.Index(page, "\n\n<section id=\"changes\">")
+	if start < 0 {
+		return page
+	}
+	end := strings.Index(page[start:], "</section>")
+	return page[:start] + page[start+end+len("</section>"):]
+}

@@ -81,8 +81,17 @@ provider "hashicorp/foo" { versions = ">= 1.0.0" }
 			t.Errorf("the recheck downloaded %d archives", n)
 		}
 		after := snapshot(t, filepath.Join(o.dir, "site"))
+		// The private directory holds the lock's holder; the change
+		// records and the page that shows them say what the recheck
+		// found.
 		for _, files := range []map[string]string{before, after} {
-			maps.DeleteFunc(files, func(f, _ string) bool { return strings.HasPrefix(f, layout.PrivateDirName) }) // the lock's holder
+			maps.DeleteFunc(files, func(f, _ string) bool {
+				return strings.HasPrefix(f, layout.PrivateDirName) || isChangeFile(filepath.ToSlash(f)) || f == "index.html"
+			})
+		}
+		idx := changeIndex(t, filepath.Join(o.dir, "site"))
+		if len(idx.Records) == 0 || !strings.Contains(strings.Join(idx.Records[0].Lines, "\n"), "re-released: "+keysFoo.String()) {
+			t.Errorf("no change record of the re-release: %+v", idx.Records)
 		}
 		for _, f := range slices.Sorted(maps.Keys(after)) {
 			if before[f] != after[f] {
