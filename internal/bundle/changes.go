@@ -11,14 +11,15 @@ import (
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// changeProblems checks the change records a staged bundle carries
-// (layout.Tree.CheckChanges): an index or a record that fails its checks
-// refuses the bundle, as any other file would.
-func changeProblems(ctx context.Context, staged *layout.Tree) []mirror.Problem {
-	found := staged.CheckChanges(ctx)
+// changeProblems checks the change records of a mirror to bundle or a
+// staged bundle (layout.Tree.CheckChanges): an index or a record that
+// fails its checks refuses the bundle, as any other file would. Problems
+// are reported at prefix+path.
+func changeProblems(ctx context.Context, tree *layout.Tree, prefix string) []mirror.Problem {
+	found := tree.CheckChanges(ctx)
 	var problems []mirror.Problem
 	for _, rel := range slices.Sorted(maps.Keys(found)) {
-		problems = append(problems, mirror.Problem{Path: MirrorDir + "/" + rel, Message: found[rel].Error()})
+		problems = append(problems, mirror.Problem{Path: prefix + rel, Message: found[rel].Error()})
 	}
 	return problems
 }

@@ -222,7 +222,7 @@ func pack(ctx context.Context, opts CreateOptions, tree *layout.Tree, tempDir st
 		return nil, err
 	}
 	read := func(rel string) ([]byte, error) { return readLimited(localPath(tree, rel), layout.MaxDocumentBytes) }
-	if problems := documentProblems(c.Files, "", read); len(problems) > 0 {
+	if problems := append(documentProblems(c.Files, "", read), changeProblems(ctx, tree, "")...); len(problems) > 0 {
 		return nil, refusedAll("mirror", problems)
 	}
 

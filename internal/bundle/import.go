@@ -668,7 +668,7 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 	if vr.Providers == 0 && vr.Modules == 0 {
 		return nil, refused(MirrorDir, "the bundle's mirror holds no provider and no module")
 	}
-	if problems := changeProblems(ctx, tree); len(problems) > 0 {
+	if problems := changeProblems(ctx, tree, MirrorDir+"/"); len(problems) > 0 {
 		return nil, refusedAll("bundle", problems)
 	}
 	c, err := readContent(ctx, tree)
