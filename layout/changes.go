@@ -470,12 +470,14 @@ func (t *Tree) mergeChanges(ctx context.Context, entries []ChangeEntry, report *
 	if err != nil {
 		return idx, err
 	}
-	records := slices.Clone(entries)
-	for _, e := range idx.Records {
-		if !slices.ContainsFunc(entries, func(n ChangeEntry) bool { return n.Path == e.Path }) {
+	// An entry the index lists keeps its place.
+	var records []ChangeEntry
+	for _, e := range entries {
+		if !slices.ContainsFunc(idx.Records, func(o ChangeEntry) bool { return o.Path == e.Path }) {
 			records = append(records, e)
 		}
 	}
+	records = append(records, idx.Records...)
 	// Newest first; of one second, the entries added now first.
 	slices.SortStableFunc(records, func(a, b ChangeEntry) int { return b.Time.Compare(a.Time) })
 	idx = ChangeIndex{Format: ChangeFormat, Feed: cmp.Or(idx.Feed, "urn:sha256:"+entries[0].SHA256), Records: records[:min(len(records), MaxChangeEntries)]}

@@ -73,8 +73,16 @@ func snapshot(t *testing.T, dir string) map[string]string {
 
 // publishedFiles is snapshot without directories and the private area.
 // publishedFiles are the published files of a mirror directory, with
-// their content, leaving out its change records (withoutChanges).
+// their content, leaving out its change records (withoutChanges): what
+// two mirrors of the same packages, built by different runs, share.
 func publishedFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	return withoutChanges(allPublishedFiles(t, dir))
+}
+
+// allPublishedFiles are all the published files of a mirror directory,
+// with their content.
+func allPublishedFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for rel, content := range snapshot(t, dir) {
@@ -82,7 +90,7 @@ func publishedFiles(t *testing.T, dir string) map[string]string {
 			out[filepath.ToSlash(rel)] = content
 		}
 	}
-	return withoutChanges(out)
+	return out
 }
 
 func diffSnapshots(t *testing.T, before, after map[string]string) {

@@ -184,7 +184,7 @@ module "acme/rel/aws" { newest = 1 }
 		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
 	}
 	objects := bucketFiles(t, srv, "mirror", "site/")
-	diffSnapshots(t, publishedFiles(t, filepath.Join(dir, "site")), contents(objects))
+	diffSnapshots(t, allPublishedFiles(t, filepath.Join(dir, "site")), contents(objects))
 	for _, key := range []string{"modules/registry.opentofu.org/acme/rel/aws/1.0.0.zip", "replica/registry.opentofu.org/v1/modules/acme/rel/aws/1.0.0/download", "catalog.json"} {
 		if _, ok := objects[key]; !ok {
 			t.Errorf("the bucket lacks %s", key)

@@ -19,7 +19,7 @@ import (
 func TestBuildIntoBucket(t *testing.T) {
 	srv := s3test.Start(t)
 	o, dir, bucket := bucketAndSite(t, srv)
-	local := publishedFiles(t, filepath.Join(dir, "site"))
+	local := allPublishedFiles(t, filepath.Join(dir, "site")) // the change record too
 	objects := bucketFiles(t, srv, "mirror", "site/")
 	for key, obj := range objects {
 		if strings.HasSuffix(key, ".json") && obj.contentType != "application/json" {

@@ -392,7 +392,7 @@ func TestBuildIntoBucketThrottleTransient(t *testing.T) {
 	}
 
 	// The bucket holds exactly the directory's published files.
-	local := publishedFiles(t, filepath.Join(s.dir, "site"))
+	local := allPublishedFiles(t, filepath.Join(s.dir, "site"))
 	remote := contents(bucketFiles(t, srv, "mirror", "site/"))
 	diffSnapshots(t, local, remote)
 	versions := checkBucketResolves(t, srv, "mirror", "site/")
