@@ -28,6 +28,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/testutil/jsonstream"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // tfmirrorBin is the tfmirror binary built once by TestMain.
@@ -534,8 +535,9 @@ func runTofu(t testing.TB, tofuBin, workdir, cliConfigText string, env []string,
 // ---------------------------------------------------------------------------
 // Inspecting results
 
-// treeHashes returns the SHA-256 (hex) of every regular file below dir,
-// keyed by slash-separated relative path. Other non-directory entries
+// treeHashes returns the SHA-256 (hex) of every regular file below dir
+// but the change records (of index.html, without the section that shows
+// them), keyed by slash-separated relative path. Other non-directory entries
 // (symlinks, ...) are recorded by type so that they count as changes too.
 func treeHashes(t testing.TB, dir string) map[string]string {
 	t.Helper()
@@ -555,9 +557,16 @@ func treeHashes(t testing.TB, dir string) map[string]string {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if !d.Type().IsRegular() {
+		switch {
+		case !d.Type().IsRegular():
 			hashes[rel] = "non-regular:" + d.Type().String()
 			return nil
+		case isChangeFile(rel):
+			return nil
+		case rel == "index.html":
+			data, err := os.ReadFile(p)
+			hashes[rel] = sha256Hex([]byte(cutChanges(string(data))))
+			return err
 		}
 		f, err := os.Open(p)
 		if err != nil {
@@ -575,6 +584,26 @@ func treeHashes(t testing.TB, dir string) map[string]string {
 		t.Fatalf("treeHashes(%s): %v", dir, err)
 	}
 	return hashes
+}
+
+// isChangeFile reports a file of a tree's change records (rel
+// slash-separated): each run that changes a mirror adds its own, with its
+// time and command, so two trees of the same packages differ there
+// (TestChangeRecordsEndToEnd checks them).
+func isChangeFile(rel string) bool {
+	return rel == layout.ChangeFeedPath || strings.HasPrefix(rel, layout.ChangesDir+"/")
+}
+
+// cutChanges removes the catalog page's "Recent changes" section, which
+// shows the change records, and its entry in the contents.
+func cutChanges(page string) string {
+	page = strings.Replace(page, "\n<li><a href=\"#changes\">Recent changes</a></li>", "", 1)
+	start := strings.Index(page, "\n\n<section id=\"changes\">")
+	if start < 0 {
+		return page
+	}
+	end := strings.Index(page[start:], "</section>")
+	return page[:start] + page[start+end+len("</section>"):]
 }
 
 // diffTrees describes how two treeHashes results differ ("" if equal).
