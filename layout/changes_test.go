@@ -197,10 +197,14 @@ func TestRecordChangeHostileIndex(t *testing.T) {
 		return idx.Records[0]
 	}
 	for name, index := range map[string]func(e ChangeEntry) []byte{
-		"bad JSON":     func(ChangeEntry) []byte { return []byte(`{"format": 1, "records": [`) },
-		"unknown key":  func(ChangeEntry) []byte { return []byte(`{"format": 1, "feed": "urn:sha256:` + strings.Repeat("0", 64) + `", "records": [], "x": 1}`) },
-		"other format": func(ChangeEntry) []byte { return []byte(`{"format": 2, "feed": "urn:sha256:` + strings.Repeat("0", 64) + `", "records": []}`) },
-		"huge":         func(ChangeEntry) []byte { return bytes.Repeat([]byte(" "), MaxChangeIndexBytes+1) },
+		"bad JSON": func(ChangeEntry) []byte { return []byte(`{"format": 1, "records": [`) },
+		"unknown key": func(ChangeEntry) []byte {
+			return []byte(`{"format": 1, "feed": "urn:sha256:` + strings.Repeat("0", 64) + `", "records": [], "x": 1}`)
+		},
+		"other format": func(ChangeEntry) []byte {
+			return []byte(`{"format": 2, "feed": "urn:sha256:` + strings.Repeat("0", 64) + `", "records": []}`)
+		},
+		"huge": func(ChangeEntry) []byte { return bytes.Repeat([]byte(" "), MaxChangeIndexBytes+1) },
 		"odd path": func(e ChangeEntry) []byte {
 			e.Path = "../../etc/passwd"
 			data, _ := Encode(ChangeIndex{Format: ChangeFormat, Feed: "urn:sha256:" + e.SHA256, Records: []ChangeEntry{e}})

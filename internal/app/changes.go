@@ -25,10 +25,10 @@ func BuildChanges(rep *mirror.Report, holds []mirror.Hold) layout.ChangeRecord {
 	added := map[string]int{} // "provider version" -> index in rec.Added
 	rereleased := map[string]bool{}
 	for _, res := range rep.Results {
-		switch {
-		case res.Status == mirror.StatusMirrored:
+		switch res.Status {
+		case mirror.StatusMirrored:
 			addPlatform(&rec, added, res.Package)
-		case res.Status == mirror.StatusFailed:
+		case mirror.StatusFailed:
 			addFailure(&rec, rereleased, res)
 		}
 		if res.Advised && len(res.Advisories) > 0 && (res.Status == mirror.StatusMirrored || res.Status == mirror.StatusHeld) {

@@ -226,3 +226,13 @@ func cutChanges(page string) string {
 	end := strings.Index(page[start:], "</section>")
 	return page[:start] + page[start+end+len("</section>"):]
 }
+
+// newestRecord is the newest change record of a mirror directory.
+func newestRecord(t *testing.T, site string) layout.ChangeRecord {
+	t.Helper()
+	idx := changeIndex(t, site)
+	if len(idx.Records) == 0 {
+		t.Fatalf("%s has no change record", site)
+	}
+	return readRecord(t, site, idx.Records[0].Path)
+}

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // Key continuity: a nightly build compares the key that signed a new
@@ -105,6 +107,13 @@ func TestBuildComparesSigningKeysWithTheMirror(t *testing.T) {
 			!strings.Contains(out, `key_change = "refuse"`) {
 			t.Errorf("the key change is not reported with both fingerprints and the setting that refuses it\n%s", out)
 		}
+		rec := newestRecord(t, filepath.Join(o.dir, "site"))
+		if len(rec.KeyChanges) != 1 || rec.KeyChanges[0] != (layout.KeyChange{
+			Package: keysFoo.String() + " 3.0.0", Status: "changed", KeyID: b.ID, Fingerprint: b.Fingerprint,
+			PreviousVersion: "2.0.0", PreviousKeyID: a.ID, PreviousFingerprint: a.Fingerprint,
+		}) {
+			t.Errorf("the change record's key changes: %+v", rec.KeyChanges)
+		}
 		if code, out := o.tfmirror(t, "build"); code != ExitOK || strings.Contains(out, "another key") {
 			t.Errorf("a rebuild that adds nothing: exit %d, want 0 and no word of a key change\n%s", code, out)
 		}
@@ -134,6 +143,11 @@ func TestBuildComparesSigningKeysWithTheMirror(t *testing.T) {
 		if !strings.Contains(out, "hashicorp/foo 3.0.0") || !strings.Contains(out, b.Fingerprint) || !strings.Contains(out, a.Fingerprint) ||
 			!strings.Contains(out, "accept_new_keys") {
 			t.Errorf("the refusal does not name the release, both fingerprints and the setting that accepts the key\n%s", out)
+		}
+		rec := newestRecord(t, filepath.Join(o.dir, "site"))
+		if len(rec.KeyChanges) != 1 || rec.KeyChanges[0].Status != "refused" || rec.KeyChanges[0].PreviousFingerprint != a.Fingerprint ||
+			len(rec.Refused) == 0 || !strings.Contains(rec.Refused[0].Why, b.Fingerprint) || len(rec.Added) != 0 {
+			t.Errorf("the change record of the refusal: %+v", rec)
 		}
 		if code, out := o.tfmirror(t, "verify", "site"); code != ExitOK {
 			t.Errorf("verify after the refusal: exit %d\n%s", code, out)
