@@ -7,7 +7,9 @@
 // (package views) after it writes. No command imports another.
 //
 // This package holds what they share: the exit codes and the one map from
-// errors to them (ExitCode), and the failures commands report.
+// errors to them (ExitCode), the failures commands report, and what goes
+// into the change record of a run that changed a tree (BuildChanges,
+// RecordChanges; layout writes it).
 // internal/cli maps flags to a command's Options and its Report to text or
 // JSON; it decides nothing.
 package app

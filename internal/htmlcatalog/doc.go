@@ -18,6 +18,9 @@
 //   - every module package, its versions, each package's size and SHA-256,
 //     the upstream location and commit (or the upstream archive's SHA-256)
 //     from the module record, and a relative link to the package;
+//   - the newest change records (RecentChanges of layout's change index),
+//     each with its summary and what changed, linked to the record, its
+//     signature, the index and the Atom feed;
 //   - the client configuration to copy: the provider_installation block
 //     with a network_mirror pointing at the mirror, and the host blocks
 //     (internal/replica's ServicesBlock) for the registry replicas the
