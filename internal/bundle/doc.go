@@ -18,7 +18,9 @@
 // visible: entry names and types, the manifest (and its signature, when
 // trusted keys are given), every file's size and SHA-256, every JSON
 // document in the canonical form tfmirror writes, every lock file parsing
-// as one, and the mirror itself as "tfmirror verify" checks it (archives
+// as one, the mirror's change records (layout.Tree.CheckChanges: each
+// record the index lists present, bounded, with the digest and name the
+// index gives), and the mirror itself as "tfmirror verify" checks it (archives
 // against the kept SHA256SUMS, signatures against the kept keys, every
 // archive url the release's own archive; every module package within
 // the module limits, hashing.ModuleLimits, that a build packs modules
@@ -47,5 +49,6 @@
 // It does not decide what a mirror contains (package layout does), how its
 // contents are verified (package mirror does), open locations (package
 // endpoint does) or refresh the views derived from the tree (its caller
-// does, through ImportOptions.Refresh).
+// does, through ImportOptions.Refresh) or write the change records (its
+// caller does, through ImportOptions.Record, with ImportReport.Added).
 package bundle
