@@ -81,6 +81,18 @@ type ProvenanceArchive struct {
 	// none (not a Go program) or there is no SBOM.
 	SBOM      string `json:"sbom,omitempty"`
 	GoVersion string `json:"go_version,omitempty"`
+	// Catalog, for a package taken from an upstream mirror whose signed
+	// catalog.json listed it (build --catalog-key), names that upstream
+	// and the key that signed its catalog.
+	Catalog *CatalogVouch `json:"upstream_catalog,omitempty"`
+}
+
+// CatalogVouch is an upstream mirror's signed catalog.json that listed a
+// package with the digest it has.
+type CatalogVouch struct {
+	Upstream    string `json:"upstream"`
+	KeyID       string `json:"key_id"`
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // SamePackage reports whether two entries record the same package: the
