@@ -208,16 +208,26 @@ func (d TreeDestination) Signers(ctx context.Context, p addrs.Provider) ([]KeptS
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", IndexPath(p), err)
 	}
+	return KeptSigners(ctx, versions, func(ctx context.Context, v addrs.Version) (Provenance, error) {
+		if err := d.t.startRead(ctx); err != nil {
+			return Provenance{}, err
+		}
+		defer d.t.endRead()
+		return d.t.ReadProvenance(ctx, p, v)
+	})
+}
+
+// KeptSigners reads the provenance of each version (a few at a time) and
+// returns the key that verified each signed one, in the order of
+// versions. A version whose record is missing (an error wrapping
+// fs.ErrNotExist) is left out; any other error is returned.
+func KeptSigners(ctx context.Context, versions []addrs.Version, read func(context.Context, addrs.Version) (Provenance, error)) ([]KeptSigner, error) {
 	out := make([]*KeptSigner, len(versions))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(heldParallel)
 	for i, v := range versions {
 		g.Go(func() error {
-			if err := d.t.startRead(gctx); err != nil {
-				return err
-			}
-			defer d.t.endRead()
-			prov, err := d.t.ReadProvenance(gctx, p, v)
+			prov, err := read(gctx, v)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				return nil
