@@ -43,12 +43,17 @@ type Spec struct {
 	// Distinct is, for ShapeGoBinary, how many different executables
 	// each version has (its platforms take them in turn).
 	Distinct int `json:"distinct,omitempty"`
+	// Executables are, for ShapeRealGo, the real Go executables the zips
+	// are made of, by content (realgo.go); exePaths where they are.
+	Executables []Executable `json:"executables,omitempty"`
+	exePaths    []string
 }
 
 // The shapes of a corpus besides the default.
 const (
 	ShapeGoBinary = "gobinary"
 	ShapeFleet    = "fleet"
+	ShapeRealGo   = "realgo"
 )
 
 // Package is one archive of the corpus.
@@ -199,8 +204,12 @@ func (s Spec) validate() error {
 		return errors.New("--platforms must name at least one platform")
 	case s.Namespace == "" || strings.ContainsAny(s.Namespace, "/\\. "):
 		return fmt.Errorf("invalid --namespace %q", s.Namespace)
-	case s.Shape != "" && s.Shape != ShapeGoBinary && s.Shape != ShapeFleet:
+	case s.Shape != "" && s.Shape != ShapeGoBinary && s.Shape != ShapeFleet && s.Shape != ShapeRealGo:
 		return fmt.Errorf("invalid --shape %q", s.Shape)
+	case s.Shape == ShapeRealGo && len(s.Executables) == 0:
+		return errors.New("--shape realgo needs --executables")
+	case s.Shape != ShapeRealGo && len(s.Executables) != 0:
+		return errors.New("--executables is for --shape realgo only")
 	case s.Shape == ShapeGoBinary && s.Distinct < 1:
 		return errors.New("--distinct must be at least 1")
 	case s.Shape != ShapeGoBinary && s.Distinct != 0:
@@ -318,11 +327,16 @@ func generate(dir string, spec Spec) (*Corpus, error) {
 			}
 		}
 	}
-	if spec.Shape == ShapeGoBinary {
-		if err := generateGoBinary(dir, spec, c); err != nil {
-			return nil, err
-		}
-	} else if err := generateSemi(dir, spec, c); err != nil {
+	var err error
+	switch spec.Shape {
+	case ShapeGoBinary:
+		err = generateGoBinary(dir, spec, c)
+	case ShapeRealGo:
+		err = generateRealGo(dir, spec, c)
+	default:
+		err = generateSemi(dir, spec, c)
+	}
+	if err != nil {
 		return nil, err
 	}
 
