@@ -13,11 +13,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -383,28 +381,9 @@ func generateSemi(dir string, spec Spec, c *Corpus) error {
 	if err != nil {
 		return err
 	}
-	jobs := make(chan int)
-	errs := make(chan error, len(c.Packages))
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for i := range jobs {
-				errs <- writeArchive(dir, spec, &c.Packages[i], sizes[i])
-			}
-		})
-	}
-	for i := range c.Packages {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return onEveryCore(len(c.Packages), func(i int) error {
+		return writeArchive(dir, spec, &c.Packages[i], sizes[i])
+	})
 }
 
 // modified is the fixed modification time of every zip entry.
@@ -420,18 +399,14 @@ const blockSize = 32 << 10
 // writeArchive writes one package's zip, of about size bytes, and records
 // its size and digest in p.
 func writeArchive(dir string, spec Spec, p *Package, size int64) error {
-	path := filepath.Join(dir, p.File)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }() // on errors; closed and checked below otherwise
+	return writePackageFile(filepath.Join(dir, p.File), p, func(file io.Writer) error {
+		cw := &countingWriter{w: file}
+		return writeArchiveZip(cw, spec, p, size)
+	})
+}
 
-	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(f, h)}
+// writeArchiveZip writes the zip of writeArchive into cw.
+func writeArchiveZip(cw *countingWriter, spec Spec, p *Package, size int64) error {
 	zw := zip.NewWriter(cw)
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(w, compressionLevel)
@@ -456,15 +431,7 @@ func writeArchive(dir string, spec Spec, p *Package, size int64) error {
 		}
 		p.Unpacked += int64(n)
 	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	p.Size = cw.n
-	p.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return nil
+	return zw.Close()
 }
 
 type countingWriter struct {

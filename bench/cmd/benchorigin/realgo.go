@@ -155,6 +155,12 @@ func generateRealGo(dir string, spec Spec, c *Corpus) error {
 
 // writeRealGoZip writes one package's zip and records its size and digest.
 func writeRealGoZip(path string, entries []gozip.Entry, p *Package) error {
+	return writePackageFile(path, p, func(w io.Writer) error { return gozip.Write(w, entries) })
+}
+
+// writePackageFile creates a package's file at path, has write fill it,
+// and records its size and digest in p.
+func writePackageFile(path string, p *Package, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -165,7 +171,7 @@ func writeRealGoZip(path string, entries []gozip.Entry, p *Package) error {
 	defer func() { _ = f.Close() }() // on errors; closed and checked below otherwise
 	h := sha256.New()
 	cw := &countingWriter{w: io.MultiWriter(f, h)}
-	if err := gozip.Write(cw, entries); err != nil {
+	if err := write(cw); err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {
