@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,9 @@ import (
 	"github.com/tfmirror/tfmirror/layout"
 )
 
-// resignCatalog rewrites a tree's catalog.json with change applied and signs it
-// with private: a catalog its operator's key vouches for, whatever it
-// says.
+// resignCatalog rewrites a tree's catalog.json with change applied and
+// signs it with private: a catalog its operator's key vouches for,
+// whatever it says.
 func resignCatalog(t *testing.T, site, private string, change func(*layout.Catalog)) {
 	t.Helper()
 	c, err := layout.DecodeCatalog(readFile(t, filepath.Join(site, layout.CatalogPath)))
@@ -23,20 +22,11 @@ func resignCatalog(t *testing.T, site, private string, change func(*layout.Catal
 		t.Fatal(err)
 	}
 	change(&c)
-	data, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
 	key, err := signing.ReadSigningKey(readFile(t, private))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := key.SignArmored(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(site, layout.CatalogPath), data)
-	writeFile(t, filepath.Join(site, layout.CatalogSignaturePath), sig)
+	signCatalogAs(t, site, key, c)
 }
 
 func TestBuildFromASignedUpstreamRecordsItsSigner(t *testing.T) {
