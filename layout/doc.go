@@ -5,11 +5,13 @@
 //   - the network mirror layout (host/namespace/type/index.json,
 //     <version>.json, the archives, the kept origin files and provenance,
 //     each package's SBOM beside its archive, named by its provenance entry,
-//     catalog.json, the root records first-seen.json and
-//     vulnerabilities.json, and the change records: changes/ with its
-//     index.json, and the Atom feed changes.atom, each record written
-//     before the index that lists it and the index before the feed) and
-//     the byte-exact JSON those files hold (an SBOM's
+//     a provider's kept registry warnings (warnings.json),
+//     catalog.json with what it says of each provider (DescribeCatalog:
+//     its warnings and signing keys, SignerHistory), the root records
+//     first-seen.json and vulnerabilities.json, and the change records:
+//     changes/ with its index.json, and the Atom feed changes.atom, each
+//     record written before the index that lists it and the index before
+//     the feed) and the byte-exact JSON those files hold (an SBOM's
 //     bytes are the caller's, kept as given): no other
 //     package parses them; they read a tree through Tree's typed reads,
 //     each document bounded before it is parsed (MaxDocumentBytes,

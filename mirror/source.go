@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // Source is an origin of provider packages, such as a registry speaking the
@@ -31,6 +32,28 @@ type PlatformLister interface {
 	// AvailableVersions does, each with the platforms the list names for
 	// it: none when it names none (unknown, not empty).
 	AvailableReleases(ctx context.Context, p addrs.Provider) ([]ListedRelease, error)
+}
+
+// WarningLister is a Source whose version list has a place for what the
+// registry says of a provider as a whole (the provider registry
+// protocol's "warnings": a deprecation, say). A build lists versions
+// through it when it can, reports the warnings and keeps them.
+type WarningLister interface {
+	// ProviderListing lists every version the origin offers, as
+	// PlatformLister does, with the list's warnings.
+	ProviderListing(ctx context.Context, p addrs.Provider) (Listing, error)
+}
+
+// Listing is a provider's version list: its releases and the origin's
+// warnings about the provider.
+type Listing struct {
+	Releases []ListedRelease
+	// Warnings are the origin's warnings about the provider, in its
+	// order; none when it sends none.
+	Warnings []string
+	// CanWarn says the list has a place for warnings: without it (a
+	// network mirror's list) no warnings says nothing.
+	CanWarn bool
 }
 
 // ListedRelease is a version as a version list names it, with its
@@ -69,6 +92,9 @@ type PackageMeta struct {
 	// must unpack to one of them. When SHA256 is zero (the upstream listed
 	// no zh:), they are all that checks the archive.
 	H1 []hashing.Hash
+	// Catalog is the upstream's signed catalog.json that listed the
+	// package, if one did (SignedCatalog).
+	Catalog *layout.CatalogVouch
 }
 
 // digestKnown reports whether the upstream promised the archive's SHA-256.

@@ -11,10 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 
 	"golang.org/x/mod/sumdb/dirhash"
 
@@ -75,31 +73,23 @@ func generateFleet(dir string, c *Corpus) error {
 
 	// One provider at a time per worker: its releases, then its index.
 	per := spec.Versions * len(spec.Platforms)
-	jobs := make(chan int)
-	errs := make(chan error, spec.Providers)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for p := range jobs {
-				errs <- writeFleetProvider(dir, spec, sig, c.Packages[p*per:(p+1)*per])
-			}
-		})
-	}
-	for p := range spec.Providers {
-		jobs <- p
-	}
-	close(jobs)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
+	if err := onEveryCore(spec.Providers, func(p int) error {
+		return writeFleetProvider(dir, spec, sig, c.Packages[p*per:(p+1)*per])
+	}); err != nil {
+		return err
 	}
 
-	cat := layout.Catalog{}
+	cat := layout.Catalog{Signers: map[string][]layout.CatalogSigner{}}
 	for p := 1; p <= spec.Providers; p++ {
-		cat.Providers = append(cat.Providers, fleetHost+"/"+spec.Namespace+"/p"+strconv.Itoa(p))
+		name := fleetHost + "/" + spec.Namespace + "/p" + strconv.Itoa(p)
+		cat.Providers = append(cat.Providers, name)
+		var kept []layout.KeptSigner
+		for v := range spec.Versions {
+			kept = append(kept, layout.KeptSigner{Version: addrs.MustParseVersion(versionName(v)), KeyID: sig.KeyID, Fingerprint: sig.Fingerprint, Created: sig.Created})
+		}
+		if s := layout.SignerHistory(kept); len(s) > 0 {
+			cat.Signers[name] = s
+		}
 	}
 	slices.Sort(cat.Providers)
 	return writeJSON(filepath.Join(dir, c.Tree, layout.CatalogPath), cat)

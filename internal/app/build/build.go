@@ -131,7 +131,8 @@ type run struct {
 	builder *mirror.Builder
 	modules *modules
 	recheck mirror.Recheck
-	vulnDB  string // where the vulnerability database is; "" for none
+	vulnDB  string   // where the vulnerability database is; "" for none
+	notes   []string // said before the build plans
 	// started is the build's one clock value: the time of its change
 	// record and of its recheck run.
 	started time.Time
@@ -183,6 +184,9 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	}
 	source, err := r.source(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if r.notes, err = vouch(ctx, source, s.CatalogKeys); err != nil {
 		return nil, err
 	}
 	if len(r.outs.registries()) > 0 {
@@ -293,6 +297,9 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	for _, w := range r.in.Warnings {
 		r.opts.Events.line("warning: " + w)
 	}
+	for _, n := range r.notes {
+		r.opts.Events.line(n)
+	}
 	plan, err := r.builder.Plan(ctx, r.in.Requirements)
 	if err != nil {
 		return nil, fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
@@ -316,6 +323,7 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	}
 	if report.Build != nil {
 		r.recordVulnerabilities(ctx, report.Build)
+		r.recordDeprecations(ctx, report.Build)
 		rec := app.BuildChanges(report.Build, r.builder.Options.Cooldown.Holds())
 		if cerr := app.RecordChanges(ctx, r.outs.trees(), rec, r.started, r.s, r.opts.Events.line); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -401,6 +409,20 @@ func (r *run) recordFirstSeen(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// recordDeprecations keeps in every tree what the providers' version
+// lists warned of now (a deprecation, say), and drops what they no longer
+// warn of, for the views (the catalog, the page, the registry replica).
+// Failing to write it is a warning: the mirror is built.
+func (r *run) recordDeprecations(ctx context.Context, rep *mirror.Report) {
+	for _, t := range r.outs.trees() {
+		for _, d := range rep.Deprecations {
+			if err := t.RecordWarnings(ctx, d.Provider, d.Warnings); err != nil {
+				r.opts.Events.line(fmt.Sprintf("warning: the mirror was built, but the registry's warnings of %s were not kept in %s: %v", d.Provider, t.Location(), err))
+			}
+		}
+	}
 }
 
 // recordVulnerabilities records in every tree the advisories of the
