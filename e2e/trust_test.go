@@ -46,7 +46,9 @@ func TestKeyChangeAndReReleaseInABucket(t *testing.T) {
 			objects := listBucket(t, srv, s3Bucket, s3Prefix)
 			var b strings.Builder
 			for _, key := range slices.Sorted(maps.Keys(objects)) {
-				fmt.Fprintf(&b, "%s %s\n", key, objects[key].ETag)
+				if !isChangeFile(key) { // they say what the recheck found
+					fmt.Fprintf(&b, "%s %s\n", key, objects[key].ETag)
+				}
 			}
 			return b.String()
 		},
