@@ -359,33 +359,11 @@ func (e ChangeEntry) check() error {
 // ReadChangeIndex returns the tree's index of change records, empty when
 // it has none.
 func (t *Tree) ReadChangeIndex(ctx context.Context) (ChangeIndex, error) {
-	idx, _, err := t.readChangeIndex(ctx)
-	return idx, err
-}
-
-func (t *Tree) readChangeIndex(ctx context.Context) (ChangeIndex, string, error) {
-	data, tag, err := t.readTagged(ctx, ChangeIndexPath, MaxChangeIndexBytes)
+	data, err := t.readDoc(ctx, ChangeIndexPath, MaxChangeIndexBytes)
 	if err != nil || data == nil {
-		return ChangeIndex{Format: ChangeFormat}, "", err
+		return ChangeIndex{Format: ChangeFormat}, err
 	}
-	idx, err := DecodeChangeIndex(data)
-	return idx, tag, err
-}
-
-// ReadChangeRecord reads the record at rel, a record's path.
-func (t *Tree) ReadChangeRecord(ctx context.Context, rel string) (ChangeRecord, error) {
-	if !IsChangePath(rel) {
-		return ChangeRecord{}, fmt.Errorf("%q is not the path of a change record", clip(rel, 100))
-	}
-	data, err := t.r.ReadFile(ctx, rel, MaxChangeRecordBytes)
-	if err != nil {
-		return ChangeRecord{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	r, err := DecodeChangeRecord(data)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", rel, err)
-	}
-	return r, nil
+	return DecodeChangeIndex(data)
 }
 
 // ChangeReport says what RecordChange wrote.
