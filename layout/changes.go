@@ -47,6 +47,11 @@ const (
 	MaxChangeEntries     = 200
 	MaxChangeLines       = 20
 	MaxChangeLineBytes   = 300
+	// MaxChangeItems bounds the entries of one record, all its lists
+	// together; MaxChangeTextBytes each text from outside in it (why a
+	// package was refused, how a re-release differs).
+	MaxChangeItems     = 20_000
+	MaxChangeTextBytes = 1 << 10
 )
 
 // ChangeRecord is what one run changed in a mirror. Every list is sorted
@@ -79,6 +84,8 @@ type ChangeRecord struct {
 	// Advisories are the known vulnerabilities of the packages the run
 	// published (with a vulnerability database).
 	Advisories []ChangeAdvisory `json:"advisories,omitempty"`
+	// Omitted counts the entries left out past MaxChangeItems.
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // ChangedPackage is a version of a provider ("registry.opentofu.org/
@@ -167,6 +174,40 @@ func (r *ChangeRecord) normalize() {
 		slices.Sort(r.Advisories[i].IDs)
 	}
 	slices.SortFunc(r.Advisories, func(a, b ChangeAdvisory) int { return strings.Compare(a.Package, b.Package) })
+	r.bound()
+}
+
+// bound keeps the first MaxChangeItems entries of the record, all lists
+// together in the order of their weight (key changes first, advisories
+// last), counting the others in Omitted, and clips each text from
+// outside to MaxChangeTextBytes: a cold build of a huge mirror still
+// writes a record a reader takes.
+func (r *ChangeRecord) bound() {
+	left := MaxChangeItems
+	keep := func(n int) int {
+		k := min(n, left)
+		left -= k
+		r.Omitted += n - k
+		return k
+	}
+	r.KeyChanges = r.KeyChanges[:keep(len(r.KeyChanges))]
+	r.Rereleases = r.Rereleases[:keep(len(r.Rereleases))]
+	r.Refused = r.Refused[:keep(len(r.Refused))]
+	r.Added = r.Added[:keep(len(r.Added))]
+	r.Pruned = r.Pruned[:keep(len(r.Pruned))]
+	r.Held = r.Held[:keep(len(r.Held))]
+	r.Advisories = r.Advisories[:keep(len(r.Advisories))]
+	for i := range r.Refused {
+		r.Refused[i].Why = clip(r.Refused[i].Why, MaxChangeTextBytes)
+	}
+	for i := range r.Rereleases {
+		d := r.Rereleases[i].Differences
+		d = d[:min(len(d), MaxChangeLines)]
+		for j := range d {
+			d[j] = clip(d[j], MaxChangeTextBytes)
+		}
+		r.Rereleases[i].Differences = d
+	}
 }
 
 // Summary says in one line how much changed.
@@ -184,6 +225,7 @@ func (r ChangeRecord) Summary() string {
 	add(len(r.KeyChanges), "key changes")
 	add(len(r.Rereleases), "re-released")
 	add(len(r.Advisories), "with advisories")
+	add(r.Omitted, "more left out")
 	if len(parts) == 0 {
 		return r.Command
 	}

@@ -371,3 +371,30 @@ func TestDecodeDocumentChanges(t *testing.T) {
 		t.Errorf("Files = %q, want %q", got, want)
 	}
 }
+
+func TestChangeRecordBounded(t *testing.T) {
+	_, tr := sealedStore(t)
+	rec := ChangeRecord{Time: changeTime, Command: "tfmirror build", Refused: []ChangeRefusal{{Package: "p 1.0.0 linux_amd64", Why: strings.Repeat("x", 10*MaxChangeTextBytes)}}}
+	for i := range MaxChangeItems + 10 {
+		rec.Added = append(rec.Added, ChangedPackage{Package: "registry.opentofu.org/hashicorp/foo", Version: fmt.Sprintf("1.0.%d", i), Platforms: []string{"linux_amd64"}})
+	}
+	report, err := tr.RecordChange(t.Context(), rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tr.Reader().ReadFile(t.Context(), report.Path, MaxChangeRecordBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeChangeRecord(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Refused) != 1 || len(got.Refused[0].Why) > MaxChangeTextBytes || len(got.Added) != MaxChangeItems-1 || got.Omitted != 11 {
+		t.Errorf("record of %d bytes: %d refused (why of %d bytes), %d added, %d omitted", len(data), len(got.Refused), len(got.Refused[0].Why), len(got.Added), got.Omitted)
+	}
+	idx, _ := tr.ReadChangeIndex(t.Context())
+	if !strings.Contains(idx.Records[0].Summary, "11 more left out") {
+		t.Errorf("summary %q", idx.Records[0].Summary)
+	}
+}
