@@ -31,6 +31,10 @@ type Catalog struct {
 	// signature of catalog.json vouches for. Absent (nil) in a catalog
 	// never sealed; empty in a sealed one listing no archive.
 	Archives map[string]CatalogArchive `json:"archives,omitzero"`
+	// Vulnerabilities names vulnerabilities.json by its SHA-256, with
+	// the database its findings were matched against; absent when the
+	// tree has none.
+	Vulnerabilities *VulnerabilitiesRef `json:"vulnerabilities,omitempty"`
 }
 
 // CatalogSignaturePath is catalog.json's detached ASCII-armored OpenPGP
