@@ -7,7 +7,9 @@
 // (package views) after it writes. No command imports another.
 //
 // This package holds what they share: the exit codes and the one map from
-// errors to them (ExitCode), and the failures commands report.
+// errors to them (ExitCode), the failures commands report, and the one
+// reading and matching of the SBOMs a built mirror holds (MatchSBOMs: for
+// audit, and for the packages a build with a database keeps).
 // internal/cli maps flags to a command's Options and its Report to text or
 // JSON; it decides nothing.
 package app

@@ -3,13 +3,17 @@
 // a bucket, an OCI registry or image layout), read from the SBOMs it
 // publishes beside them, against a vulnerability database (often newer
 // than the one the build had). It downloads no archive: per version it
-// reads what clients are told (the listing), the provenance record that
-// names each package's SBOM, and the SBOMs, one package at a time, so its
-// memory does not grow with the mirror.
+// reads what clients are told (the listing), then the provenance record
+// that names each package's SBOM and the SBOMs (app.MatchSBOMs, which a
+// build with a database uses for the packages it keeps). Versions are
+// read versionWorkers at once and reported in the mirror's order
+// (providers sorted, versions as listed, platforms sorted), with at most
+// versionWindow versions' outcomes waiting, so its memory does not grow
+// with the packages.
 //
-// It does not match (package vulndb does), check an SBOM (package sbom)
-// or print: it reports each package through Options.Package and returns
-// the counts.
+// It does not read SBOMs or match them (app.MatchSBOMs does, with
+// packages sbom and vulndb), or print: it reports each package through
+// Options.Package and returns the counts.
 package audit
 
 import (
