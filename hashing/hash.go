@@ -32,6 +32,16 @@ func ZH(sum [sha256.Size]byte) Hash {
 	return Hash(SchemeZH + hex.EncodeToString(sum[:]))
 }
 
+// ZHDigest is the SHA-256 digest a "zh:" hash names; an error for any
+// other hash or a malformed one.
+func (h Hash) ZHDigest() ([sha256.Size]byte, error) {
+	hexSum, ok := strings.CutPrefix(string(h), SchemeZH)
+	if !ok {
+		return [sha256.Size]byte{}, fmt.Errorf("%s is not a zh: hash", excerpt.Quote(string(h)))
+	}
+	return ParseHex(hexSum)
+}
+
 // ArchiveSums are the hashes of one provider archive, by kind.
 type ArchiveSums struct {
 	ZH Hash // SHA-256 of the zip file

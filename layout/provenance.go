@@ -81,6 +81,18 @@ type ProvenanceArchive struct {
 	// none (not a Go program) or there is no SBOM.
 	SBOM      string `json:"sbom,omitempty"`
 	GoVersion string `json:"go_version,omitempty"`
+	// Catalog, for a package taken from an upstream mirror whose signed
+	// catalog.json listed it (build --catalog-key), names that upstream
+	// and the key that signed its catalog.
+	Catalog *CatalogVouch `json:"upstream_catalog,omitempty"`
+}
+
+// CatalogVouch is an upstream mirror's signed catalog.json that listed a
+// package with the digest it has.
+type CatalogVouch struct {
+	Upstream    string `json:"upstream"`
+	KeyID       string `json:"key_id"`
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // SamePackage reports whether two entries record the same package: the
@@ -196,16 +208,26 @@ func (d TreeDestination) Signers(ctx context.Context, p addrs.Provider) ([]KeptS
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", IndexPath(p), err)
 	}
+	return KeptSigners(ctx, versions, func(ctx context.Context, v addrs.Version) (Provenance, error) {
+		if err := d.t.startRead(ctx); err != nil {
+			return Provenance{}, err
+		}
+		defer d.t.endRead()
+		return d.t.ReadProvenance(ctx, p, v)
+	})
+}
+
+// KeptSigners reads the provenance of each version (a few at a time) and
+// returns the key that verified each signed one, in the order of
+// versions. A version whose record is missing (an error wrapping
+// fs.ErrNotExist) is left out; any other error is returned.
+func KeptSigners(ctx context.Context, versions []addrs.Version, read func(context.Context, addrs.Version) (Provenance, error)) ([]KeptSigner, error) {
 	out := make([]*KeptSigner, len(versions))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(heldParallel)
 	for i, v := range versions {
 		g.Go(func() error {
-			if err := d.t.startRead(gctx); err != nil {
-				return err
-			}
-			defer d.t.endRead()
-			prov, err := d.t.ReadProvenance(gctx, p, v)
+			prov, err := read(gctx, v)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				return nil

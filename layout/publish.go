@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -506,11 +505,8 @@ func (pl *planner) digestOf(ctx context.Context, rel string, reread bool, size i
 // caller gave one, else computed.
 func stagedDigest(a Archive) ([sha256.Size]byte, error) {
 	for _, h := range a.Hashes {
-		if hexSum, ok := strings.CutPrefix(string(h), hashing.SchemeZH); ok {
-			var out [sha256.Size]byte
-			if n, err := hex.Decode(out[:], []byte(hexSum)); err == nil && n == sha256.Size {
-				return out, nil
-			}
+		if out, err := h.ZHDigest(); err == nil {
+			return out, nil
 		}
 	}
 	sum, _, err := hashing.HashFile(a.Staged)

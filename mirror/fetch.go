@@ -38,6 +38,7 @@ type fetched struct {
 	program    hashing.Program   // what the executable says it was built from
 	advisories []Advisory
 	advised    bool // the advisor looked at it
+	catalog    *layout.CatalogVouch
 }
 
 // fetchPackage makes one verified archive available for publishing: the one
@@ -57,7 +58,7 @@ func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 // obtain finds or downloads the archive, then hashes it, each step in its
 // own pool: downloads are bounded by Parallel, hashing by HashParallel.
 func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
-	f := fetched{pkg: a.pkg, limits: b.zipLimits(), keyID: a.origin.signer.KeyID, hashes: a.origin.hashesOnly, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename}
+	f := fetched{pkg: a.pkg, limits: b.zipLimits(), keyID: a.origin.signer.KeyID, hashes: a.origin.hashesOnly, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename, catalog: a.meta.Catalog}
 	release, err := slot(ctx, b.hashes)
 	if err != nil {
 		f.err = &PackageError{Package: a.pkg, Err: err}

@@ -9,8 +9,9 @@ import (
 )
 
 // signerLister is a destination that keeps provenance records (a mirror
-// tree: layout.TreeDestination), so it can say which keys signed the
-// releases of a provider it holds.
+// tree: layout.TreeDestination; an OCI registry, whose provenance
+// artifacts keep them), so it can say which keys signed the releases of
+// a provider it holds.
 type signerLister interface {
 	Signers(ctx context.Context, p addrs.Provider) ([]layout.KeptSigner, error)
 }

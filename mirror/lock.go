@@ -9,9 +9,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -75,6 +77,12 @@ type Locker struct {
 	// Fallback, if set, is told why a package is downloaded although
 	// Catalog is set.
 	Fallback func(pkg Package, why string)
+
+	// Each archive is read and hashed once per Locker, however many
+	// lock files (or a check, then a fix) ask for it.
+	hashing  syncx.KeyedMutex
+	mu       sync.Mutex
+	computed map[string]hashing.ArchiveSums
 }
 
 // Lock selects the version a root module would install from the mirror
@@ -207,7 +215,7 @@ func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Prov
 	} else if l.Fallback != nil {
 		l.Fallback(pkg, why)
 	}
-	computed, err := signedArchiveSums(ctx, l.Mirror, pkg, digest, l.Limits, l.TempDir)
+	computed, err := l.archiveSums(ctx, pkg, digest)
 	if err != nil {
 		return plat, none, &VerificationError{Package: pkg, Problem: "the archive cannot be checked", Err: err}
 	}
@@ -215,6 +223,30 @@ func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Prov
 		return plat, none, &VerificationError{Package: pkg, Problem: fmt.Sprintf("the provenance record says %s, but the signed archive unpacks to %s", a.H1, computed.H1Unpacked)}
 	}
 	return plat, computed, nil
+}
+
+// archiveSums are the hashes of the package's archive, whose bytes must
+// have the signed digest: computed the first time they are asked for.
+func (l *Locker) archiveSums(ctx context.Context, pkg Package, digest [sha256.Size]byte) (hashing.ArchiveSums, error) {
+	key := pkg.String() + " " + string(hashing.ZH(digest))
+	defer l.hashing.Lock(key)()
+	l.mu.Lock()
+	sums, ok := l.computed[key]
+	l.mu.Unlock()
+	if ok {
+		return sums, nil
+	}
+	sums, err := signedArchiveSums(ctx, l.Mirror, pkg, digest, l.Limits, l.TempDir)
+	if err != nil {
+		return sums, err
+	}
+	l.mu.Lock()
+	if l.computed == nil {
+		l.computed = map[string]hashing.ArchiveSums{}
+	}
+	l.computed[key] = sums
+	l.mu.Unlock()
+	return sums, nil
 }
 
 // vouched returns what the signed catalog lists for a package, if it

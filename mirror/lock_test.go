@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -236,5 +238,41 @@ func TestLockRecordsBothH1OfAZipWithDirectories(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(entry.Hashes, want) {
 		t.Errorf("hashes = %v\nwant     %v", entry.Hashes, want)
+	}
+}
+
+// countingPackages counts the archives read through it.
+type countingPackages struct {
+	Packages
+	mu     sync.Mutex
+	opened map[string]int
+}
+
+func (c *countingPackages) OpenArchive(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (io.ReadCloser, error) {
+	c.mu.Lock()
+	c.opened[fmt.Sprintf("%s %s %s", p, v, plat)]++
+	c.mu.Unlock()
+	return c.Packages.OpenArchive(ctx, p, v, plat)
+}
+
+func TestLockHashesEachArchiveOnce(t *testing.T) {
+	_, l := builtTree(t)
+	counted := &countingPackages{Packages: l.Mirror, opened: map[string]int{}}
+	l.Mirror = counted
+	var first LockEntry
+	for i := range 3 { // three lock files of one provider, or a check then a fix
+		entry, err := l.Lock(t.Context(), need("hashicorp/foo", "1.1.0"), mustPlatforms("linux_amd64", "darwin_arm64"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = entry
+		} else if !slices.Equal(entry.Hashes, first.Hashes) {
+			t.Errorf("lock %d gave %v, the first %v", i, entry.Hashes, first.Hashes)
+		}
+	}
+	want := map[string]int{"registry.opentofu.org/hashicorp/foo 1.1.0 linux_amd64": 1, "registry.opentofu.org/hashicorp/foo 1.1.0 darwin_arm64": 1}
+	if !maps.Equal(counted.opened, want) {
+		t.Errorf("archives read %v, want each once: %v", counted.opened, want)
 	}
 }

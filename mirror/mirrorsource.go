@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"sync"
 
-	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -26,6 +24,9 @@ import (
 type MirrorSource struct {
 	Mirror Packages
 	Hashed *HashedSource
+	// Catalog, if set, is the mirror's signed catalog.json: only what it
+	// lists is offered, with the digest it lists.
+	Catalog *SignedCatalog
 
 	mu      sync.Mutex
 	records map[string]*layout.Record
@@ -37,8 +38,17 @@ func (s *MirrorSource) AvailableVersions(ctx context.Context, p addrs.Provider) 
 	return mirrorVersions(s.Mirror.Location(), versions, err)
 }
 
-// PackageMeta describes a package from the release's kept provenance.
+// PackageMeta describes a package from the release's kept provenance,
+// checked against the signed catalog if there is one.
 func (s *MirrorSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
+	meta, err := s.packageMeta(ctx, p, v, plat)
+	if err != nil || s.Catalog == nil {
+		return meta, err
+	}
+	return meta, s.Catalog.vouch(s.Mirror.Location(), Package{Provider: p, Version: v, Platform: plat}, &meta)
+}
+
+func (s *MirrorSource) packageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
 	rec, err := s.record(ctx, p, v)
 	if s.Hashed != nil && errors.Is(err, fs.ErrNotExist) {
 		return s.Hashed.PackageMeta(ctx, p, v, plat)
@@ -50,9 +60,8 @@ func (s *MirrorSource) PackageMeta(ctx context.Context, p addrs.Provider, v addr
 	if !ok {
 		return PackageMeta{}, fmt.Errorf("%s holds no %s package of %s %s: %w", s.Mirror.Location(), plat, p, v, ErrPlatformUnavailable)
 	}
-	hexSum, ok := strings.CutPrefix(string(a.ZH), hashing.SchemeZH)
-	sum, err := hashing.ParseHex(hexSum)
-	if !ok || err != nil {
+	sum, err := a.ZH.ZHDigest()
+	if err != nil {
 		return PackageMeta{}, fmt.Errorf("%s: %s %s %s: the provenance records no valid zh: hash (%q)", s.Mirror.Location(), p, v, plat, a.ZH)
 	}
 	meta := PackageMeta{

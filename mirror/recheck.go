@@ -3,8 +3,10 @@ package mirror
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -72,7 +74,8 @@ func (r Recheck) Selects(name string, v addrs.Version) bool {
 }
 
 // recordKeeper is a destination that keeps each release's SHA256SUMS,
-// signature and provenance (a mirror tree).
+// signature and provenance: a mirror tree (directory, bucket) or an OCI
+// registry (its provenance artifacts).
 type recordKeeper interface {
 	ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error)
 }
@@ -116,6 +119,9 @@ func (b *Builder) recheck(ctx context.Context, r release) error {
 	var diffs []string
 	for _, k := range keepers {
 		rec, err := k.ReadRecord(ctx, pkg.Provider, pkg.Version)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // kept elsewhere; this destination gets it anew
+		}
 		if err != nil {
 			return &PackageError{Package: pkg, Err: fmt.Errorf("recheck: %w", err)}
 		}

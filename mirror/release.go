@@ -490,7 +490,7 @@ func record(fs []fetched) *layout.Record {
 	sums := hashing.Sums{}
 	for _, f := range fs {
 		rec.Provenance.Archives[f.pkg.Platform.String()] = layout.ProvenanceArchive{
-			Filename: f.filename, H1: f.h1Unpacked, ZH: hashing.ZH(f.digest), Size: f.size, GoVersion: f.goVersion,
+			Filename: f.filename, H1: f.h1Unpacked, ZH: hashing.ZH(f.digest), Size: f.size, GoVersion: f.goVersion, Catalog: f.catalog,
 		}
 		sums[f.filename] = f.digest
 	}

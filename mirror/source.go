@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // Source is an origin of provider packages, such as a registry speaking the
@@ -69,6 +70,9 @@ type PackageMeta struct {
 	// must unpack to one of them. When SHA256 is zero (the upstream listed
 	// no zh:), they are all that checks the archive.
 	H1 []hashing.Hash
+	// Catalog is the upstream's signed catalog.json that listed the
+	// package, if one did (SignedCatalog).
+	Catalog *layout.CatalogVouch
 }
 
 // digestKnown reports whether the upstream promised the archive's SHA-256.

@@ -188,3 +188,29 @@ func (s *Store) ListVersion(ctx context.Context, p addrs.Provider, v addrs.Versi
 	}
 	return l
 }
+
+// ReadRecord returns what the registry kept of a release's origin (its
+// provenance artifact): what --recheck compares the origin's evidence
+// with. A version the registry does not hold is an error wrapping
+// fs.ErrNotExist.
+func (d *Destination) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version) (layout.Record, error) {
+	return d.s.ReadRecord(ctx, p, v)
+}
+
+// Signers returns the key that verified each release of p the registry
+// holds, from each version's provenance artifact: the history a new
+// release's signer is compared with (key continuity). A repository that
+// does not exist yet has none.
+func (d *Destination) Signers(ctx context.Context, p addrs.Provider) ([]layout.KeptSigner, error) {
+	versions, err := d.s.Versions(ctx, p)
+	if errors.Is(err, layout.ErrNotInMirror) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return layout.KeptSigners(ctx, versions, func(ctx context.Context, v addrs.Version) (layout.Provenance, error) {
+		rec, err := d.s.ReadRecord(ctx, p, v)
+		return rec.Provenance, err
+	})
+}

@@ -1,6 +1,7 @@
 package ocistore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,8 +12,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
@@ -263,4 +268,60 @@ func startProxy(t *testing.T, srv *registrytest.Server, intercept func(http.Resp
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestHeadThatLiesAboutABlob: a registry whose HEAD says it holds a blob
+// this repository does not (as some answer for a blob stored for another
+// repository) refuses the manifests that name it (MANIFEST_BLOB_UNKNOWN,
+// as registries that check a manifest's config do); the push runs again,
+// uploading every blob, and succeeds: the release is whole. The proxy
+// plays that registry in front of the real one, which does not check
+// configs.
+func TestHeadThatLiesAboutABlob(t *testing.T) {
+	srv := registrytest.Start(t)
+	empty := ocispec.DescriptorEmptyJSON.Digest.String()
+	var lies, refused atomic.Int64
+	var uploaded atomic.Bool
+	proxy := startProxy(t, srv, func(w http.ResponseWriter, r *http.Request) bool {
+		switch {
+		case r.Method == http.MethodHead && strings.HasSuffix(r.URL.Path, "/blobs/"+empty):
+			lies.Add(1)
+			w.Header().Set("Content-Length", strconv.Itoa(len(ocispec.DescriptorEmptyJSON.Data)))
+			w.Header().Set("Docker-Content-Digest", empty)
+			w.WriteHeader(http.StatusOK)
+			return true
+		case r.Method == http.MethodPut && r.URL.Query().Get("digest") == empty:
+			uploaded.Store(true)
+		case r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && !uploaded.Load():
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				t.Error(err)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(empty)) {
+				refused.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(`{"errors":[{"code":"MANIFEST_BLOB_UNKNOWN","message":"blob unknown to registry","detail":"` + empty + `"}]}`))
+				return true
+			}
+		}
+		return false
+	})
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64", "darwin_arm64")
+	s := openStore(t, "oci://"+proxy.host+"/tf/${hostname}/${namespace}/${type}", []string{"SSL_CERT_FILE=" + srv.CAFile, "DOCKER_CONFIG=" + proxy.dockerConfig})
+	rep, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{})
+	if err != nil {
+		t.Fatalf("Push through a registry whose HEAD lies: %v", err)
+	}
+	if lies.Load() == 0 || refused.Load() == 0 || !uploaded.Load() {
+		t.Fatalf("the registry lied %d times, refused %d manifests, got the blob %v: the test did not provoke the failure", lies.Load(), refused.Load(), uploaded.Load())
+	}
+	if _, found, err := s.Release(t.Context(), foo, rel.Version); !found || err != nil {
+		t.Errorf("after the push (%+v): found %v, %v; want the tag", rep, found, err)
+	}
+	if _, err := s.ReadRecord(t.Context(), foo, rel.Version); err != nil {
+		t.Errorf("the release's provenance: %v", err)
+	}
 }

@@ -134,7 +134,7 @@ func (s *Store) PushModule(ctx context.Context, m addrs.Module, v addrs.Version,
 		pkg.Digest = held
 		return pkg, nil
 	}
-	if pkg.Uploaded, _, err = s.uploadBlobs(ctx, t, []upload{emptyConfig(), {desc: layer, file: path}}, s.parallelism(0)); err != nil {
+	if pkg.Uploaded, _, err = s.uploadBlobs(ctx, t, []upload{emptyConfig(), {desc: layer, file: path}}, s.parallelism(0), false); err != nil {
 		return fail(err)
 	}
 	if err := t.PushTagged(ctx, manifest, data, pkg.Tag); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -137,6 +139,7 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 			return rep, s.fail("push", r.Provider, ver, name, err)
 		}
 	}
+	reupload := false
 	for attempt := 0; ; attempt++ {
 		pl, err := s.plan(ctx, t, name, r, pkgs, opts)
 		if err != nil {
@@ -145,9 +148,13 @@ func (s *Store) Push(ctx context.Context, r layout.Release, opts PushOptions) (P
 		if len(pl.conflicts) > 0 {
 			return rep, s.fail("push", r.Provider, ver, name, &layout.ConflictError{Conflicts: pl.conflicts})
 		}
-		err = s.execute(ctx, t, pl, opts, &rep)
+		err = s.execute(ctx, t, pl, opts, &rep, reupload)
 		if errors.Is(err, errTagMoved) && attempt+1 < maxPushAttempts {
 			continue // merge again with what the other writer tagged
+		}
+		if !reupload && blobUnknown(err) && attempt+1 < maxPushAttempts {
+			reupload = true
+			continue // upload every blob, whatever the registry said of it
 		}
 		if err != nil {
 			return rep, s.fail("push", r.Provider, ver, name, err)
@@ -209,7 +216,7 @@ func (s *Store) PushArchiveAhead(ctx context.Context, p addrs.Provider, v addrs.
 		return s.fail("push", p, v.String(), name, fmt.Errorf("%s: %w", a.Platform, err))
 	}
 	blob := upload{desc: ocispec.Descriptor{MediaType: MediaTypeZip, Digest: d, Size: size}, file: a.Staged}
-	if _, _, err := s.uploadBlobs(ctx, t, []upload{blob}, 1); err != nil {
+	if _, _, err := s.uploadBlobs(ctx, t, []upload{blob}, 1, false); err != nil {
 		return s.fail("push", p, v.String(), name, fmt.Errorf("%s: %w", a.Platform, err))
 	}
 	s.mu.Lock()
@@ -599,8 +606,9 @@ func mergeRecord(old, add *layout.Record, opts PushOptions) (*layout.Record, []s
 }
 
 // execute writes a plan: blobs, manifests, then the index, the record
-// and the tag (publishIndex).
-func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOptions, rep *PushReport) error {
+// and the tag (publishIndex). With reupload, every blob it has the bytes
+// of is uploaded, even one the registry says it holds.
+func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOptions, rep *PushReport, reupload bool) error {
 	parallel := s.parallelism(opts.Parallel)
 	var uploads []upload
 	seen := map[digest.Digest]bool{}
@@ -633,7 +641,7 @@ func (s *Store) execute(ctx context.Context, t target, pl *pushPlan, opts PushOp
 	}
 
 	// 1. Blobs.
-	uploaded, present, err := s.uploadBlobs(ctx, t, uploads, parallel)
+	uploaded, present, err := s.uploadBlobs(ctx, t, uploads, parallel, reupload)
 	if err != nil {
 		return err
 	}
@@ -847,16 +855,20 @@ func emptyConfig() upload {
 
 // uploadBlobs pushes the blobs the repository does not hold yet (found
 // with a HEAD, or Exists in a layout), at most parallel at once, and
-// counts those uploaded and those present already.
-func (s *Store) uploadBlobs(ctx context.Context, t target, uploads []upload, parallel int) (uploaded, present int, err error) {
+// counts those uploaded and those present already. With reupload, a blob
+// it has the bytes of is uploaded without asking.
+func (s *Store) uploadBlobs(ctx context.Context, t target, uploads []upload, parallel int, reupload bool) (uploaded, present int, err error) {
 	var up, there atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for _, u := range uploads {
 		g.Go(func() error {
-			ok, err := t.Exists(gctx, u.desc)
-			if err != nil {
-				return fmt.Errorf("check blob %s: %w", u.desc.Digest, err)
+			ok := false
+			if !reupload || u.file == "" && u.data == nil {
+				var err error
+				if ok, err = t.Exists(gctx, u.desc); err != nil {
+					return fmt.Errorf("check blob %s: %w", u.desc.Digest, err)
+				}
 			}
 			if ok {
 				there.Add(1)
@@ -902,4 +914,22 @@ func (s *Store) pushBlob(ctx context.Context, t target, desc ocispec.Descriptor,
 		case <-timer.C:
 		}
 	}
+}
+
+// blobUnknown reports whether a registry refused a manifest because it
+// does not hold a blob the manifest names, although its answer to a HEAD
+// said it did: some registries answer for a blob stored for another
+// repository, or before the upload is linked. The push then runs again,
+// uploading every blob (Push).
+func blobUnknown(err error) bool {
+	var resp *errcode.ErrorResponse
+	if !errors.As(err, &resp) || resp.Method != http.MethodPut || resp.URL == nil || !strings.Contains(resp.URL.Path, "/manifests/") {
+		return false
+	}
+	for _, e := range resp.Errors {
+		if e.Code == "MANIFEST_BLOB_UNKNOWN" || e.Code == errcode.ErrorCodeBlobUnknown {
+			return true
+		}
+	}
+	return false
 }

@@ -126,6 +126,9 @@ func TestObjectHeaders(t *testing.T) {
 		{"registry.opentofu.org/hashicorp/aws/terraform-provider-aws_5.80.0_linux_amd64.zip", "application/zip", immutable},
 		{"registry.opentofu.org/hashicorp/aws/terraform-provider-aws_5.80.0_SHA256SUMS", "text/plain; charset=utf-8", immutable},
 		{"registry.opentofu.org/hashicorp/aws/terraform-provider-aws_5.80.0_SHA256SUMS.sig", "application/pgp-signature", immutable},
+		{"catalog.json.asc", "application/pgp-signature", document},
+		{"changes.atom", "application/atom+xml", document},
+		{"index.html", "text/html; charset=utf-8", document},
 		{"README", "application/octet-stream", ""},
 	}
 	s := newStore(t, srv, "s3://headers/site/", s3store.Config{})

@@ -357,25 +357,6 @@ func (s *Store) Stat(ctx context.Context, rel string) (layout.FileInfo, error) {
 	return info, nil
 }
 
-// contentType is what clients need to see for a file of the tree:
-// OpenTofu refuses JSON documents served as anything but
-// application/json.
-func contentType(rel string) string {
-	switch name := path.Base(rel); {
-	case strings.HasSuffix(name, ".json"):
-		return "application/json"
-	case strings.HasSuffix(name, ".zip"):
-		return "application/zip"
-	case strings.HasSuffix(name, "SHA256SUMS"):
-		return "text/plain; charset=utf-8"
-	case strings.HasSuffix(name, ".sig"):
-		return "application/pgp-signature"
-	case strings.HasSuffix(name, ".html"):
-		return "text/html; charset=utf-8" // the catalog page, for browsers
-	}
-	return "application/octet-stream"
-}
-
 // cacheControlOf is the Cache-Control of a file of the tree: immutable
 // for archives, checksums and signatures, short for documents, none for
 // anything else.
@@ -383,7 +364,7 @@ func (s *Store) cacheControlOf(rel string) string {
 	switch name := path.Base(rel); {
 	case strings.HasSuffix(name, ".zip"), strings.HasSuffix(name, "SHA256SUMS"), strings.HasSuffix(name, ".sig"):
 		return s.immutableCC
-	case strings.HasSuffix(name, ".json"), strings.HasSuffix(name, ".html"):
+	case strings.HasSuffix(name, ".json"), strings.HasSuffix(name, ".html"), strings.HasSuffix(name, ".atom"), strings.HasSuffix(name, ".asc"):
 		return s.documentCC
 	}
 	return ""
@@ -456,7 +437,7 @@ func (s *Store) put(ctx context.Context, rel string, c layout.Content, tag *stri
 	if err != nil {
 		return err
 	}
-	obj := object{key: key, contentType: contentType(rel), cacheControl: s.cacheControlOf(rel)}
+	obj := object{key: key, contentType: layout.MediaType(rel), cacheControl: s.cacheControlOf(rel)}
 	if tag != nil {
 		obj.ifMatch, obj.ifNoneMatch = conditions(*tag)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -228,22 +227,14 @@ func hidden(p string) bool {
 	return false
 }
 
-// contentType is application/json for JSON documents, including the
-// extensionless documents of a registry replica (versions, download/OS/ARCH).
+// contentType is the tree's media type of a file (layout.MediaType), and
+// application/json for the extensionless documents of a registry replica
+// (versions, download/OS/ARCH).
 func contentType(p string) string {
-	switch ext := path.Ext(p); {
-	case ext == ".json":
+	if (strings.Contains(p, "/v1/providers/") || strings.Contains(p, "/v1/modules/")) && path.Ext(p) == "" {
 		return "application/json"
-	case ext == ".zip":
-		return "application/zip"
-	case (strings.Contains(p, "/v1/providers/") || strings.Contains(p, "/v1/modules/")) && ext == "":
-		return "application/json"
-	case ext != "":
-		if t := mime.TypeByExtension(ext); t != "" {
-			return t
-		}
 	}
-	return "application/octet-stream"
+	return layout.MediaType(p)
 }
 
 // siteFS opens regular files beneath the root and nothing else: no

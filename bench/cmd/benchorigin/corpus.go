@@ -13,11 +13,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -43,12 +41,17 @@ type Spec struct {
 	// Distinct is, for ShapeGoBinary, how many different executables
 	// each version has (its platforms take them in turn).
 	Distinct int `json:"distinct,omitempty"`
+	// Executables are, for ShapeRealGo, the real Go executables the zips
+	// are made of, by content (realgo.go); exePaths where they are.
+	Executables []Executable `json:"executables,omitempty"`
+	exePaths    []string
 }
 
 // The shapes of a corpus besides the default.
 const (
 	ShapeGoBinary = "gobinary"
 	ShapeFleet    = "fleet"
+	ShapeRealGo   = "realgo"
 )
 
 // Package is one archive of the corpus.
@@ -199,8 +202,12 @@ func (s Spec) validate() error {
 		return errors.New("--platforms must name at least one platform")
 	case s.Namespace == "" || strings.ContainsAny(s.Namespace, "/\\. "):
 		return fmt.Errorf("invalid --namespace %q", s.Namespace)
-	case s.Shape != "" && s.Shape != ShapeGoBinary && s.Shape != ShapeFleet:
+	case s.Shape != "" && s.Shape != ShapeGoBinary && s.Shape != ShapeFleet && s.Shape != ShapeRealGo:
 		return fmt.Errorf("invalid --shape %q", s.Shape)
+	case s.Shape == ShapeRealGo && len(s.Executables) == 0:
+		return errors.New("--shape realgo needs --executables")
+	case s.Shape != ShapeRealGo && len(s.Executables) != 0:
+		return errors.New("--executables is for --shape realgo only")
 	case s.Shape == ShapeGoBinary && s.Distinct < 1:
 		return errors.New("--distinct must be at least 1")
 	case s.Shape != ShapeGoBinary && s.Distinct != 0:
@@ -318,11 +325,16 @@ func generate(dir string, spec Spec) (*Corpus, error) {
 			}
 		}
 	}
-	if spec.Shape == ShapeGoBinary {
-		if err := generateGoBinary(dir, spec, c); err != nil {
-			return nil, err
-		}
-	} else if err := generateSemi(dir, spec, c); err != nil {
+	var err error
+	switch spec.Shape {
+	case ShapeGoBinary:
+		err = generateGoBinary(dir, spec, c)
+	case ShapeRealGo:
+		err = generateRealGo(dir, spec, c)
+	default:
+		err = generateSemi(dir, spec, c)
+	}
+	if err != nil {
 		return nil, err
 	}
 
@@ -369,28 +381,9 @@ func generateSemi(dir string, spec Spec, c *Corpus) error {
 	if err != nil {
 		return err
 	}
-	jobs := make(chan int)
-	errs := make(chan error, len(c.Packages))
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for i := range jobs {
-				errs <- writeArchive(dir, spec, &c.Packages[i], sizes[i])
-			}
-		})
-	}
-	for i := range c.Packages {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return onEveryCore(len(c.Packages), func(i int) error {
+		return writeArchive(dir, spec, &c.Packages[i], sizes[i])
+	})
 }
 
 // modified is the fixed modification time of every zip entry.
@@ -406,18 +399,14 @@ const blockSize = 32 << 10
 // writeArchive writes one package's zip, of about size bytes, and records
 // its size and digest in p.
 func writeArchive(dir string, spec Spec, p *Package, size int64) error {
-	path := filepath.Join(dir, p.File)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }() // on errors; closed and checked below otherwise
+	return writePackageFile(filepath.Join(dir, p.File), p, func(file io.Writer) error {
+		cw := &countingWriter{w: file}
+		return writeArchiveZip(cw, spec, p, size)
+	})
+}
 
-	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(f, h)}
+// writeArchiveZip writes the zip of writeArchive into cw.
+func writeArchiveZip(cw *countingWriter, spec Spec, p *Package, size int64) error {
 	zw := zip.NewWriter(cw)
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(w, compressionLevel)
@@ -442,15 +431,7 @@ func writeArchive(dir string, spec Spec, p *Package, size int64) error {
 		}
 		p.Unpacked += int64(n)
 	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	p.Size = cw.n
-	p.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return nil
+	return zw.Close()
 }
 
 type countingWriter struct {

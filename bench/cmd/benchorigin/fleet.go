@@ -11,10 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 
 	"golang.org/x/mod/sumdb/dirhash"
 
@@ -75,26 +73,10 @@ func generateFleet(dir string, c *Corpus) error {
 
 	// One provider at a time per worker: its releases, then its index.
 	per := spec.Versions * len(spec.Platforms)
-	jobs := make(chan int)
-	errs := make(chan error, spec.Providers)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for p := range jobs {
-				errs <- writeFleetProvider(dir, spec, sig, c.Packages[p*per:(p+1)*per])
-			}
-		})
-	}
-	for p := range spec.Providers {
-		jobs <- p
-	}
-	close(jobs)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
+	if err := onEveryCore(spec.Providers, func(p int) error {
+		return writeFleetProvider(dir, spec, sig, c.Packages[p*per:(p+1)*per])
+	}); err != nil {
+		return err
 	}
 
 	cat := layout.Catalog{}

@@ -6,7 +6,6 @@ import (
 	"compress/flate"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -77,29 +76,10 @@ func generateGoBinary(dir string, spec Spec, c *Corpus) error {
 		}
 	}
 
-	jobs := make(chan int)
-	errs := make(chan error, len(c.Packages))
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for i := range jobs {
-				p := &c.Packages[i]
-				errs <- writeGoBinaryZip(dir, spec, p, streams[p.Type+"/"+p.Version][(i%len(spec.Platforms))%spec.Distinct])
-			}
-		})
-	}
-	for i := range c.Packages {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return onEveryCore(len(c.Packages), func(i int) error {
+		p := &c.Packages[i]
+		return writeGoBinaryZip(dir, spec, p, streams[p.Type+"/"+p.Version][(i%len(spec.Platforms))%spec.Distinct])
+	})
 }
 
 // executableName is the name of the provider binary in a release's zip,
@@ -115,19 +95,14 @@ func executableName(typ, version, platform string) string {
 // writeGoBinaryZip writes one platform's zip: the small text files, then
 // the executable from its raw stream.
 func writeGoBinaryZip(dir string, spec Spec, p *Package, exe rawStream) error {
-	path := filepath.Join(dir, p.File)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }() // on errors; closed and checked below otherwise
+	return writePackageFile(filepath.Join(dir, p.File), p, func(w io.Writer) error {
+		return writeGoBinaryEntries(w, spec, p, exe)
+	})
+}
 
-	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(f, h)}
-	zw := zip.NewWriter(cw)
+// writeGoBinaryEntries writes the zip of writeGoBinaryZip into w.
+func writeGoBinaryEntries(w io.Writer, spec Spec, p *Package, exe rawStream) error {
+	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(w, gobinaryLevel)
 	})
@@ -171,15 +146,7 @@ func writeGoBinaryZip(dir string, spec Spec, p *Package, exe rawStream) error {
 		return err
 	}
 	p.Unpacked += exe.size
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	p.Size = cw.n
-	p.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return nil
+	return zw.Close()
 }
 
 type textFile struct {

@@ -16,7 +16,9 @@
 // shared by the platforms' zips (gobinary.go). With -shape fleet they are
 // tiny, and the corpus also holds the network mirror tree a build of all of
 // it would write, so that a build into a copy of it is a no-op
-// (ORIGIN_TREE; fleet.go). Every version has a SHA256SUMS signed by an
+// (ORIGIN_TREE; fleet.go). With -shape realgo they are made of the real Go
+// executables -executables names, zipped as goreleaser zips (realgo.go).
+// Every version has a SHA256SUMS signed by an
 // OpenPGP key advertised in the download documents: a throwaway key made at
 // startup, or for a fleet the key kept with the corpus, which signed the
 // signatures its tree holds. Archives are served with
@@ -68,6 +70,7 @@ type options struct {
 	loopback  bool
 	http2     bool
 	genOnly   bool
+	exes      string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -82,7 +85,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.platforms, "platforms", "linux_amd64,darwin_arm64", "comma-separated platforms of every version")
 	fs.StringVar(&o.spec.Sizes, "sizes", "1M-2M", `archive sizes: a range "A-B" (spread on a log scale) or a list "A,B,C" (cycled); K, M, G are powers of 1000`)
 	fs.Uint64Var(&o.spec.Seed, "seed", 1, "seed of the generated content")
-	fs.StringVar(&o.spec.Shape, "shape", "", `what the archives are like: "" (one semi-compressible pseudo-binary each), "gobinary" (large releases like hashicorp/aws's: an executable that deflates about 4.5:1 and small text files) or "fleet" (tiny archives, and the mirror tree holding them all, for no-op builds)`)
+	fs.StringVar(&o.spec.Shape, "shape", "", `what the archives are like: "" (one semi-compressible pseudo-binary each), "gobinary" (large releases like hashicorp/aws's: an executable that deflates about 4.5:1 and small text files) or "fleet" (tiny archives, and the mirror tree holding them all, for no-op builds) or "realgo" (zips of real Go executables, -executables)`)
+	fs.StringVar(&o.exes, "executables", "", "with -shape realgo: comma-separated paths of the real Go executables the zips are made of (-sizes: how many bytes of them each zip holds unpacked, at least one executable)")
 	fs.IntVar(&o.spec.Distinct, "distinct", 0, "with -shape gobinary: different executables per version, compressed once each and shared by its platforms' zips in turn (default 3)")
 	fs.DurationVar(&o.delay, "delay", 40*time.Millisecond, "delay before every response's headers")
 	fs.StringVar(&o.rate, "rate", "30M", "bandwidth cap of each connection, bytes per second (K, M, G suffixes; 0: none)")
@@ -110,6 +114,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if !sizesSet {
 			o.spec.Sizes = "" // its archives are tiny
 		}
+	}
+	if o.exes != "" {
+		o.spec.exePaths = strings.Split(o.exes, ",")
+		exes, err := readExecutables(o.spec.exePaths)
+		if err != nil {
+			return nil, err
+		}
+		o.spec.Executables = exes
 	}
 	o.spec.Platforms = strings.Split(o.platforms, ",")
 	if o.loopback {
@@ -201,6 +213,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if corpus.Tree != "" {
 		info["ORIGIN_TREE"] = filepath.Join(corpus.Dir, corpus.Tree)
+	}
+	if len(corpus.Spec.Executables) > 0 {
+		names := make([]string, len(corpus.Spec.Executables))
+		for i, e := range corpus.Spec.Executables {
+			names[i] = fmt.Sprintf("%s (%.1f MB)", e.Name, float64(e.Size)/1e6)
+		}
+		info["ORIGIN_EXECUTABLES"] = strings.Join(names, ",")
 	}
 	if err := writeState(o.stateDir, corpus, base, caPEM, info); err != nil {
 		_ = ln.Close()

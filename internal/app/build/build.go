@@ -132,6 +132,7 @@ type run struct {
 	modules *modules
 	recheck mirror.Recheck
 	vulnDB  *app.VulnDB // the vulnerability database; nil for none
+	notes   []string    // said before the build plans
 }
 
 // prepare reads the manifest, the configurations and the flags and opens
@@ -179,6 +180,9 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	}
 	source, err := r.source(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if r.notes, err = vouch(ctx, source, s.CatalogKeys); err != nil {
 		return nil, err
 	}
 	if len(r.outs.registries()) > 0 {
@@ -288,6 +292,9 @@ func (r *run) source(ctx context.Context) (mirror.Source, error) {
 func (r *run) run(ctx context.Context) (report *Report, err error) {
 	for _, w := range r.in.Warnings {
 		r.opts.Events.line("warning: " + w)
+	}
+	for _, n := range r.notes {
+		r.opts.Events.line(n)
 	}
 	plan, err := r.builder.Plan(ctx, r.in.Requirements)
 	if err != nil {
