@@ -317,7 +317,9 @@ func isMetadataDoc(rel string) bool {
 // docEntries flattens a metadata document into what it lists, each with
 // its JSON value: "versions/1.0.0" of an index.json, "archives/<platform>"
 // of a <version>.json or provenance record, "providers/<addr>" of
-// catalog.json. A document with any other shape is an error.
+// catalog.json (whose description of each provider, its signers and
+// warnings, is derived from the tree and may change either way, so lists
+// nothing). A document with any other shape is an error.
 func docEntries(rel string, data []byte) (map[string]string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -349,7 +351,7 @@ func docEntries(rel string, data []byte) (map[string]string, error) {
 	var allowed []string
 	switch {
 	case rel == "catalog.json":
-		allowed = []string{"providers"}
+		allowed = []string{"providers", "signers", "deprecations"}
 		var c struct {
 			Providers []string `json:"providers"`
 		}
@@ -362,6 +364,8 @@ func docEntries(rel string, data []byte) (map[string]string, error) {
 		for _, p := range c.Providers {
 			out["providers/"+p] = ""
 		}
+	case base == "warnings.json":
+		allowed = []string{"warnings"}
 	case base == "index.json":
 		allowed = []string{"versions"}
 		if err := object("versions", true); err != nil {

@@ -31,6 +31,14 @@ type Catalog struct {
 	// signature of catalog.json vouches for. Absent (nil) in a catalog
 	// never sealed; empty in a sealed one listing no archive.
 	Archives map[string]CatalogArchive `json:"archives,omitzero"`
+	// Deprecations are, by provider, the warnings the origin's version
+	// list gave of it (a deprecation, say), as the tree keeps them
+	// (WarningsPath); absent when no provider has any.
+	Deprecations map[string][]string `json:"deprecations,omitempty"`
+	// Signers are, by provider, the primary keys that signed the releases
+	// the tree holds, from their provenance records (SignerHistory):
+	// more than one is a key change. Absent when no release is signed.
+	Signers map[string][]CatalogSigner `json:"signers,omitempty"`
 	// Vulnerabilities names vulnerabilities.json by its SHA-256, with
 	// the database its findings were matched against; absent when the
 	// tree has none.

@@ -5,7 +5,10 @@
 //   - the network mirror layout (host/namespace/type/index.json,
 //     <version>.json, the archives, the kept origin files and provenance,
 //     each package's SBOM beside its archive, named by its provenance entry,
-//     catalog.json, and the root records first-seen.json and
+//     a provider's kept registry warnings (warnings.json),
+//     catalog.json with what it says of each provider (DescribeCatalog:
+//     its warnings and signing keys, SignerHistory), and the root records
+//     first-seen.json and
 //     vulnerabilities.json) and the byte-exact JSON those files hold (an SBOM's
 //     bytes are the caller's, kept as given): no other
 //     package parses them; they read a tree through Tree's typed reads,

@@ -196,11 +196,27 @@ type KeptSigner struct {
 }
 
 // Signers returns the key that verified each release of p the tree holds
-// (those its index.json lists) and that was signed: the history a new
-// release's signer is compared with. A release whose provenance record
-// is missing is left out; one that cannot be read is an error.
+// (Tree.Signers): the history a new release's signer is compared with.
 func (d TreeDestination) Signers(ctx context.Context, p addrs.Provider) ([]KeptSigner, error) {
-	idx, err := d.t.ReadIndex(ctx, p)
+	return d.t.Signers(ctx, p)
+}
+
+// SameKey reports whether two kept signers are the same primary key: by
+// fingerprint when both are known, else by key ID. A key re-issued with a
+// new self-signature, or signing with a new subkey, is the same key.
+func (s KeptSigner) SameKey(o KeptSigner) bool {
+	if s.Fingerprint != "" && o.Fingerprint != "" {
+		return s.Fingerprint == o.Fingerprint
+	}
+	return s.KeyID != "" && s.KeyID == o.KeyID
+}
+
+// Signers returns the key that verified each release of p the tree holds
+// (those its index.json lists) and that was signed, in the index's
+// order. A release whose provenance record is missing is left out; one
+// that cannot be read is an error.
+func (t *Tree) Signers(ctx context.Context, p addrs.Provider) ([]KeptSigner, error) {
+	idx, err := t.ReadIndex(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -209,11 +225,11 @@ func (d TreeDestination) Signers(ctx context.Context, p addrs.Provider) ([]KeptS
 		return nil, fmt.Errorf("%s: %w", IndexPath(p), err)
 	}
 	return KeptSigners(ctx, versions, func(ctx context.Context, v addrs.Version) (Provenance, error) {
-		if err := d.t.startRead(ctx); err != nil {
+		if err := t.startRead(ctx); err != nil {
 			return Provenance{}, err
 		}
-		defer d.t.endRead()
-		return d.t.ReadProvenance(ctx, p, v)
+		defer t.endRead()
+		return t.ReadProvenance(ctx, p, v)
 	})
 }
 

@@ -31,10 +31,9 @@ type SealReport struct {
 }
 
 // SealCatalog brings the archive listing of catalog.json (Catalog.Archives)
-// and its reference to vulnerabilities.json (Catalog.Vulnerabilities) in
-// step with the tree and, with a sealer, signs it into
-// CatalogSignaturePath. Without a sealer a catalog never sealed lists no
-// archives, and a sealed one keeps its listing current (losing its
+// in step with the tree and, with a sealer, signs it into
+// CatalogSignaturePath. Without a sealer a catalog never sealed is left
+// as it is, and a sealed one keeps its listing current (losing its
 // signature when it changes). Nothing is written when nothing changed: a
 // signature that still verifies stays.
 //
@@ -55,22 +54,19 @@ func (t *Tree) SealCatalog(ctx context.Context, s Sealer) (SealReport, error) {
 	if err != nil {
 		return report, fmt.Errorf("existing %w", err)
 	}
-	if c.Vulnerabilities, err = t.vulnerabilitiesRef(ctx); err != nil {
+	if s == nil && c.Archives == nil {
+		return report, nil
+	}
+	if c.Archives, err = t.CatalogArchives(ctx); err != nil {
 		return report, err
 	}
-	sealed := s != nil || c.Archives != nil
-	if sealed {
-		if c.Archives, err = t.CatalogArchives(ctx); err != nil {
-			return report, err
-		}
-		report.Listed = len(c.Archives)
-	}
+	report.Listed = len(c.Archives)
 	out, err := Encode(c)
 	if err != nil {
 		return report, err
 	}
 	if !bytes.Equal(out, data) {
-		if err := t.rewriteCatalog(ctx, out, tag, sealed); err != nil {
+		if err := t.writeCatalog(ctx, out, tag); err != nil {
 			return report, err
 		}
 		report.Rewrote = true
@@ -93,15 +89,6 @@ func (t *Tree) Unsign(ctx context.Context) error {
 		return fmt.Errorf("delete %s: %w", CatalogSignaturePath, err)
 	}
 	return nil
-}
-
-// rewriteCatalog replaces catalog.json (read with tag): a sealed one as
-// writeCatalog does, one never sealed (which has no signature) at once.
-func (t *Tree) rewriteCatalog(ctx context.Context, data []byte, tag string, sealed bool) error {
-	if sealed {
-		return t.writeCatalog(ctx, data, tag)
-	}
-	return t.apply(ctx, write{rel: CatalogPath, kind: KindCatalog, content: Content{Data: data}, checked: true, tag: tag})
 }
 
 // writeCatalog replaces catalog.json (read with tag), its signature

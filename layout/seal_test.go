@@ -167,7 +167,7 @@ func TestSealCatalogOrder(t *testing.T) {
 }
 
 // catalog.json names vulnerabilities.json by SHA-256 with its database
-// and counts, sealed or not; recording the same findings against the
+// and counts (DescribeCatalog), sealed or not; recording the same findings against the
 // same database writes nothing; CheckVulnerabilitiesRef tells the file a
 // catalog names from another.
 func TestCatalogNamesVulnerabilities(t *testing.T) {
@@ -184,6 +184,9 @@ func TestCatalogNamesVulnerabilities(t *testing.T) {
 		t.Fatalf("recording the same findings against the same database wrote something (%v)", err)
 	}
 	for _, sealer := range []Sealer{nil, digestSealer{}} {
+		if _, err := tr.DescribeCatalog(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := tr.SealCatalog(ctx, sealer); err != nil {
 			t.Fatal(err)
 		}

@@ -86,8 +86,9 @@ type Builder struct {
 
 	mu           sync.Mutex
 	report       *Report
-	planWarnings []string        // warned while planning, before the report
-	warned       map[string]bool // every warning given, so each is given once
+	planWarnings []string               // warned while planning, before the report
+	deprecations map[string]Deprecation // by provider, from version lists that can say
+	warned       map[string]bool        // every warning given, so each is given once
 	downloads    chan struct{}
 	hashes       chan struct{}
 	meta         chan struct{} // metadata requests: small, latency-bound
@@ -174,7 +175,7 @@ func (b *Builder) Plan(ctx context.Context, reqs []Requirement) (*Plan, error) {
 // Failures of one package never stop the others; only ctx does.
 func (b *Builder) Execute(ctx context.Context, plan *Plan) *Report {
 	b.mu.Lock()
-	b.report = &Report{Warnings: b.planWarnings}
+	b.report = &Report{Warnings: b.planWarnings, Deprecations: b.listedDeprecations()}
 	b.mu.Unlock()
 	b.downloads = make(chan struct{}, b.parallel())
 	b.hashes = make(chan struct{}, b.hashParallel())
@@ -297,16 +298,6 @@ func (b *Builder) resolve(ctx context.Context, req Requirement) ([]release, erro
 		out[i].checkListed(platforms[v.String()])
 	}
 	return out, nil
-}
-
-// listReleases lists a provider's versions, with their platforms when
-// the source's version list names them.
-func (b *Builder) listReleases(ctx context.Context, p addrs.Provider) ([]ListedRelease, error) {
-	if lister, ok := b.Source.(PlatformLister); ok {
-		return lister.AvailableReleases(ctx, p)
-	}
-	vs, err := b.Source.AvailableVersions(ctx, p)
-	return unlisted(vs), err
 }
 
 func noMatchError(req Requirement, available addrs.VersionList) error {

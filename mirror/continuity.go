@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // KeyHistory is what a mirror holds of one provider's signers: the key
@@ -96,10 +97,7 @@ func keyText(s Signer) string {
 // fingerprint when both are known, else by key ID. A key re-issued with a
 // new self-signature, or signing with a new subkey, is the same key.
 func SameKey(a, b Signer) bool {
-	if a.Fingerprint != "" && b.Fingerprint != "" {
-		return a.Fingerprint == b.Fingerprint
-	}
-	return a.KeyID != "" && a.KeyID == b.KeyID
+	return layout.KeptSigner{KeyID: a.KeyID, Fingerprint: a.Fingerprint}.SameKey(layout.KeptSigner{KeyID: b.KeyID, Fingerprint: b.Fingerprint})
 }
 
 // compare places signer against the history under trust. The release's

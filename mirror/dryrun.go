@@ -14,7 +14,7 @@ const StatusPlanned Status = "download"
 // requests (download documents, and the archive sizes if their locations
 // can tell them: Sizer) and writing nothing.
 func (b *Builder) DryRun(ctx context.Context, plan *Plan) *Report {
-	b.report = &Report{Warnings: b.planWarnings}
+	b.report = &Report{Warnings: b.planWarnings, Deprecations: b.listedDeprecations()}
 	b.meta = make(chan struct{}, b.metaParallel())
 	var g errgroup.Group
 	g.SetLimit(b.parallel())

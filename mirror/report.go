@@ -88,6 +88,9 @@ type Event struct {
 	// provider's releases the mirror holds, and was the first, another
 	// key or refused (not when it was the same key).
 	Keys *KeyContinuity
+	// Deprecation is set when a provider's version list warns of it (a
+	// deprecation, say): once per provider and build.
+	Deprecation *Deprecation
 }
 
 // Report summarizes a finished build.
@@ -96,6 +99,10 @@ type Report struct {
 	// Modules are the module versions a build handled.
 	Modules  []ModuleResult
 	Warnings []string
+	// Deprecations are the warnings of every provider whose version list
+	// has a place for them (a provider registry's), sorted by provider:
+	// none for one means the origin has none now.
+	Deprecations []Deprecation
 	// Errors are failures not tied to one package: a plan that could not
 	// be resolved (then nothing was published).
 	Errors []error

@@ -126,6 +126,25 @@ func (s *RoutedSource) AvailableReleases(ctx context.Context, p addrs.Provider) 
 	return rs, nil
 }
 
+// ProviderListing lists the versions p's upstream offers, with its
+// warnings when its list has a place for them.
+func (s *RoutedSource) ProviderListing(ctx context.Context, p addrs.Provider) (Listing, error) {
+	i, err := s.route(p)
+	if err != nil {
+		return Listing{}, err
+	}
+	lister, ok := s.Routes[i].Source.(WarningLister)
+	if !ok {
+		rs, err := s.AvailableReleases(ctx, p)
+		return Listing{Releases: rs}, err
+	}
+	l, err := lister.ProviderListing(ctx, p)
+	if err != nil {
+		return Listing{}, fmt.Errorf("%s: %w", s.Routes[i].Name, err)
+	}
+	return l, nil
+}
+
 // unlisted are versions whose platforms no list names.
 func unlisted(vs addrs.VersionList) []ListedRelease {
 	out := make([]ListedRelease, len(vs))

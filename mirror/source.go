@@ -34,6 +34,28 @@ type PlatformLister interface {
 	AvailableReleases(ctx context.Context, p addrs.Provider) ([]ListedRelease, error)
 }
 
+// WarningLister is a Source whose version list has a place for what the
+// registry says of a provider as a whole (the provider registry
+// protocol's "warnings": a deprecation, say). A build lists versions
+// through it when it can, reports the warnings and keeps them.
+type WarningLister interface {
+	// ProviderListing lists every version the origin offers, as
+	// PlatformLister does, with the list's warnings.
+	ProviderListing(ctx context.Context, p addrs.Provider) (Listing, error)
+}
+
+// Listing is a provider's version list: its releases and the origin's
+// warnings about the provider.
+type Listing struct {
+	Releases []ListedRelease
+	// Warnings are the origin's warnings about the provider, in its
+	// order; none when it sends none.
+	Warnings []string
+	// CanWarn says the list has a place for warnings: without it (a
+	// network mirror's list) no warnings says nothing.
+	CanWarn bool
+}
+
 // ListedRelease is a version as a version list names it, with its
 // platforms.
 type ListedRelease struct {

@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/targz"
+	"github.com/tfmirror/tfmirror/layout"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
 
@@ -198,8 +200,10 @@ func TestBundleRoundTrip(t *testing.T) {
 		if want := "{\n  \"versions\": {\n    \"0.9.0\": {},\n    \"1.0.0\": {}\n  }\n}"; after[fooDir+"index.json"] != want {
 			t.Errorf("merged index.json:\n%s", after[fooDir+"index.json"])
 		}
-		if want := "{\n  \"providers\": [\n    \"registry.opentofu.org/hashicorp/bar\",\n    \"registry.opentofu.org/hashicorp/foo\"\n  ]\n}"; after["catalog.json"] != want {
-			t.Errorf("merged catalog.json:\n%s", after["catalog.json"])
+		merged, err := layout.DecodeCatalog([]byte(after["catalog.json"]))
+		if err != nil || !slices.Equal(merged.Providers, []string{"registry.opentofu.org/hashicorp/bar", "registry.opentofu.org/hashicorp/foo"}) ||
+			merged.Signers["registry.opentofu.org/hashicorp/foo"][0].Releases != 2 || len(merged.Signers["registry.opentofu.org/hashicorp/bar"]) != 1 {
+			t.Errorf("merged catalog.json (%v): want both providers, and foo's two releases signed by one key:\n%s", err, after["catalog.json"])
 		}
 	})
 }

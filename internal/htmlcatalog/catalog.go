@@ -165,6 +165,10 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 	if r.vulns, err = r.tree.ReadVulnerabilities(ctx); err != nil {
 		return nil, err
 	}
+	described, _, err := r.tree.ReadCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
 
 	// First every index, then every version, each with parallelism reads
 	// in flight.
@@ -183,6 +187,10 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 		return nil, err
 	}
 	pg.Problems = slices.Concat(problems...)
+	for i, p := range providers {
+		pg.Providers[i].Deprecations = described.Deprecations[p.String()]
+		pg.Providers[i].Signers = described.Signers[p.String()]
+	}
 
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(parallelism)

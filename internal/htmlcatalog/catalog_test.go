@@ -29,6 +29,7 @@ type release struct {
 	provider, version string
 	platforms         []string
 	keyID             string // "" with record: unsigned
+	fingerprint       string // of keyID's primary key; "" for a record that names none
 	noRecord          bool   // published without provenance
 	filename          string // upstream file name pattern (%s is the platform); default plain
 	sbom              bool   // published with SBOMs
@@ -82,7 +83,7 @@ func publish(t *testing.T, tr *layout.Dir, r release) {
 	p := addrs.MustParseProvider(r.provider)
 	v := addrs.MustParseVersion(r.version)
 	rel := layout.Release{Provider: p, Version: v}
-	prov := layout.Provenance{Archives: map[string]layout.ProvenanceArchive{}, SigningKeys: []string{}, KeyID: r.keyID}
+	prov := layout.Provenance{Archives: map[string]layout.ProvenanceArchive{}, SigningKeys: []string{}, KeyID: r.keyID, Fingerprint: r.fingerprint}
 	var sums strings.Builder
 	for _, ps := range r.platforms {
 		data := archiveBytes(r, ps)
@@ -716,5 +717,58 @@ func TestWriteShowsEachPackagesSBOM(t *testing.T) {
 				t.Errorf("%s %s: link %q does not lead to the SBOM (%v)", c.r.version, ps, ref, err)
 			}
 		}
+	}
+}
+
+// TestWriteShowsDeprecationsAndKeyChanges: a provider's kept warnings and
+// the keys that signed its releases, as catalog.json lists them
+// (layout.Tree.DescribeCatalog), are in its section: the warnings
+// escaped, a key change marked with the version that first had the new
+// key and both fingerprints.
+func TestWriteShowsDeprecationsAndKeyChanges(t *testing.T) {
+	tr := openTree(t)
+	const fpA, fpB = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+	for _, r := range []release{
+		{provider: "hashicorp/foo", version: "1.0.0", keyID: "AAAAAAAAAAAAAAAA", fingerprint: fpA},
+		{provider: "hashicorp/foo", version: "1.1.0", keyID: "AAAAAAAAAAAAAAAA", fingerprint: fpA},
+		{provider: "hashicorp/foo", version: "2.0.0", keyID: "BBBBBBBBBBBBBBBB", fingerprint: fpB},
+		{provider: "hashicorp/bar", version: "1.0.0", keyID: "AAAAAAAAAAAAAAAA", fingerprint: fpA},
+	} {
+		r.platforms = []string{"linux_amd64"}
+		publish(t, tr, r)
+	}
+	ctx := context.Background()
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	const evil = `Deprecated: <script>alert(1)</script> use acme/new`
+	if err := tr.RecordWarnings(ctx, foo, []string{evil}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.DescribeCatalog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	doc := parse(t, write(t, tr, Options{}))
+	section := func(name string) func(*html.Node) bool {
+		return func(n *html.Node) bool { return byTag("article")(n) && byAttr("data-name", name)(n) }
+	}
+	fooSection := one(t, doc, "foo's section", section("registry.opentofu.org/hashicorp/foo"))
+	if got := textOf(one(t, fooSection, "foo's warning", byAttr("class", "warning"))); got != evil {
+		t.Errorf("foo's warning %q, want %q as text", got, evil)
+	}
+	if n := len(findAll(doc, byTag("script"))); n != 1 {
+		t.Errorf("%d script elements, want only the page's own", n)
+	}
+	change := textOf(one(t, fooSection, "foo's key change", byAttr("class", "signer key-change")))
+	for _, want := range []string{"BBBBBBBBBBBBBBBB", "2.0.0", fpA, fpB} {
+		if !strings.Contains(change, want) {
+			t.Errorf("the key change row %q lacks %q", change, want)
+		}
+	}
+	first := textOf(one(t, fooSection, "foo's first key", byAttr("class", "signer")))
+	if !strings.Contains(first, "1.0.0 to 1.1.0 (2 releases)") || !strings.Contains(first, "first key") {
+		t.Errorf("foo's first key row %q", first)
+	}
+	barSection := one(t, doc, "bar's section", section("registry.opentofu.org/hashicorp/bar"))
+	if len(findAll(barSection, byAttr("class", "signer key-change"))) != 0 || len(findAll(barSection, byAttr("class", "warning"))) != 0 {
+		t.Error("bar, one key and no warnings, shows a key change or a warning")
 	}
 }

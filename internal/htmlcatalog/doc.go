@@ -14,7 +14,12 @@
 //     package published before tfmirror made SBOMs), as the provenance
 //     record names them, and the package's known vulnerabilities as
 //     builds with a vulnerability database recorded them
-//     (layout.VulnerabilitiesPath);
+//     (layout.VulnerabilitiesPath); for each provider, the warnings its
+//     registry gave of it (a deprecation) and the primary keys that
+//     signed its releases, a key change marked with the version that
+//     first had the new key and both fingerprints, as catalog.json says
+//     them (layout.Tree.DescribeCatalog, which callers run first:
+//     views.Refresh does);
 //   - every module package, its versions, each package's size and SHA-256,
 //     the upstream location and commit (or the upstream archive's SHA-256)
 //     from the module record, and a relative link to the package;

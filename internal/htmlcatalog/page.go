@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // page is what the template shows.
@@ -62,6 +63,11 @@ func (s *section[V]) Count() int     { return len(s.all) }
 
 type providerView struct {
 	section[*versionView]
+	// Deprecations are the warnings the origin's version list gave of the
+	// provider, and Signers the primary keys that signed its releases
+	// (more than one: a key change), as catalog.json says.
+	Deprecations []string
+	Signers      []layout.CatalogSigner
 }
 
 type versionView struct {
@@ -257,7 +263,7 @@ var pageTemplate = template.Must(template.New(Path).Funcs(template.FuncMap{"plur
 <p class="note">Replace <code>{{.}}</code> with the URL the mirror is published at.</p>
 {{- end}}
 <p class="note">Mirrored: when the version's document was last written{{if .EmbedTimes}}, as the store reported it when this page was written{{else}}, as the host serving this page reports it (shown over HTTP(S) with JavaScript; not from a local file){{end}}.
-Key: the OpenPGP key whose signature over the release's SHA256SUMS was verified when it was mirrored.</p>
+Key: the OpenPGP key whose signature over the release's SHA256SUMS was verified when it was mirrored; each provider lists the primary keys that signed its releases, and marks a key change.</p>
 </section>
 
 <section id="providers">
@@ -269,6 +275,20 @@ Key: the OpenPGP key whose signature over the release's SHA256SUMS was verified 
 <article class="provider" id="{{.ID}}" data-name="{{.Filter}}">
 <h3>{{.Address}}</h3>
 <p class="meta">{{plural .Count "version"}} · <a href="{{.Index}}">index.json</a></p>
+{{- with .Deprecations}}
+<div class="deprecation problem"><strong>The registry warns of this provider:</strong>
+<ul>{{range .}}<li class="warning">{{.}}</li>{{end}}</ul></div>
+{{- end}}
+{{- with .Signers}}
+<table class="signers">
+<thead><tr><th>Signing key</th><th>Fingerprint</th><th>Releases</th><th>Key change</th></tr></thead>
+<tbody>
+{{- range $s := .}}
+<tr class="signer{{if $s.Replaced}} key-change{{end}}" data-key="{{$s.KeyID}}"><td><span class="key signed">{{$s.KeyID}}</span></td><td><code class="hash">{{$s.Fingerprint}}</code></td><td>{{$s.FirstVersion}}{{if ne $s.FirstVersion $s.LastVersion}} to {{$s.LastVersion}}{{end}} ({{plural $s.Releases "release"}})</td><td>{{with $s.Replaced}}<span class="problem">new key from {{$s.FirstVersion}}: <code class="hash">{{$s.KeyName}}</code> replaced <code class="hash">{{.}}</code></span>{{else}}<span class="meta">first key</span>{{end}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{- end}}
 {{- range .Detailed}}
 <div class="version" data-version="{{.Version}}">
 <h4>{{.Version}} {{template "key" .}} <span class="meta">· <a href="{{.Doc}}">{{.Version}}.json</a> · mirrored {{template "when" .When}}</span></h4>

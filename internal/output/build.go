@@ -70,6 +70,8 @@ func (p *Printer) Event(e mirror.Event) {
 		p.result(*e.Result)
 	case e.Keys != nil:
 		p.keys(e.Keys)
+	case e.Deprecation != nil:
+		p.deprecation(*e.Deprecation)
 	case e.Warning != "" && p.opts.JSON:
 		p.emit("warning", struct {
 			Message string `json:"message"`

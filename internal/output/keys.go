@@ -66,3 +66,21 @@ func (p *Printer) keys(k *mirror.KeyContinuity) {
 		}
 	}
 }
+
+// deprecationEvent is a "deprecation" event: what a provider's version
+// list warns of it.
+type deprecationEvent struct {
+	Provider string   `json:"provider"`
+	Warnings []string `json:"warnings"`
+	Message  string   `json:"message"`
+}
+
+// deprecation reports a provider's warnings: an event with --json, a
+// warning line for people (even with --quiet: clients will print it too).
+func (p *Printer) deprecation(d mirror.Deprecation) {
+	if p.opts.JSON {
+		p.emit("deprecation", deprecationEvent{Provider: d.Provider.String(), Warnings: d.Warnings, Message: d.Describe()})
+		return
+	}
+	p.say("warning: " + d.Describe())
+}

@@ -277,13 +277,13 @@ func (h heldVersion) files() []string {
 }
 
 // classify sorts the files of a provider's directory into the versions
-// they belong to, sorted by version; any other file but index.json is
-// left alone.
+// they belong to, sorted by version; any other file but index.json and
+// the kept warnings is left alone.
 func classify(prov addrs.Provider, files []string) ([]heldVersion, []LeftAlone) {
 	byVersion := map[string]*heldVersion{}
 	var left []LeftAlone
 	for _, rel := range files {
-		if rel == layout.IndexPath(prov) {
+		if rel == layout.IndexPath(prov) || rel == layout.WarningsPath(prov) {
 			continue
 		}
 		v, slot, ok := versionFile(prov, rel)

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
@@ -21,7 +23,11 @@ import (
 //     is built for about 20 operating systems and architectures, and Go
 //     knows fewer than 50 pairs;
 //   - maxModules (100 modules in a module versions document): clients
-//     read the first, and registries send one.
+//     read the first, and registries send one;
+//   - maxWarnings (100 warnings in a provider versions document) of at
+//     most maxWarningBytes (4 KiB) each: a registry sends one or two
+//     sentences (a deprecation); a longer one is cut (cutWarning), as it
+//     is only ever shown.
 //
 // A document over a bound is refused while it is decoded, before more
 // than the bound is held.
@@ -29,6 +35,9 @@ const (
 	maxVersions  = 100_000
 	maxPlatforms = 1_000
 	maxModules   = 100
+	maxWarnings  = 100
+
+	maxWarningBytes = 4 << 10
 )
 
 // errTooMany is a document that lists more than a bound allows.
@@ -76,6 +85,7 @@ func (l *boundedList[T]) UnmarshalJSON(data []byte) error {
 // version strings, with the platforms of each.
 type providerVersions struct {
 	Versions boundedList[providerVersion] `json:"versions"`
+	Warnings boundedList[string]          `json:"warnings"`
 }
 
 type providerVersion struct {
@@ -84,12 +94,37 @@ type providerVersion struct {
 }
 
 func newProviderVersions() providerVersions {
-	return providerVersions{Versions: boundedList[providerVersion]{
-		max: maxVersions, what: "versions",
-		newItem: func() providerVersion {
-			return providerVersion{Platforms: boundedList[regproto.Platform]{max: maxPlatforms, what: "platforms of a version"}}
+	return providerVersions{
+		Versions: boundedList[providerVersion]{
+			max: maxVersions, what: "versions",
+			newItem: func() providerVersion {
+				return providerVersion{Platforms: boundedList[regproto.Platform]{max: maxPlatforms, what: "platforms of a version"}}
+			},
 		},
-	}}
+		Warnings: boundedList[string]{max: maxWarnings, what: "warnings"},
+	}
+}
+
+// cutWarnings are a versions document's warnings as tfmirror keeps them:
+// blank ones left out, each cut to at most maxWarningBytes (at a
+// character boundary, "..." marking the cut). They are kept as the
+// registry wrote them otherwise, and escaped wherever they are printed.
+func cutWarnings(raw []string) []string {
+	var out []string
+	for _, w := range raw {
+		if strings.TrimSpace(w) == "" {
+			continue
+		}
+		if len(w) > maxWarningBytes {
+			cut := maxWarningBytes - len("...")
+			for cut > 0 && !utf8.RuneStart(w[cut]) {
+				cut--
+			}
+			w = w[:cut] + "..."
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // moduleVersions is regproto.ModuleVersions as the client reads it.

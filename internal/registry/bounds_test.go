@@ -3,8 +3,10 @@ package registry_test
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
@@ -141,6 +143,48 @@ func TestHugeDocumentErrorIsShort(t *testing.T) {
 			}
 			if i := strings.IndexFunc(msg, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
 				t.Errorf("the error holds a raw control character at %d: %.300q", i, msg)
+			}
+		})
+	}
+}
+
+// A versions list's warnings (what clients print at init: a deprecation)
+// are read, blank ones left out and each cut to 4 KiB at a character
+// boundary; a list of more than 100 is refused while it is decoded.
+func TestVersionsWarnings(t *testing.T) {
+	ca := testca.New(t)
+	long := strings.Repeat("é", 3000) // 6,000 bytes; cut at 4,092 (4,093 is inside an é)
+	for _, tt := range []struct {
+		name     string
+		warnings string
+		want     []string
+		err      string
+	}{
+		{"none", `null`, nil, ""},
+		{"two", `["This provider is deprecated; use acme/new.", "  ", "second\u001b[31m"]`, []string{"This provider is deprecated; use acme/new.", "second\x1b[31m"}, ""},
+		{"long", `["` + long + `"]`, []string{long[:4092] + "..."}, ""},
+		{"at the bound", `[` + strings.TrimSuffix(strings.Repeat(`"w",`, 100), ",") + `]`, slices.Repeat([]string{"w"}, 100), ""},
+		{"too many", `[` + strings.TrimSuffix(strings.Repeat(`"w",`, 101), ",") + `]`, nil, "more than 100 warnings"},
+		{"not a list", `"deprecated"`, nil, "warnings: not a JSON array"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, ca, serveJSON(`{"versions":[{"version":"1.0.0"}],"warnings":`+tt.warnings+`}`))
+			c := newClient(t, ca, map[addrs.Hostname]map[string]string{srv.Host: {"providers.v1": srv.URL + "/v1/"}}, nil)
+			l, err := c.ProviderListing(ctx(t), provider(srv.Host, "hashicorp", "foo"))
+			if tt.err != "" {
+				wantErrContains(t, err, tt.err, "parse versions list from https://")
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !l.CanWarn || len(l.Releases) != 1 || !slices.Equal(l.Warnings, tt.want) {
+				t.Fatalf("listing = %+v, want warnings %q", l, tt.want)
+			}
+			for _, w := range l.Warnings {
+				if !utf8.ValidString(w) || len(w) > 4096 {
+					t.Fatalf("kept warning of %d bytes, valid UTF-8 %v", len(w), utf8.ValidString(w))
+				}
 			}
 		})
 	}

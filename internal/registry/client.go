@@ -73,6 +73,7 @@ type Client struct {
 var (
 	_ mirror.Source         = (*Client)(nil)
 	_ mirror.PlatformLister = (*Client)(nil)
+	_ mirror.WarningLister  = (*Client)(nil)
 )
 
 // New returns a client for cfg.

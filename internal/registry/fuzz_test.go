@@ -15,13 +15,22 @@ func FuzzParseVersions(f *testing.F) {
 	f.Add([]byte(`{"versions":[{"version":"v1"}]}`))
 	f.Add([]byte(`{"versions":{}}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"versions":[],"warnings":["deprecated","",null]}`))
 	f.Add([]byte(`{"versions":[{"version":"1.0.0","platforms":[{"os":"linux","arch":"amd64"},{"os":"","arch":"x"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		list, err := parseVersions(data)
 		if err != nil {
 			return
 		}
-		for _, r := range list {
+		if len(list.Warnings) > maxWarnings {
+			t.Fatalf("accepted %d warnings", len(list.Warnings))
+		}
+		for _, w := range list.Warnings {
+			if len(w) > maxWarningBytes || strings.TrimSpace(w) == "" {
+				t.Fatalf("kept warning of %d bytes: %q", len(w), w)
+			}
+		}
+		for _, r := range list.Releases {
 			if _, err := addrs.ParseVersion(r.Version.String()); err != nil {
 				t.Fatalf("accepted version %q does not parse again: %v", r.Version, err)
 			}

@@ -33,41 +33,49 @@ func (c *Client) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs
 // AvailableReleases lists the versions the provider's registry offers,
 // each with the platforms the list names for it (mirror.PlatformLister).
 func (c *Client) AvailableReleases(ctx context.Context, p addrs.Provider) ([]mirror.ListedRelease, error) {
+	l, err := c.ProviderListing(ctx, p)
+	return l.Releases, err
+}
+
+// ProviderListing lists the versions the provider's registry offers, with
+// their platforms and the list's warnings (mirror.WarningLister).
+func (c *Client) ProviderListing(ctx context.Context, p addrs.Provider) (mirror.Listing, error) {
 	base, err := c.serviceURL(ctx, p.Hostname)
 	if err != nil {
-		return nil, err
+		return mirror.Listing{}, err
 	}
 	u := base.ResolveReference(&url.URL{Path: path.Join(p.Namespace, p.Type, "versions")})
 	data, final, err := c.apiGet(ctx, p.Hostname, u, maxVersionsBytes)
 	if isNotFound(err) {
-		return nil, fmt.Errorf("the registry at %s does not know provider %s: %w", p.Hostname.ForDisplay(), p, mirror.ErrProviderUnknown)
+		return mirror.Listing{}, fmt.Errorf("the registry at %s does not know provider %s: %w", p.Hostname.ForDisplay(), p, mirror.ErrProviderUnknown)
 	}
 	if err != nil {
-		return nil, err
+		return mirror.Listing{}, err
 	}
 	list, err := parseVersions(data)
 	if err != nil {
-		return nil, fmt.Errorf("parse versions list from %s: %w", httpx.Redact(final), err)
+		return mirror.Listing{}, fmt.Errorf("parse versions list from %s: %w", httpx.Redact(final), err)
 	}
 	return list, nil
 }
 
 // parseVersions parses a versions document (regproto.Versions), of at
-// most maxVersions versions of at most maxPlatforms platforms each. Like
+// most maxVersions versions of at most maxPlatforms platforms each, and
+// at most maxWarnings warnings, kept as cutWarnings says. Like
 // OpenTofu, one invalid version string fails the whole list; a platform
 // that is not one (an empty or malformed os or arch) is left out, as
 // OpenTofu does not read them at all. Equal platforms share one value.
-func parseVersions(data []byte) ([]mirror.ListedRelease, error) {
+func parseVersions(data []byte) (mirror.Listing, error) {
 	doc := newProviderVersions()
 	if err := decodeJSON(data, &doc); err != nil {
-		return nil, err
+		return mirror.Listing{}, err
 	}
 	list := make([]mirror.ListedRelease, 0, len(doc.Versions.items))
 	seen := make(map[regproto.Platform]addrs.Platform)
 	for _, entry := range doc.Versions.items {
 		v, err := addrs.ParseVersion(entry.Version)
 		if err != nil {
-			return nil, err
+			return mirror.Listing{}, err
 		}
 		r := mirror.ListedRelease{Version: v}
 		for _, e := range entry.Platforms.items {
@@ -82,7 +90,7 @@ func parseVersions(data []byte) ([]mirror.ListedRelease, error) {
 		}
 		list = append(list, r)
 	}
-	return list, nil
+	return mirror.Listing{Releases: list, Warnings: cutWarnings(doc.Warnings.items), CanWarn: true}, nil
 }
 
 // PackageMeta reads the download document of one package.

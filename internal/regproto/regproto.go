@@ -11,6 +11,9 @@ package regproto
 // Versions is the answer to GET :namespace/:type/versions.
 type Versions struct {
 	Versions []Version `json:"versions"`
+	// Warnings are what the registry says of the provider as a whole (a
+	// deprecation, say), which OpenTofu and Terraform print at init.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Version is one entry of a versions list.

@@ -240,6 +240,9 @@ func (w *writer) provider(p addrs.Provider) error {
 	if len(doc.Versions) == 0 {
 		return nil
 	}
+	if doc.Warnings, err = w.tree.ReadWarnings(w.ctx, p); err != nil {
+		return err
+	}
 	w.report.Providers++
 	return w.putJSON(VersionsPath(p), doc)
 }

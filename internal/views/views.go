@@ -4,9 +4,10 @@
 // writer of a tree (build, bundle import, the replica command, prune)
 // calls Refresh once it has published or pruned, under the lock it holds,
 // so no derived file offers what the tree no longer holds or hides what it
-// now holds. It also keeps catalog.json's archive listing current once
-// the catalog is sealed, and signs it with the writer's key
-// (catalog.json.asc).
+// now holds. It also keeps what catalog.json says of each provider (its
+// kept warnings and signing keys: layout.Tree.DescribeCatalog) and its
+// archive listing, once the catalog is sealed, current, and signs it
+// with the writer's key (catalog.json.asc).
 //
 // It owns when each view is rewritten; what a view holds is its package's,
 // and what the tree holds is layout's.
@@ -90,6 +91,9 @@ func Refresh(ctx context.Context, tree *layout.Tree, opts Options) (*Report, err
 	}
 	if report.Replica == nil && replicaErr != nil {
 		return nil, replicaErr
+	}
+	if _, err := tree.DescribeCatalog(ctx); err != nil {
+		return report, fmt.Errorf("describe the providers in %s of %s: %w", layout.CatalogPath, tree.Location(), err)
 	}
 	if err := seal(ctx, tree, opts.Sign, report); err != nil {
 		return report, err

@@ -21,7 +21,7 @@ import (
 
 // generatorVersion changes whenever the bytes the generator makes for a
 // spec change, so that a cached corpus is never reused for a new recipe.
-const generatorVersion = 3 // 2: fleet trees hold SBOMs; 3: and the signer's fingerprint
+const generatorVersion = 4 // 2: fleet trees hold SBOMs; 3: and the signer's fingerprint; 4: catalog.json lists the signers
 
 // Spec says what corpus to make. Two equal specs give byte-identical
 // corpora (with the same Go version), and share one cache directory.

@@ -79,9 +79,17 @@ func generateFleet(dir string, c *Corpus) error {
 		return err
 	}
 
-	cat := layout.Catalog{}
+	cat := layout.Catalog{Signers: map[string][]layout.CatalogSigner{}}
 	for p := 1; p <= spec.Providers; p++ {
-		cat.Providers = append(cat.Providers, fleetHost+"/"+spec.Namespace+"/p"+strconv.Itoa(p))
+		name := fleetHost + "/" + spec.Namespace + "/p" + strconv.Itoa(p)
+		cat.Providers = append(cat.Providers, name)
+		var kept []layout.KeptSigner
+		for v := range spec.Versions {
+			kept = append(kept, layout.KeptSigner{Version: addrs.MustParseVersion(versionName(v)), KeyID: sig.KeyID, Fingerprint: sig.Fingerprint, Created: sig.Created})
+		}
+		if s := layout.SignerHistory(kept); len(s) > 0 {
+			cat.Signers[name] = s
+		}
 	}
 	slices.Sort(cat.Providers)
 	return writeJSON(filepath.Join(dir, c.Tree, layout.CatalogPath), cat)

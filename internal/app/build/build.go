@@ -319,6 +319,7 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	}
 	if report.Build != nil {
 		r.recordVulnerabilities(ctx, report.Build)
+		r.recordDeprecations(ctx, report.Build)
 	}
 	if err != nil {
 		return report, err
@@ -400,6 +401,20 @@ func (r *run) recordFirstSeen(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// recordDeprecations keeps in every tree what the providers' version
+// lists warned of now (a deprecation, say), and drops what they no longer
+// warn of, for the views (the catalog, the page, the registry replica).
+// Failing to write it is a warning: the mirror is built.
+func (r *run) recordDeprecations(ctx context.Context, rep *mirror.Report) {
+	for _, t := range r.outs.trees() {
+		for _, d := range rep.Deprecations {
+			if err := t.RecordWarnings(ctx, d.Provider, d.Warnings); err != nil {
+				r.opts.Events.line(fmt.Sprintf("warning: the mirror was built, but the registry's warnings of %s were not kept in %s: %v", d.Provider, t.Location(), err))
+			}
+		}
+	}
 }
 
 // recordVulnerabilities records in every tree the advisories of the

@@ -82,6 +82,7 @@ type Options struct {
 type provider struct {
 	namespace, typ string
 	versions       []*version
+	warnings       []string // the versions list's "warnings" (SetWarnings)
 }
 
 // version is one published version of a provider.
@@ -267,6 +268,19 @@ func (r *Registry) BadSignature(namespace, typ, version string) {
 // `shasum` that differs from the one in SHA256SUMS.
 func (r *Registry) ShasumMismatch(namespace, typ, version, platform string) {
 	r.setFault(func(f *faults) map[string]bool { return f.mismatch }, packageKey(namespace, typ, version, platform))
+}
+
+// SetWarnings makes the versions list of provider namespace/type, which
+// must have been added, carry warnings (the top-level "warnings" both
+// clients print: a deprecation, say); none removes them.
+func (r *Registry) SetWarnings(namespace, typ string, warnings ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.providers[namespace+"/"+typ]
+	if p == nil {
+		r.t.Fatalf("fakeregistry: SetWarnings of %s/%s, which was never added", namespace, typ)
+	}
+	p.warnings = warnings
 }
 
 // Reset clears all faults, including SetArchiveDelay. It keeps the

@@ -306,7 +306,7 @@ func (r *Registry) versions(req *http.Request) *response {
 	if p == nil {
 		return nil
 	}
-	doc := versionsDoc{Versions: []versionEntry{}}
+	doc := versionsDoc{Versions: []versionEntry{}, Warnings: p.warnings}
 	for _, v := range p.versions {
 		doc.Versions = append(doc.Versions, versionEntry{
 			Version:   v.name,
