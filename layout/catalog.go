@@ -39,6 +39,10 @@ type Catalog struct {
 	// the tree holds, from their provenance records (SignerHistory):
 	// more than one is a key change. Absent when no release is signed.
 	Signers map[string][]CatalogSigner `json:"signers,omitempty"`
+	// Vulnerabilities names vulnerabilities.json by its SHA-256, with
+	// the database its findings were matched against; absent when the
+	// tree has none.
+	Vulnerabilities *VulnerabilitiesRef `json:"vulnerabilities,omitempty"`
 }
 
 // CatalogSignaturePath is catalog.json's detached ASCII-armored OpenPGP

@@ -82,7 +82,9 @@ func SignerHistory(signers []KeptSigner) []CatalogSigner {
 // in step with the tree: the kept warnings (Catalog.Deprecations, from
 // WarningsPath) and the keys that signed its releases (Catalog.Signers,
 // from the provenance records), so that both have one owner in the tree
-// and catalog.json only repeats them. It writes catalog.json only when
+// and catalog.json only repeats them; and its reference to
+// vulnerabilities.json (Catalog.Vulnerabilities: the file's SHA-256, its
+// database and counts), so that a signed catalog vouches for it. It writes catalog.json only when
 // they changed (a sealed one loses its signature first, for
 // SealCatalog to sign again), and reports whether it did.
 func (t *Tree) DescribeCatalog(ctx context.Context) (bool, error) {
@@ -112,6 +114,9 @@ func (t *Tree) describeCatalog(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("existing %w", err)
 	}
 	if c.Deprecations, c.Signers, err = t.providerFacts(ctx, c.Providers); err != nil {
+		return false, err
+	}
+	if c.Vulnerabilities, err = t.vulnerabilitiesRef(ctx); err != nil {
 		return false, err
 	}
 	out, err := Encode(c)

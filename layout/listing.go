@@ -98,12 +98,12 @@ func (t *Tree) exists(ctx context.Context, rel string) bool {
 func (t *Tree) ListVersion(ctx context.Context, p addrs.Provider, v addrs.Version) Listing {
 	docPath := VersionPath(p, v)
 	l := Listing{Where: docPath, Sums: SumsPath(p, v), Signature: SignaturePath(p, v), Provenance: ProvenancePath(p, v)}
-	if !t.exists(ctx, docPath) {
+	doc, err := t.ReadVersion(ctx, p, v) // a missing document reads as empty
+	switch {
+	case (err != nil || len(doc.Archives) == 0) && !t.exists(ctx, docPath):
 		l.problem(docPath, "listed in index.json but cannot be read (clients fail on this)")
 		return l
-	}
-	doc, err := t.ReadVersion(ctx, p, v)
-	if err != nil {
+	case err != nil:
 		l.problem(docPath, "%v", err)
 		return l
 	}

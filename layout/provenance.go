@@ -275,7 +275,13 @@ func (t *Tree) ReadSBOM(ctx context.Context, p addrs.Provider, v addrs.Version, 
 	if err != nil {
 		return nil, err
 	}
-	rel, ok := prov.Archives[plat.String()].SBOMFor(p, v, plat.String())
+	return t.ReadSBOMOf(ctx, p, v, plat, prov.Archives[plat.String()])
+}
+
+// ReadSBOMOf is ReadSBOM for a caller that has read the release's
+// provenance already: the SBOM entry (the package's entry in it) names.
+func (t *Tree) ReadSBOMOf(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform, entry ProvenanceArchive) ([]byte, error) {
+	rel, ok := entry.SBOMFor(p, v, plat.String())
 	if !ok {
 		return nil, fmt.Errorf("%s %s %s: no SBOM recorded: %w", p, v, plat, fs.ErrNotExist)
 	}

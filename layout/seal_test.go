@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,5 +163,58 @@ func TestSealCatalogOrder(t *testing.T) {
 	}
 	if _, err := tr.Reader().Stat(ctx, CatalogSignaturePath); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a signature of other bytes was left: %v", err)
+	}
+}
+
+// catalog.json names vulnerabilities.json by SHA-256 with its database
+// and counts (DescribeCatalog), sealed or not; recording the same findings against the
+// same database writes nothing; CheckVulnerabilitiesRef tells the file a
+// catalog names from another.
+func TestCatalogNamesVulnerabilities(t *testing.T) {
+	s, tr := sealedStore(t)
+	ctx := t.Context()
+	publishSealed(t, tr, "1.0.0", "one")
+	db := VulnDatabase{Records: 2, SHA256: "ab"}
+	found := []PackageAdvisories{{Key: "registry.opentofu.org/hashicorp/foo 1.0.0 linux_amd64", Advisories: map[string]Advisory{"GO-2099-0001": {Module: "stdlib", Found: "go1.1"}}}}
+	if err := tr.RecordVulnerabilities(ctx, db, found); err != nil {
+		t.Fatal(err)
+	}
+	s.take()
+	if err := tr.RecordVulnerabilities(ctx, db, found); err != nil || len(s.take()) != 0 {
+		t.Fatalf("recording the same findings against the same database wrote something (%v)", err)
+	}
+	for _, sealer := range []Sealer{nil, digestSealer{}} {
+		if _, err := tr.DescribeCatalog(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.SealCatalog(ctx, sealer); err != nil {
+			t.Fatal(err)
+		}
+		c, _, err := tr.ReadCatalog(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(s.Root() + "/" + VulnerabilitiesPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		want := VulnerabilitiesRef{Path: VulnerabilitiesPath, SHA256: hex.EncodeToString(sum[:]), Database: &db, Packages: 1, Advisories: 1}
+		if c.Vulnerabilities == nil || !reflect.DeepEqual(*c.Vulnerabilities, want) {
+			t.Fatalf("sealed with %v: catalog.json names %+v, want %+v", sealer, c.Vulnerabilities, want)
+		}
+		if err := tr.CheckVulnerabilitiesRef(ctx, c.Vulnerabilities); err != nil {
+			t.Errorf("the file the catalog names: %v", err)
+		}
+	}
+	c, _, _ := tr.ReadCatalog(ctx)
+	if err := tr.RecordVulnerabilities(ctx, VulnDatabase{Records: 3, SHA256: "cd"}, found); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.CheckVulnerabilitiesRef(ctx, c.Vulnerabilities); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+		t.Errorf("a vulnerabilities.json of another database than the catalog names: %v", err)
+	}
+	if err := tr.CheckVulnerabilitiesRef(ctx, nil); err == nil {
+		t.Error("a vulnerabilities.json a catalog does not name passed")
 	}
 }

@@ -36,6 +36,26 @@ func (a Advisory) String() string {
 // matching are not the core's. An error fails the package.
 type Advisor func(ctx context.Context, pkg Package, prog hashing.Program) ([]Advisory, error)
 
+// KeptAdvisor returns the known advisories of packages of release p v
+// that a build keeps (plats), from what the destinations hold of them:
+// one KeptAdvice for each package it looked at. It is the command
+// layer's, as Advisor is. An error is reported as a warning: the
+// packages are kept all the same.
+type KeptAdvisor func(ctx context.Context, p addrs.Provider, v addrs.Version, plats []addrs.Platform) ([]KeptAdvice, error)
+
+// KeptAdvice is what a KeptAdvisor found of one kept package.
+type KeptAdvice struct {
+	Platform addrs.Platform
+	// Advised says its advisories were matched: Advisories are then
+	// current (none for a package without any, or not a Go program).
+	// A package the destinations hold no SBOM of is not advised.
+	Advised    bool
+	Advisories []Advisory
+	// Problem, if set, says why it could not be advised (its SBOM is
+	// not its own): a warning.
+	Problem string
+}
+
 // AdvisoryAction is what a build does with a release one of whose
 // packages has advisories the policy does not ignore.
 type AdvisoryAction int
@@ -172,4 +192,31 @@ func (b *Builder) keptOut(r release, fs []fetched) bool {
 		b.emit(res)
 	}
 	return true
+}
+
+// adviseKept gives the packages of r the build keeps their known
+// advisories, with a kept advisor: by platform, those it advised.
+func (b *Builder) adviseKept(ctx context.Context, r release) map[addrs.Platform]KeptAdvice {
+	if b.Options.AdviseKept == nil || len(r.kept) == 0 {
+		return nil
+	}
+	plats := make([]addrs.Platform, len(r.kept))
+	for i, k := range r.kept {
+		plats[i] = k.plat
+	}
+	advice, err := b.Options.AdviseKept(ctx, r.req.Provider, r.version, plats)
+	if err != nil {
+		b.warn("%s %s: the known vulnerabilities of the packages kept were not matched: %v", r.req.Provider, r.version, err)
+		return nil
+	}
+	out := map[addrs.Platform]KeptAdvice{}
+	for _, a := range advice {
+		if a.Problem != "" {
+			b.warn("%s %s %s: the known vulnerabilities of the package kept were not matched: %s", r.req.Provider, r.version, a.Platform, a.Problem)
+		}
+		if a.Advised {
+			out[a.Platform] = a
+		}
+	}
+	return out
 }

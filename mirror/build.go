@@ -56,6 +56,13 @@ type Options struct {
 	// second read); they are reported with the package, and Advisories
 	// says what the build does with them.
 	Advise Advisor
+	// AdviseKept, if set, gives the packages the build keeps (every
+	// destination holds them already) their known advisories, from what
+	// the destinations hold of them (their SBOMs), so a build with a
+	// newer database reports them as it reports what it downloads. The
+	// policy's warn applies to them; hold and refuse do not: they are
+	// published already.
+	AdviseKept KeptAdvisor
 	// Advisories is the vulnerabilities policy: publish and warn (the
 	// zero policy), hold a release back, or refuse it.
 	Advisories AdvisoryPolicy

@@ -39,7 +39,8 @@
 // the known vulnerabilities of each package it verifies, from the same
 // build information, as neutral Advisory values (the database is the
 // command layer's), on which its AdvisoryPolicy holds back or refuses a
-// release; Destination for where it publishes; Packages and Listed for
+// release, and KeptAdvisor for those of the packages it keeps, from what
+// the destinations hold of them (reported, never held back); Destination for where it publishes; Packages and Listed for
 // what it reads back) and knows nothing of HTTP, HCL, cobra, S3, OCI or exit
 // codes: adapters in internal/ implement those seams and the command layer
 // (internal/app) composes them. A location is a value, not a URL: a

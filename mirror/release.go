@@ -30,9 +30,14 @@ func (b *Builder) buildRelease(ctx context.Context, r release) {
 		b.failRelease(r, "recheck", err)
 		return
 	}
+	advice := b.adviseKept(ctx, r)
 	for _, k := range r.kept {
 		pkg := Package{Provider: r.req.Provider, Version: r.version, Platform: k.plat}
-		b.emit(Result{Package: pkg, Status: StatusPresent, Bytes: k.size, KeyID: k.keyID, HashesOnly: k.hashesOnly})
+		res := Result{Package: pkg, Status: StatusPresent, Bytes: k.size, KeyID: k.keyID, HashesOnly: k.hashesOnly}
+		if a, ok := advice[k.plat]; ok {
+			res.Advised, res.Advisories = true, a.Advisories
+		}
+		b.emit(res)
 	}
 	cands := b.lookupPlatforms(ctx, r)
 	if len(cands) == 0 {

@@ -7,8 +7,10 @@
 // (package views) after it writes. No command imports another.
 //
 // This package holds what they share: the exit codes and the one map from
-// errors to them (ExitCode), the failures commands report, and what goes
-// into the change record of a run that changed a tree (BuildChanges,
+// errors to them (ExitCode), the failures commands report, the one
+// reading and matching of the SBOMs a built mirror holds (MatchSBOMs: for
+// audit, and for the packages a build with a database keeps), and what
+// goes into the change record of a run that changed a tree (BuildChanges,
 // RecordChanges; layout writes it).
 // internal/cli maps flags to a command's Options and its Report to text or
 // JSON; it decides nothing.

@@ -74,8 +74,9 @@ func ReadSignedCatalog(ctx context.Context, m mirror.Packages, keys *signing.Tru
 
 // CatalogProblems says where a signed catalog and the tree differ: an
 // archive it lists that is missing or whose bytes or hashes are others,
-// and an archive of the tree it does not list (one the tree's documents
-// name, or, where the store can list its files, any provider archive).
+// an archive of the tree it does not list (one the tree's documents
+// name, or, where the store can list its files, any provider archive),
+// and a vulnerabilities.json that is not the one it names by SHA-256.
 func CatalogProblems(ctx context.Context, m mirror.Packages, c layout.Catalog) ([]mirror.Problem, error) {
 	tree := m.(*layout.Tree)
 	now, err := tree.CatalogArchives(ctx)
@@ -119,6 +120,9 @@ func CatalogProblems(ctx context.Context, m mirror.Packages, c layout.Catalog) (
 		if _, ok := c.Archives[rel]; !ok {
 			add(rel, "the mirror holds this archive, but the signed catalog does not list it")
 		}
+	}
+	if err := tree.CheckVulnerabilitiesRef(ctx, c.Vulnerabilities); err != nil {
+		add(layout.VulnerabilitiesPath, "%v", err)
 	}
 	return out, nil
 }

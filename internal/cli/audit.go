@@ -16,7 +16,8 @@ func newAuditCmd(env Env) *cobra.Command {
 built (a directory, an https:// mirror, a bucket, an OCI registry or image
 layout) and matches the Go modules and Go version it lists against a Go
 vulnerability database, as a build with --vulndb does: without downloading
-any archive, one package at a time. Run it every night with the newest
+any archive, several versions at once, reported in the mirror's order. Run
+it every night with the newest
 database: a release mirrored clean months ago is reported the day an
 advisory about one of its modules is published.
 

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,5 +104,59 @@ func TestAuditRefusesBadDatabases(t *testing.T) {
 	}
 	if code, _, stderr := o.run(t, filepath.Dir(site), "build", "--vulndb", "/nonexistent/osv"); code != ExitUsage || !strings.Contains(stderr, "/nonexistent/osv") {
 		t.Errorf("build with a database that is not there: exit %d\n%s", code, stderr)
+	}
+}
+
+// The audit reads versions in parallel, and reports them in the mirror's
+// order all the same: providers sorted, each one's versions as its
+// index.json lists them, platforms sorted; twice the same.
+func TestAuditReportsInOrder(t *testing.T) {
+	o := newOrigin(t)
+	types := []string{"zeta", "alpha", "mid"}
+	var blocks []string
+	for _, typ := range types {
+		for minor := range 12 {
+			o.reg.Add("hashicorp", typ, fmt.Sprintf("1.%d.0", minor), "linux_amd64", "darwin_arm64", "windows_amd64")
+		}
+		blocks = append(blocks, fmt.Sprintf("provider \"hashicorp/%s\" { versions = \">= 1.0.0\" }\n", typ))
+	}
+	dir := t.TempDir()
+	writeManifest(t, dir, `platforms = ["linux_amd64", "darwin_arm64", "windows_amd64"]
+`+strings.Join(blocks, "")+o.hostBlock("registry.opentofu.org"))
+	if code, stdout, stderr := o.run(t, dir, "build"); code != ExitOK {
+		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	site := filepath.Join(dir, "site")
+	var want []string
+	for _, typ := range []string{"alpha", "mid", "zeta"} {
+		minors := make([]string, 12)
+		for i := range minors {
+			minors[i] = fmt.Sprintf("1.%d.0", i)
+		}
+		slices.Sort(minors) // index.json's keys, in order
+		for _, v := range minors {
+			for _, plat := range []string{"darwin_arm64", "linux_amd64", "windows_amd64"} {
+				want = append(want, "registry.opentofu.org/hashicorp/"+typ+" "+v+" "+plat)
+			}
+		}
+	}
+	for run := range 2 {
+		code, stdout, stderr := o.run(t, t.TempDir(), "audit", "--json", site, "--vulndb", tinyOSV(t))
+		if code != ExitOK {
+			t.Fatalf("audit: exit %d\n%s%s", code, stdout, stderr)
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			var ev struct{ Event, Provider, Version, Platform string }
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Event == "audit" {
+				got = append(got, ev.Provider+" "+ev.Version+" "+ev.Platform)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("audit %d reports the packages in the order\n%s\nwant\n%s", run+1, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }

@@ -2,6 +2,7 @@ package sbom
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -29,19 +30,43 @@ type Module struct {
 	Main bool
 }
 
+// document is the part of a CycloneDX JSON document Decode reads: the
+// subject's name, version and properties, and each component's type and
+// package URL. Everything else (hashes, dependencies, the build settings'
+// properties) is skipped by the JSON scanner without being built, which
+// is most of what a full decode of a real provider's SBOM costs.
+type document struct {
+	Metadata *struct {
+		Component *struct {
+			Name       string     `json:"name"`
+			Version    string     `json:"version"`
+			Properties []property `json:"properties"`
+		} `json:"component"`
+	} `json:"metadata"`
+	Components []struct {
+		Type string `json:"type"`
+		PURL string `json:"purl"`
+	} `json:"components"`
+}
+
+type property struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
 // Decode reads an SBOM Encode wrote (or any CycloneDX JSON that lists
 // Go modules by package URL). The caller bounds its size.
 func Decode(data []byte) (Contents, error) {
-	var bom cdx.BOM
-	if err := cdx.NewBOMDecoder(bytes.NewReader(data), cdx.BOMFileFormatJSON).Decode(&bom); err != nil {
+	var doc document
+	if err := json.Unmarshal(data, &doc); err != nil {
 		return Contents{}, fmt.Errorf("parse SBOM: %w", err)
 	}
-	if bom.Metadata == nil || bom.Metadata.Component == nil {
+	if doc.Metadata == nil || doc.Metadata.Component == nil {
 		return Contents{}, fmt.Errorf("parse SBOM: it names no package")
 	}
-	subj := bom.Metadata.Component
+	subj := doc.Metadata.Component
 	c := Contents{Provider: subj.Name, Version: subj.Version, HasBuild: true}
-	for _, p := range props(subj.Properties) {
+	for _, p := range subj.Properties {
 		switch p.Name {
 		case propPlatform:
 			c.Platform = p.Value
@@ -53,27 +78,23 @@ func Decode(data []byte) (Contents, error) {
 			c.HasBuild = p.Value != NoBuildInfo
 		}
 	}
-	if bom.Components == nil {
-		return c, nil
-	}
-	for _, comp := range *bom.Components {
-		path, version, ok := golangPURL(comp.PackageURL)
+	for _, comp := range doc.Components {
+		path, version, ok := golangPURL(comp.PURL)
 		switch {
 		case !ok:
 		case path == "stdlib":
 			c.GoVersion = version
 		default:
-			c.Modules = append(c.Modules, Module{Path: path, Version: version, Main: comp.Type == cdx.ComponentTypeApplication})
+			c.Modules = append(c.Modules, Module{Path: path, Version: version, Main: comp.Type == string(cdx.ComponentTypeApplication)})
 		}
 	}
 	return c, nil
 }
 
-func props(p *[]cdx.Property) []cdx.Property {
-	if p == nil {
-		return nil
-	}
-	return *p
+// looksLikeJSONObject is the first test of a document that should be an
+// SBOM: a JSON object.
+func looksLikeJSONObject(data []byte) bool {
+	return len(data) > 0 && bytes.HasPrefix(bytes.TrimSpace(data), []byte("{"))
 }
 
 // golangPURL splits pkg:golang/PATH@VERSION.

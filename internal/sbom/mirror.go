@@ -1,7 +1,6 @@
 package sbom
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/tfmirror/tfmirror/internal/excerpt"
@@ -30,22 +29,29 @@ func Describe(d mirror.Description) ([]byte, error) {
 // CycloneDX document of that package, naming the archive and the h1:
 // the mirror records for it.
 func Check(pkg mirror.Package, entry layout.ProvenanceArchive, data []byte) error {
-	if len(data) == 0 || !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		return fmt.Errorf("not a CycloneDX JSON document")
+	_, err := DecodeChecked(pkg, entry, data)
+	return err
+}
+
+// DecodeChecked is Check that returns what the SBOM says, decoded once:
+// what tfmirror audit matches.
+func DecodeChecked(pkg mirror.Package, entry layout.ProvenanceArchive, data []byte) (Contents, error) {
+	if !looksLikeJSONObject(data) {
+		return Contents{}, fmt.Errorf("not a CycloneDX JSON document")
 	}
 	c, err := Decode(data)
 	if err != nil {
-		return err
+		return Contents{}, err
 	}
 	switch {
 	case c.Provider != pkg.Provider.String() || c.Version != pkg.Version.String() || c.Platform != pkg.Platform.String():
-		return fmt.Errorf("it describes %s %s %s, not this package", excerpt.Quote(c.Provider), excerpt.Quote(c.Version), excerpt.Quote(c.Platform))
+		return Contents{}, fmt.Errorf("it describes %s %s %s, not this package", excerpt.Quote(c.Provider), excerpt.Quote(c.Version), excerpt.Quote(c.Platform))
 	case c.Filename != entry.Filename:
-		return fmt.Errorf("it names the archive %s, the provenance %s", excerpt.Quote(c.Filename), excerpt.Quote(entry.Filename))
+		return Contents{}, fmt.Errorf("it names the archive %s, the provenance %s", excerpt.Quote(c.Filename), excerpt.Quote(entry.Filename))
 	case c.H1 != string(entry.H1):
-		return fmt.Errorf("it records %s, the provenance %s", excerpt.Quote(c.H1), entry.H1)
+		return Contents{}, fmt.Errorf("it records %s, the provenance %s", excerpt.Quote(c.H1), entry.H1)
 	case c.HasBuild != (entry.GoVersion != "") || c.GoVersion != entry.GoVersion:
-		return fmt.Errorf("its build information (Go %s) is not what the provenance records (Go %s)", excerpt.Quote(c.GoVersion), excerpt.Quote(entry.GoVersion))
+		return Contents{}, fmt.Errorf("its build information (Go %s) is not what the provenance records (Go %s)", excerpt.Quote(c.GoVersion), excerpt.Quote(entry.GoVersion))
 	}
-	return nil
+	return c, nil
 }

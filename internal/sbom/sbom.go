@@ -200,3 +200,10 @@ func purl(m *debug.Module) string {
 	}
 	return "pkg:golang/" + m.Path + "@" + url.PathEscape(m.Version)
 }
+
+func props(p *[]cdx.Property) []cdx.Property {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -25,6 +25,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/semver"
 )
@@ -35,6 +36,7 @@ type Record struct {
 	Aliases   []string   `json:"aliases"`
 	Summary   string     `json:"summary"`
 	Withdrawn string     `json:"withdrawn"`
+	Modified  time.Time  `json:"modified"`
 	Affected  []Affected `json:"affected"`
 }
 
@@ -75,6 +77,24 @@ type Event struct {
 type DB struct {
 	byModule map[string][]*Record
 	records  int
+	modified time.Time // the newest record's
+	digest   string    // of the records read, by LoadFS
+}
+
+// Identity names a database's contents, for a record of what was matched
+// against which database: the newest modified time of its records (zero
+// when they do not say: golang.org/x/vulndb's data/osv leaves it to the
+// publication), how many it holds, and the SHA-256 of what was read (the
+// records, or a served database's index), which changes with any record.
+type Identity struct {
+	Modified time.Time
+	Records  int
+	SHA256   string // hex
+}
+
+// Identity names the loaded database.
+func (db *DB) Identity() Identity {
+	return Identity{Modified: db.modified, Records: db.records, SHA256: db.digest}
 }
 
 // Len is how many records the database holds.
@@ -136,6 +156,9 @@ func (db *DB) add(r *Record) {
 		return
 	}
 	db.records++
+	if r.Modified.After(db.modified) {
+		db.modified = r.Modified
+	}
 	seen := map[string]bool{}
 	for _, a := range r.Affected {
 		if a.Package.Ecosystem != "Go" || seen[a.Package.Name] {

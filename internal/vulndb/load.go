@@ -3,9 +3,12 @@ package vulndb
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -24,7 +27,7 @@ const (
 // data/osv, or the layout vuln.go.dev serves (its index/ is skipped), or
 // the contents of an OSV zip. name says where it came from in errors.
 func LoadFS(fsys fs.FS, name string) (*DB, error) {
-	db, l := newDB(), loader{name: name}
+	db, l := newDB(), loader{name: name, digest: sha256.New()}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
@@ -49,6 +52,7 @@ func LoadFS(fsys fs.FS, name string) (*DB, error) {
 	if db.records == 0 {
 		return nil, fmt.Errorf("read the vulnerability database %s: it holds no OSV record", name)
 	}
+	db.digest = hex.EncodeToString(l.digest.Sum(nil))
 	return db, nil
 }
 
@@ -70,9 +74,10 @@ func Load(where string) (*DB, error) {
 }
 
 type loader struct {
-	name  string
-	count int
-	total int64
+	name   string
+	count  int
+	total  int64
+	digest hash.Hash // of every record read, with its path, in order
 }
 
 func (l *loader) read(fsys fs.FS, p string) (*Record, error) {
@@ -94,6 +99,8 @@ func (l *loader) read(fsys fs.FS, p string) (*Record, error) {
 	if l.total += int64(len(data)); l.total > maxTotalBytes {
 		return nil, fmt.Errorf("more than %d bytes of records", maxTotalBytes)
 	}
+	fmt.Fprintf(l.digest, "%s\x00%d\x00", p, len(data))
+	l.digest.Write(data)
 	return parseRecord(data, p)
 }
 

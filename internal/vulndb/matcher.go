@@ -12,6 +12,8 @@ type Matcher interface {
 	Match(ctx context.Context, p Program) ([]Finding, error)
 	// Location names the database in messages; it never holds a secret.
 	Location() string
+	// Identity names the database's contents.
+	Identity() Identity
 }
 
 // Offline is a loaded database as a Matcher.
@@ -25,6 +27,14 @@ func (o Offline) Match(_ context.Context, p Program) ([]Finding, error) { return
 
 // Location is where the database was read from.
 func (o Offline) Location() string { return o.Where }
+
+// Identity is DB.Identity.
+func (o Offline) Identity() Identity { return o.DB.Identity() }
+
+// Identity names the served database by its index: the newest modified
+// time of the advisories it lists, how many it lists, and the index's
+// SHA-256.
+func (r *Remote) Identity() Identity { return r.identity }
 
 // Location is the served database's URL, without credentials.
 func (r *Remote) Location() string { return httpx.Redact(r.base) }

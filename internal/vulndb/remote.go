@@ -2,6 +2,8 @@ package vulndb
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/mod/semver"
 	"golang.org/x/sync/errgroup"
@@ -40,6 +43,8 @@ type Remote struct {
 	base    *url.URL
 	fetch   *httpx.Fetcher
 	modules map[string][]indexVuln
+	// identity is the index's.
+	identity Identity
 
 	mu      sync.Mutex
 	records map[string]*Record
@@ -48,8 +53,9 @@ type Remote struct {
 // indexVuln is an advisory of a module in index/modules.json, with the
 // latest version that fixes it ("" when none does, or it came back).
 type indexVuln struct {
-	ID    string `json:"id"`
-	Fixed string `json:"fixed"`
+	ID       string    `json:"id"`
+	Modified time.Time `json:"modified"`
+	Fixed    string    `json:"fixed"`
 }
 
 // OpenRemote reads the index of the database served at base (an https
@@ -75,6 +81,8 @@ func (r *Remote) readIndex(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sum := sha256.Sum256(data)
+	r.identity.SHA256 = hex.EncodeToString(sum[:])
 	var index []struct {
 		Path  string      `json:"path"`
 		Vulns []indexVuln `json:"vulns"`
@@ -86,11 +94,15 @@ func (r *Remote) readIndex(ctx context.Context) error {
 		return fmt.Errorf("index/modules.json lists more than %d modules", maxIndexModules)
 	}
 	r.modules = make(map[string][]indexVuln, len(index))
-	ids := 0
+	ids, distinct := 0, map[string]bool{}
 	for _, m := range index {
 		for _, v := range m.Vulns {
 			if len(v.ID) > maxIDLength || !validID.MatchString(v.ID) {
 				return fmt.Errorf("index/modules.json: module %s lists an advisory with the id %s", excerpt.Quote(m.Path), excerpt.Quote(v.ID))
+			}
+			distinct[v.ID] = true
+			if v.Modified.After(r.identity.Modified) {
+				r.identity.Modified = v.Modified
 			}
 		}
 		if ids += len(m.Vulns); ids > maxRecords {
@@ -98,6 +110,7 @@ func (r *Remote) readIndex(ctx context.Context) error {
 		}
 		r.modules[m.Path] = append(r.modules[m.Path], m.Vulns...)
 	}
+	r.identity.Records = len(distinct)
 	return nil
 }
 

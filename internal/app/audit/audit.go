@@ -3,20 +3,24 @@
 // a bucket, an OCI registry or image layout), read from the SBOMs it
 // publishes beside them, against a vulnerability database (often newer
 // than the one the build had). It downloads no archive: per version it
-// reads what clients are told (the listing), the provenance record that
-// names each package's SBOM, and the SBOMs, one package at a time, so its
-// memory does not grow with the mirror.
+// reads what clients are told (the listing), then the provenance record
+// that names each package's SBOM and the SBOMs (app.MatchSBOMs, which a
+// build with a database uses for the packages it keeps). Versions are
+// read versionWorkers at once and reported in the mirror's order
+// (providers sorted, versions as listed, platforms sorted), with at most
+// versionWindow versions' outcomes waiting, so its memory does not grow
+// with the packages.
 //
-// It does not match (package vulndb does), check an SBOM (package sbom)
-// or print: it reports each package through Options.Package and returns
-// the counts.
+// It does not read SBOMs or match them (app.MatchSBOMs does, with
+// packages sbom and vulndb), or print: it reports each package through
+// Options.Package and returns the counts.
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -26,10 +30,8 @@ import (
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
-	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/vulndb"
-	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -44,15 +46,15 @@ type Options struct {
 }
 
 // Status is what the audit found of one package.
-type Status string
+type Status = app.SBOMStatus
 
 // Package outcomes.
 const (
-	StatusClean      Status = "clean"                // no known vulnerability
-	StatusVulnerable Status = "vulnerable"           // known vulnerabilities
-	StatusNoSBOM     Status = "no_sbom"              // published without an SBOM
-	StatusNoBuild    Status = "no_build_information" // not a Go program
-	StatusBadSBOM    Status = "bad_sbom"             // its SBOM is missing or not its own
+	StatusClean      = app.SBOMClean      // no known vulnerability
+	StatusVulnerable = app.SBOMVulnerable // known vulnerabilities
+	StatusNoSBOM     = app.SBOMNone       // published without an SBOM
+	StatusNoBuild    = app.SBOMNoBuild    // not a Go program
+	StatusBadSBOM    = app.SBOMBad        // its SBOM is missing or not its own
 )
 
 // Package is one package's outcome.
@@ -90,6 +92,14 @@ func (e *ActedError) Error() string {
 	return fmt.Sprintf("%d packages have known vulnerabilities the policy does not allow", e.Packages)
 }
 
+// Bounds on the versions read at once and waiting to be reported: for a
+// bucket or a URL each version is a few requests whose latency would
+// otherwise add up; on a directory, enough to keep every core busy.
+const (
+	versionWorkers = 16
+	versionWindow  = 4 * versionWorkers
+)
+
 // auditor is one run.
 type auditor struct {
 	opts   Options
@@ -124,10 +134,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	a := &auditor{opts: opts, mirror: mir, db: db, policy: s.Advisories,
 		report: &Report{Location: mir.Location(), Database: db.Location(), Counts: map[Status]int{}, ids: map[string]bool{}}}
-	for _, p := range providers {
-		if err := a.provider(ctx, p); err != nil {
-			return a.report, err
-		}
+	if err := a.run(ctx, providers); err != nil {
+		return a.report, err
 	}
 	a.report.Advisories = len(a.report.ids)
 	return a.report, a.report.err()
@@ -167,76 +175,100 @@ func listProviders(ctx context.Context, ref endpoint.Ref, mir endpoint.Mirror, m
 	return providers, nil
 }
 
-func (a *auditor) provider(ctx context.Context, p addrs.Provider) error {
-	versions, _, err := a.mirror.ListVersions(ctx, p)
-	if err != nil {
-		return fmt.Errorf("list the versions of %s: %w", p, err)
-	}
-	for _, v := range versions {
-		if err := ctx.Err(); err != nil {
-			return err
+// job is one version being audited; done is closed once its outcome
+// (out, warning, err) is there.
+type job struct {
+	p       addrs.Provider
+	v       addrs.Version
+	out     []Package
+	warning string
+	err     error
+	done    chan struct{}
+}
+
+// run audits every version of the providers, versionWorkers at once,
+// and adds the outcomes in order: the producer queues each version as it
+// starts it, the queue holding at most versionWindow; the first error
+// stops the run.
+func (a *auditor) run(ctx context.Context, providers []addrs.Provider) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan *job, versionWindow)
+	var listErr error
+	go func() {
+		defer close(queue)
+		listErr = a.produce(ctx, providers, queue)
+	}()
+	var err error
+	for j := range queue {
+		<-j.done
+		if err == nil && j.err != nil {
+			err = j.err
+			cancel() // the rest only drains
 		}
-		if err := a.version(ctx, p, v); err != nil {
-			return err
+		if err == nil {
+			a.add(j)
+		}
+	}
+	return cmp.Or(err, listErr)
+}
+
+// produce lists each provider's versions and starts auditing each,
+// queued in order.
+func (a *auditor) produce(ctx context.Context, providers []addrs.Provider, queue chan<- *job) error {
+	workers := make(chan struct{}, versionWorkers)
+	for _, p := range providers {
+		versions, _, err := a.mirror.ListVersions(ctx, p)
+		if err != nil {
+			return fmt.Errorf("list the versions of %s: %w", p, err)
+		}
+		for _, v := range versions {
+			j := &job{p: p, v: v, done: make(chan struct{})}
+			select {
+			case queue <- j:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case workers <- struct{}{}:
+			case <-ctx.Done():
+				j.err = ctx.Err()
+				close(j.done)
+				return ctx.Err()
+			}
+			go func() {
+				defer func() { <-workers }()
+				defer close(j.done)
+				j.out, j.warning, j.err = a.version(ctx, j.p, j.v)
+			}()
 		}
 	}
 	return nil
 }
 
-// version audits one version's packages, as its listing names them.
-func (a *auditor) version(ctx context.Context, p addrs.Provider, v addrs.Version) error {
+// version audits one version's packages, as its listing names them, in
+// the order of their platforms.
+func (a *auditor) version(ctx context.Context, p addrs.Provider, v addrs.Version) ([]Package, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
 	l := a.mirror.ListVersion(ctx, p, v)
 	if l.Packages == nil {
-		a.report.Warnings = append(a.report.Warnings, fmt.Sprintf("%s %s: the listing cannot be read (tfmirror verify says why)", p, v))
-		return nil
+		return nil, fmt.Sprintf("%s %s: the listing cannot be read (tfmirror verify says why)", p, v), nil
 	}
-	rec, err := a.mirror.ReadRecord(ctx, p, v)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read the provenance of %s %s: %w", p, v, err)
+	plats := slices.SortedFunc(maps.Keys(l.Packages), func(x, y addrs.Platform) int { return strings.Compare(x.String(), y.String()) })
+	found, err := app.MatchSBOMs(ctx, a.mirror, a.db, p, v, plats)
+	if err != nil {
+		return nil, "", err
 	}
-	for _, plat := range slices.SortedFunc(maps.Keys(l.Packages), func(x, y addrs.Platform) int { return strings.Compare(x.String(), y.String()) }) {
-		pkg := mirror.Package{Provider: p, Version: v, Platform: plat}
-		out, err := a.audit(ctx, pkg, rec.Provenance.Archives[plat.String()])
-		if err != nil {
-			return err
+	out := make([]Package, len(found))
+	for i, f := range found {
+		out[i] = Package{Package: mirror.Package{Provider: p, Version: v, Platform: f.Platform}, Status: f.Status, Advisories: f.Advisories, Problem: f.Problem}
+		if len(f.Advisories) > 0 {
+			out[i].Acted = a.acted(p, f.Advisories)
 		}
-		a.add(out)
 	}
-	return nil
-}
-
-// audit reads one package's SBOM and matches it.
-func (a *auditor) audit(ctx context.Context, pkg mirror.Package, entry layout.ProvenanceArchive) (Package, error) {
-	out := Package{Package: pkg, Status: StatusNoSBOM}
-	if entry.SBOM == "" {
-		return out, nil
-	}
-	data, err := a.mirror.ReadSBOM(ctx, pkg.Provider, pkg.Version, pkg.Platform)
-	if err == nil {
-		err = sbom.Check(pkg, entry, data)
-	}
-	if err != nil {
-		out.Status, out.Problem = StatusBadSBOM, fmt.Sprintf("the SBOM %s: %v", entry.SBOM, err)
-		return out, nil
-	}
-	c, err := sbom.Decode(data)
-	switch {
-	case err != nil:
-		out.Status, out.Problem = StatusBadSBOM, err.Error()
-		return out, nil
-	case !c.HasBuild:
-		out.Status = StatusNoBuild
-		return out, nil
-	}
-	findings, err := a.db.Match(ctx, program(c, pkg.Platform))
-	if err != nil {
-		return out, err
-	}
-	out.Status, out.Advisories = StatusClean, app.Advisories(findings)
-	if len(out.Advisories) > 0 {
-		out.Status, out.Acted = StatusVulnerable, a.acted(pkg.Provider, out.Advisories)
-	}
-	return out, nil
+	return out, "", nil
 }
 
 // acted are the advisories the policy acts on: every one without a
@@ -253,30 +285,23 @@ func (a *auditor) acted(p addrs.Provider, advs []mirror.Advisory) []mirror.Advis
 	return pol.Acted(advs)
 }
 
-func (a *auditor) add(out Package) {
+// add counts and reports a version's outcome.
+func (a *auditor) add(j *job) {
 	r := a.report
-	r.Packages++
-	r.Counts[out.Status]++
-	if len(out.Acted) > 0 {
-		r.Acted++
+	if j.warning != "" {
+		r.Warnings = append(r.Warnings, j.warning)
 	}
-	for _, adv := range out.Advisories {
-		r.ids[adv.ID] = true
-	}
-	if a.opts.Package != nil {
-		a.opts.Package(out)
-	}
-}
-
-// program is what the SBOM says the package was built from, as the build
-// matches it: the dependencies (not the main module), the Go version, the
-// package's platform.
-func program(c sbom.Contents, plat addrs.Platform) vulndb.Program {
-	p := vulndb.Program{GoVersion: c.GoVersion, GOOS: plat.OS, GOARCH: plat.Arch}
-	for _, m := range c.Modules {
-		if !m.Main {
-			p.Modules = append(p.Modules, vulndb.Module{Path: m.Path, Version: m.Version})
+	for _, out := range j.out {
+		r.Packages++
+		r.Counts[out.Status]++
+		if len(out.Acted) > 0 {
+			r.Acted++
+		}
+		for _, adv := range out.Advisories {
+			r.ids[adv.ID] = true
+		}
+		if a.opts.Package != nil {
+			a.opts.Package(out)
 		}
 	}
-	return p
 }

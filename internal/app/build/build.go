@@ -131,8 +131,8 @@ type run struct {
 	builder *mirror.Builder
 	modules *modules
 	recheck mirror.Recheck
-	vulnDB  string   // where the vulnerability database is; "" for none
-	notes   []string // said before the build plans
+	vulnDB  *app.VulnDB // the vulnerability database; nil for none
+	notes   []string    // said before the build plans
 	// started is the build's one clock value: the time of its change
 	// record and of its recheck run.
 	started time.Time
@@ -198,7 +198,7 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	advise, vulnDB, err := app.OpenAdvisor(ctx, s)
+	vulnDB, err := app.OpenVulnDB(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	r.builder = &mirror.Builder{Source: source, Checker: signing.Checker{}, Dests: r.outs.dests(), Options: mirror.Options{
 		Strict: opts.Strict, Trust: s.Trust, Parallel: opts.Flags.Parallel, ZipLimits: s.ZipLimits,
 		VerifyExisting: opts.VerifyExisting, Shard: shard, Cooldown: cooldown, OnEvent: opts.Events.Package,
-		Describe: describe, Advise: advise, Advisories: app.AdvisoryPolicy(s), Recheck: recheck,
+		Describe: describe, Advise: vulnDB.Advisor(), AdviseKept: vulnDB.KeptAdvisor(r.outs.packages()), Advisories: app.AdvisoryPolicy(s), Recheck: recheck,
 	}}
 	if r.modules, err = r.openModules(cooldown); err != nil {
 		return nil, err
@@ -304,7 +304,7 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("nothing was written, because the build cannot be planned:\n%w", err)
 	}
-	report = &Report{DryRun: r.opts.DryRun, Destinations: r.outs.locations(), VulnDB: r.vulnDB}
+	report = &Report{DryRun: r.opts.DryRun, Destinations: r.outs.locations(), VulnDB: r.vulnDB.Location()}
 	if r.opts.DryRun {
 		report.Build = r.builder.DryRun(ctx, plan)
 		r.buildModules(ctx, nil, report.Build)
@@ -426,7 +426,8 @@ func (r *run) recordDeprecations(ctx context.Context, rep *mirror.Report) {
 }
 
 // recordVulnerabilities records in every tree the advisories of the
-// packages the build read and published, with a vulnerability database.
+// packages the build read and published or kept (matched from the SBOMs
+// the tree holds), with a vulnerability database, and which database.
 // The record is for people (the catalog page): failing to write it is a
 // warning, the mirror is built.
 func (r *run) recordVulnerabilities(ctx context.Context, rep *mirror.Report) {
@@ -445,7 +446,7 @@ func (r *run) recordVulnerabilities(ctx context.Context, rep *mirror.Report) {
 		return
 	}
 	for _, t := range r.outs.trees() {
-		if err := t.RecordVulnerabilities(ctx, found); err != nil {
+		if err := t.RecordVulnerabilities(ctx, r.vulnDB.Database(), found); err != nil {
 			r.opts.Events.line(fmt.Sprintf("warning: the mirror was built, but the known vulnerabilities were not recorded in %s: %v", t.Location(), err))
 		}
 	}
