@@ -112,6 +112,7 @@ func TestServeAMirror(t *testing.T) {
 		"registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_linux_amd64.zip": {http.StatusOK, "application/zip"},
 		"registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_SHA256SUMS":      {http.StatusOK, "text/plain; charset=utf-8"},
 		"registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_SHA256SUMS.sig":  {http.StatusOK, "application/pgp-signature"},
+		"changes.atom":                         {http.StatusOK, "application/atom+xml"},     // the feed of change records
 		"":                                     {http.StatusOK, "text/html; charset=utf-8"}, // the catalog page
 		"index.html":                           {http.StatusOK, "text/html; charset=utf-8"}, // not a redirect to /
 		"registry.opentofu.org/hashicorp/foo/": {http.StatusNotFound, ""},                   // no listings
