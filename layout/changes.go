@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // The change records of a tree: one JSON file per run that changed the
@@ -198,13 +200,13 @@ func (r *ChangeRecord) bound() {
 	r.Held = r.Held[:keep(len(r.Held))]
 	r.Advisories = r.Advisories[:keep(len(r.Advisories))]
 	for i := range r.Refused {
-		r.Refused[i].Why = clip(r.Refused[i].Why, MaxChangeTextBytes)
+		r.Refused[i].Why = excerpt.Clip(r.Refused[i].Why, MaxChangeTextBytes)
 	}
 	for i := range r.Rereleases {
 		d := r.Rereleases[i].Differences
 		d = d[:min(len(d), MaxChangeLines)]
 		for j := range d {
-			d[j] = clip(d[j], MaxChangeTextBytes)
+			d[j] = excerpt.Clip(d[j], MaxChangeTextBytes)
 		}
 		r.Rereleases[i].Differences = d
 	}
@@ -265,7 +267,7 @@ func (r ChangeRecord) Lines() []string {
 		out = append(out, "advisories: "+a.Package+": "+strings.Join(a.IDs, ", "))
 	}
 	for i := range out {
-		out[i] = clip(out[i], MaxChangeLineBytes)
+		out[i] = excerpt.Clip(out[i], MaxChangeLineBytes)
 	}
 	if len(out) > MaxChangeLines {
 		more := len(out) - (MaxChangeLines - 1)
@@ -280,20 +282,6 @@ func keyName(id, fingerprint string) string {
 	}
 	return "key " + id + " (fingerprint " + fingerprint + ")"
 }
-
-// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // ChangeIndex is the content of changes/index.json: the newest records
 // first, at most MaxChangeEntries.
@@ -384,7 +372,7 @@ var (
 func (e ChangeEntry) check() error {
 	switch {
 	case !IsChangePath(e.Path):
-		return fmt.Errorf("entry %q is not the path of a change record", clip(e.Path, 100))
+		return fmt.Errorf("entry %s is not the path of a change record", excerpt.Quote(e.Path))
 	case !hexDigest.MatchString(e.SHA256):
 		return fmt.Errorf("entry %s has no sha256 digest", e.Path)
 	case len(e.Lines) > MaxChangeLines || len(e.Summary) > MaxChangeLineBytes:
@@ -458,7 +446,7 @@ func (t *Tree) RecordChange(ctx context.Context, r ChangeRecord, s Sealer) (Chan
 		report.Signed = true
 	}
 	sum := sha256.Sum256(data)
-	entry := ChangeEntry{Path: rel, Time: r.Time, SHA256: hex.EncodeToString(sum[:]), Signed: report.Signed, Summary: clip(r.Summary(), MaxChangeLineBytes), Lines: r.Lines()}
+	entry := ChangeEntry{Path: rel, Time: r.Time, SHA256: hex.EncodeToString(sum[:]), Signed: report.Signed, Summary: excerpt.Clip(r.Summary(), MaxChangeLineBytes), Lines: r.Lines()}
 	idx, err := t.addChanges(ctx, []ChangeEntry{entry}, &report)
 	if err != nil {
 		return report, err

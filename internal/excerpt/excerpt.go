@@ -87,6 +87,22 @@ type bounded struct{ err error }
 func (e *bounded) Error() string { return Message(e.err.Error()) }
 func (e *bounded) Unwrap() error { return e.err }
 
+// Clip is s cut to at most n bytes (n of 3 or more) at a character
+// boundary, "..." (within the n) marking the cut; s itself when it fits. It keeps outside text
+// short where it is kept or shown as it is (a registry's warning, a
+// reason in a record); it escapes nothing: whoever prints it to a
+// terminal quotes it.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n-len("..."), 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
 // head is the first bytes of s, at most limit, cut at a rune boundary;
 // whole reports that nothing was cut.
 func head(s string, limit int) (string, bool) {

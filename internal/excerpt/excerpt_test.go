@@ -88,3 +88,21 @@ func TestErrorKeepsTheChain(t *testing.T) {
 		t.Error("Error(nil) is not nil")
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"a longer text", 10, "a longe..."},
+		{"ééééé", 8, "éé..."}, // never half a character
+		{"abc", 2, "..."},      // the marker alone when nothing fits
+	} {
+		if got := Clip(c.in, c.n); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

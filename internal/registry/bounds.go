@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
@@ -115,14 +114,7 @@ func cutWarnings(raw []string) []string {
 		if strings.TrimSpace(w) == "" {
 			continue
 		}
-		if len(w) > maxWarningBytes {
-			cut := maxWarningBytes - len("...")
-			for cut > 0 && !utf8.RuneStart(w[cut]) {
-				cut--
-			}
-			w = w[:cut] + "..."
-		}
-		out = append(out, w)
+		out = append(out, excerpt.Clip(w, maxWarningBytes))
 	}
 	return out
 }
