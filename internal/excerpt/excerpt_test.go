@@ -99,7 +99,7 @@ func TestClip(t *testing.T) {
 		{"exactly10!", 10, "exactly10!"},
 		{"a longer text", 10, "a longe..."},
 		{"ééééé", 8, "éé..."}, // never half a character
-		{"abc", 2, "..."},      // the marker alone when nothing fits
+		{"abc", 2, "..."},     // the marker alone when nothing fits
 	} {
 		if got := Clip(c.in, c.n); got != c.want {
 			t.Errorf("Clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
