@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/jsonstream"
+	"github.com/tfmirror/tfmirror/internal/testutil/pagetest"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 	"github.com/tfmirror/tfmirror/layout"
@@ -565,7 +566,7 @@ func treeHashes(t testing.TB, dir string) map[string]string {
 			return nil
 		case rel == "index.html":
 			data, err := os.ReadFile(p)
-			hashes[rel] = sha256Hex([]byte(cutChanges(string(data))))
+			hashes[rel] = sha256Hex([]byte(pagetest.WithoutChanges(string(data))))
 			return err
 		}
 		f, err := os.Open(p)
@@ -592,18 +593,6 @@ func treeHashes(t testing.TB, dir string) map[string]string {
 // (TestChangeRecordsEndToEnd checks them).
 func isChangeFile(rel string) bool {
 	return rel == layout.ChangeFeedPath || strings.HasPrefix(rel, layout.ChangesDir+"/")
-}
-
-// cutChanges removes the catalog page's "Recent changes" section, which
-// shows the change records, and its entry in the contents.
-func cutChanges(page string) string {
-	page = strings.Replace(page, "\n<li><a href=\"#changes\">Recent changes</a></li>", "", 1)
-	start := strings.Index(page, "\n\n<section id=\"changes\">")
-	if start < 0 {
-		return page
-	}
-	end := strings.Index(page[start:], "</section>")
-	return page[:start] + page[start+end+len("</section>"):]
 }
 
 // diffTrees describes how two treeHashes results differ ("" if equal).

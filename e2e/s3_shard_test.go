@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/tfmirror/tfmirror/internal/testutil/pagetest"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -148,7 +149,7 @@ func sameObjects(t *testing.T, srv *s3test.Server, wantPrefix, gotPrefix string)
 	for _, rel := range want {
 		wantData, gotData := getObject(t, srv, s3Bucket, wantPrefix+rel), getObject(t, srv, s3Bucket, gotPrefix+rel)
 		if rel == "index.html" {
-			wantData, gotData = []byte(cutChanges(string(wantData))), []byte(cutChanges(string(gotData)))
+			wantData, gotData = []byte(pagetest.WithoutChanges(string(wantData))), []byte(pagetest.WithoutChanges(string(gotData)))
 		}
 		if !bytes.Equal(wantData, gotData) {
 			t.Errorf("%s: the bytes differ", rel)

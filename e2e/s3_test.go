@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
+	"github.com/tfmirror/tfmirror/internal/testutil/pagetest"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 )
@@ -494,7 +495,7 @@ func TestBucketSurvivesSIGKILL(t *testing.T) {
 func samePage(t *testing.T, srv *s3test.Server, wantPrefix, gotPrefix string) {
 	t.Helper()
 	want, got := getObject(t, srv, s3Bucket, wantPrefix+"index.html"), getObject(t, srv, s3Bucket, gotPrefix+"index.html")
-	if cutChanges(string(want)) != cutChanges(string(got)) {
+	if pagetest.WithoutChanges(string(want)) != pagetest.WithoutChanges(string(got)) {
 		t.Errorf("%sindex.html differs from an uninterrupted build's", gotPrefix)
 	}
 }

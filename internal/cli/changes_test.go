@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/internal/testutil/pagetest"
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -207,24 +208,12 @@ func withoutChanges(files map[string]string) map[string]string {
 		switch {
 		case isChangeFile(rel):
 		case rel == "index.html":
-			out[rel] = cutChanges(content)
+			out[rel] = pagetest.WithoutChanges(content)
 		default:
 			out[rel] = content
 		}
 	}
 	return out
-}
-
-// cutChanges removes the page's "Recent changes" section and its entry
-// in the contents.
-func cutChanges(page string) string {
-	page = strings.Replace(page, "\n<li><a href=\"#changes\">Recent changes</a></li>", "", 1)
-	start := strings.Index(page, "\n\n<section id=\"changes\">")
-	if start < 0 {
-		return page
-	}
-	end := strings.Index(page[start:], "</section>")
-	return page[:start] + page[start+end+len("</section>"):]
 }
 
 // newestRecord is the newest change record of a mirror directory.
