@@ -270,36 +270,39 @@ func startProxy(t *testing.T, srv *registrytest.Server, intercept func(http.Resp
 	return p
 }
 
-// TestHeadThatLiesAboutABlob: a registry whose HEAD says it holds a blob
-// this repository does not (as some answer for a blob stored for another
-// repository) refuses the manifests that name it (MANIFEST_BLOB_UNKNOWN,
-// as registries that check a manifest's config do); the push runs again,
-// uploading every blob, and succeeds: the release is whole. The proxy
-// plays that registry in front of the real one, which does not check
-// configs.
-func TestHeadThatLiesAboutABlob(t *testing.T) {
-	srv := registrytest.Start(t)
+// lyingRegistry is a proxy in front of a real registry that plays one
+// whose HEAD says it holds the empty config blob while this repository
+// does not (as some answer for a blob stored for another repository), and
+// which refuses the manifests that name it (MANIFEST_BLOB_UNKNOWN, as
+// registries that check a manifest's config do) until it is uploaded; the
+// real one does not check configs.
+type lyingRegistry struct {
+	*testProxy
+	lies, refused atomic.Int64
+	uploaded      atomic.Bool
+}
+
+func startLyingRegistry(t *testing.T, srv *registrytest.Server) *lyingRegistry {
 	empty := ocispec.DescriptorEmptyJSON.Digest.String()
-	var lies, refused atomic.Int64
-	var uploaded atomic.Bool
-	proxy := startProxy(t, srv, func(w http.ResponseWriter, r *http.Request) bool {
+	l := &lyingRegistry{}
+	l.testProxy = startProxy(t, srv, func(w http.ResponseWriter, r *http.Request) bool {
 		switch {
 		case r.Method == http.MethodHead && strings.HasSuffix(r.URL.Path, "/blobs/"+empty):
-			lies.Add(1)
+			l.lies.Add(1)
 			w.Header().Set("Content-Length", strconv.Itoa(len(ocispec.DescriptorEmptyJSON.Data)))
 			w.Header().Set("Docker-Content-Digest", empty)
 			w.WriteHeader(http.StatusOK)
 			return true
 		case r.Method == http.MethodPut && r.URL.Query().Get("digest") == empty:
-			uploaded.Store(true)
-		case r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && !uploaded.Load():
+			l.uploaded.Store(true)
+		case r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && !l.uploaded.Load():
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
 				t.Error(err)
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(empty)) {
-				refused.Add(1)
+				l.refused.Add(1)
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusBadRequest)
 				_, _ = w.Write([]byte(`{"errors":[{"code":"MANIFEST_BLOB_UNKNOWN","message":"blob unknown to registry","detail":"` + empty + `"}]}`))
@@ -308,20 +311,49 @@ func TestHeadThatLiesAboutABlob(t *testing.T) {
 		}
 		return false
 	})
+	return l
+}
+
+// provoked fails the test unless the registry lied, refused a manifest
+// and got the blob in the end.
+func (l *lyingRegistry) provoked(t *testing.T) {
+	t.Helper()
+	if l.lies.Load() == 0 || l.refused.Load() == 0 || !l.uploaded.Load() {
+		t.Fatalf("the registry lied %d times, refused %d manifests, got the blob %v: the test did not provoke the failure", l.lies.Load(), l.refused.Load(), l.uploaded.Load())
+	}
+}
+
+// TestHeadThatLiesAboutABlob: a push through a registry whose HEAD lies
+// about a blob runs again, uploading every blob, and succeeds: the
+// release is whole.
+func TestHeadThatLiesAboutABlob(t *testing.T) {
+	srv := registrytest.Start(t)
+	l := startLyingRegistry(t, srv)
 	foo := addrs.MustParseProvider("hashicorp/foo")
 	rel := newRelease(t, foo, "1.0.0", "", "linux_amd64", "darwin_arm64")
-	s := openStore(t, "oci://"+proxy.host+"/tf/${hostname}/${namespace}/${type}", []string{"SSL_CERT_FILE=" + srv.CAFile, "DOCKER_CONFIG=" + proxy.dockerConfig})
+	s := openStore(t, "oci://"+l.host+"/tf/${hostname}/${namespace}/${type}", []string{"SSL_CERT_FILE=" + srv.CAFile, "DOCKER_CONFIG=" + l.dockerConfig})
 	rep, err := s.Push(t.Context(), rel.Release, ocistore.PushOptions{})
 	if err != nil {
 		t.Fatalf("Push through a registry whose HEAD lies: %v", err)
 	}
-	if lies.Load() == 0 || refused.Load() == 0 || !uploaded.Load() {
-		t.Fatalf("the registry lied %d times, refused %d manifests, got the blob %v: the test did not provoke the failure", lies.Load(), refused.Load(), uploaded.Load())
-	}
+	l.provoked(t)
 	if _, found, err := s.Release(t.Context(), foo, rel.Version); !found || err != nil {
 		t.Errorf("after the push (%+v): found %v, %v; want the tag", rep, found, err)
 	}
 	if _, err := s.ReadRecord(t.Context(), foo, rel.Version); err != nil {
 		t.Errorf("the release's provenance: %v", err)
+	}
+}
+
+// TestModuleHeadThatLiesAboutABlob is the same for a module package.
+func TestModuleHeadThatLiesAboutABlob(t *testing.T) {
+	srv := registrytest.Start(t)
+	l := startLyingRegistry(t, srv)
+	s := openStore(t, "oci://"+l.host+"/modules/${hostname}/${namespace}/${type}", []string{"SSL_CERT_FILE=" + srv.CAFile, "DOCKER_CONFIG=" + l.dockerConfig})
+	z := newModuleZip(t, moduleFiles("hello"))
+	pkg := mustPushModule(t, s, netModule, "1.0.0", z)
+	l.provoked(t)
+	if got := openModule(t, s, netModule, pkg); !bytes.Equal(got, z.data) {
+		t.Errorf("the module read back is %d bytes, not the %d pushed", len(got), len(z.data))
 	}
 }

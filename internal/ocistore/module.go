@@ -134,10 +134,17 @@ func (s *Store) PushModule(ctx context.Context, m addrs.Module, v addrs.Version,
 		pkg.Digest = held
 		return pkg, nil
 	}
-	if pkg.Uploaded, _, err = s.uploadBlobs(ctx, t, []upload{emptyConfig(), {desc: layer, file: path}}, s.parallelism(0), false); err != nil {
-		return fail(err)
+	uploads := []upload{emptyConfig(), {desc: layer, file: path}}
+	for _, reupload := range []bool{false, true} {
+		if pkg.Uploaded, _, err = s.uploadBlobs(ctx, t, uploads, s.parallelism(0), reupload); err != nil {
+			return fail(err)
+		}
+		err = t.PushTagged(ctx, manifest, data, pkg.Tag)
+		if !blobUnknown(err) {
+			break // pushed, or refused for another reason; else upload every blob again (blobUnknown)
+		}
 	}
-	if err := t.PushTagged(ctx, manifest, data, pkg.Tag); err != nil {
+	if err != nil {
 		return fail(fmt.Errorf("push the manifest %s as %s: %w", manifest.Digest, pkg.Tag, err))
 	}
 	return pkg, nil
