@@ -38,13 +38,23 @@ func decode(data []byte, bufSize int, useRead bool) ([]byte, int, error) {
 }
 
 // same holds the Decoder to compress/flate on data: an error for the same
-// streams, and on success the same output and the same bytes consumed.
+// streams, and on success the same output and the same bytes consumed;
+// with the fast loop the platform has (assembly on amd64) and with the
+// generic one.
 func same(t *testing.T, data []byte, bufSize int, useRead bool) {
 	t.Helper()
 	want, wn, werr := reference(data)
+	sameAs(t, data, bufSize, useRead, want, wn, werr)
+	forceGeneric = true
+	defer func() { forceGeneric = false }()
+	sameAs(t, data, bufSize, useRead, want, wn, werr)
+}
+
+func sameAs(t *testing.T, data []byte, bufSize int, useRead bool, want []byte, wn int, werr error) {
+	t.Helper()
 	got, gn, gerr := decode(data, bufSize, useRead)
 	if (werr == nil) != (gerr == nil) {
-		t.Fatalf("compress/flate: %v; inflate: %v (%d bytes in, buffer %d)", werr, gerr, len(data), bufSize)
+		t.Fatalf("compress/flate: %v; inflate (generic loop: %v): %v (%d bytes in, buffer %d)", werr, forceGeneric, gerr, len(data), bufSize)
 	}
 	if werr != nil {
 		// Both refuse it: a truncated stream the same way.
@@ -57,7 +67,7 @@ func same(t *testing.T, data []byte, bufSize int, useRead bool) {
 		return
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("compress/flate gave %d bytes, inflate %d different ones", len(want), len(got))
+		t.Fatalf("compress/flate gave %d bytes, inflate (generic loop: %v) %d different ones", len(want), forceGeneric, len(got))
 	}
 	if useRead {
 		return // archive/zip's use: what is consumed past the stream does not matter

@@ -181,11 +181,15 @@ func subtableBits(left []int, n, tableBits, maxLen uint32) uint32 {
 	return sub
 }
 
-// The fixed Huffman codes (RFC 1951, 3.2.6), built once.
-var (
-	fixedLit  [litTableSize]uint32
-	fixedDist [distTableSize]uint32
-)
+// tables are a block's decoding tables, side by side so that the fast
+// loop holds one pointer for both.
+type tables struct {
+	lit  [litTableSize]uint32
+	dist [distTableSize]uint32
+}
+
+// fixed holds the fixed Huffman codes (RFC 1951, 3.2.6), built once.
+var fixed tables
 
 func init() {
 	var lens [numLit]uint8
@@ -201,9 +205,9 @@ func init() {
 			lens[i] = 8
 		}
 	}
-	build(fixedLit[:], lens[:], litTableBits, litEntry)
+	build(fixed.lit[:], lens[:], litTableBits, litEntry)
 	for i := range numDist {
 		lens[i] = 5
 	}
-	build(fixedDist[:], lens[:numDist], distTableBits, distEntry)
+	build(fixed.dist[:], lens[:numDist], distTableBits, distEntry)
 }

@@ -2,70 +2,89 @@ package inflate
 
 import "encoding/binary"
 
-// fast decodes symbols while at least inMargin bytes of input and
+// forceGeneric makes fast use fastGeneric where it has a faster loop: the
+// tests hold both to compress/flate.
+var forceGeneric = false
+
+// fastGeneric decodes symbols while at least inMargin bytes of input and
 // outMargin bytes of output are left, which is all of a stream but its
-// last bytes: the bit buffer is refilled eight bytes at a time, and holds
-// 56 bits or more after a refill, enough for a length and a distance with
-// their extra bits, or for three literals of the main table (codes of 11
-// bits at most). It says whether the block ended.
+// last bytes. It says whether the block ended.
+//
+// As libdeflate's loop does, it looks up the next symbol's entry before
+// refilling the bit buffer, so that the refill and the match copy are
+// not on the path from one lookup to the next: the buffer always holds
+// the bits a lookup needs. A refill reads eight bytes and leaves 56 bits
+// or more; one at the top of each round is enough for three literals of
+// the main table (11 bits at most each), or two and a length (20 bits);
+// a second one before the distance (28 bits at most), when fewer than
+// 39 bits are left, leaves enough for the distance and the next lookup.
 //
 // Every shift count is masked with 63: no entry's count reaches it, and
 // the mask spares the checks Go adds for larger ones.
-func (d *Decoder) fast() (bool, error) {
-	in, out := d.in, d.out
-	lit, dist := d.lit, d.dist
+func (d *Decoder) fastGeneric() (bool, error) {
+	in, out := d.in, (*[outSize]byte)(d.out)
+	t := d.tables
 	bits, nb, ip, op := d.bits, d.nb, d.ip, d.op
 	inLimit := len(in) - inMargin
-	outLimit := len(out) - outMargin
+	const outLimit = outSize - outMargin
 	done := false
 	var err error
+
+	bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
+	ip += int((63 - nb) >> 3)
+	nb |= 56
+	e := t.lit[bits&(1<<litTableBits-1)]
 	for ip <= inLimit && op <= outLimit {
 		bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
 		ip += int((63 - nb) >> 3)
 		nb |= 56
 
-		e := lit[bits&(1<<litTableBits-1)]
+		saved := bits
+		bits >>= e & 63
+		nb -= uint(e & 63)
 		if e&flagLiteral != 0 {
-			// Up to three literals of the main table, then a refill.
+			// Up to two more literals, then the lookup for the next round.
+			v := byte(e >> 16)
+			e = t.lit[bits&(1<<litTableBits-1)]
+			out[op] = v
+			op++
+			saved = bits
 			bits >>= e & 63
 			nb -= uint(e & 63)
-			out[op] = byte(e >> 16)
-			op++
-			e = lit[bits&(1<<litTableBits-1)]
 			if e&flagLiteral != 0 {
+				v = byte(e >> 16)
+				e = t.lit[bits&(1<<litTableBits-1)]
+				out[op] = v
+				op++
+				saved = bits
 				bits >>= e & 63
 				nb -= uint(e & 63)
-				out[op] = byte(e >> 16)
-				op++
-				e = lit[bits&(1<<litTableBits-1)]
 				if e&flagLiteral != 0 {
-					bits >>= e & 63
-					nb -= uint(e & 63)
-					out[op] = byte(e >> 16)
+					v = byte(e >> 16)
+					e = t.lit[bits&(1<<litTableBits-1)]
+					out[op] = v
 					op++
 					continue
 				}
 			}
-			bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
-			ip += int((63 - nb) >> 3)
-			nb |= 56
 		}
 		if e&flagExceptional != 0 {
 			if e&flagLink != 0 {
-				bits >>= litTableBits
-				nb -= litTableBits
-				e = lit[uint(e>>16)+uint(bits&(1<<((e>>8)&15)-1))]
+				// The main table's bits are consumed: the rest of the
+				// code is in the subtable.
+				e = t.lit[uint(e>>16)+uint(bits&(1<<((e>>8)&15)-1))]
+				saved = bits
+				bits >>= e & 63
+				nb -= uint(e & 63)
 				if e&flagLiteral != 0 {
-					bits >>= e & 63
-					nb -= uint(e & 63)
-					out[op] = byte(e >> 16)
+					v := byte(e >> 16)
+					e = t.lit[bits&(1<<litTableBits-1)]
+					out[op] = v
 					op++
 					continue
 				}
 			}
 			if e&flagEnd != 0 {
-				bits >>= e & 63
-				nb -= uint(e & 63)
 				d.endBlock()
 				done = true
 				break
@@ -75,17 +94,19 @@ func (d *Decoder) fast() (bool, error) {
 				break
 			}
 		}
-		saved := bits
-		bits >>= e & 63
-		nb -= uint(e & 63)
 		length := int(e>>16) + int((saved&(1<<(e&63)-1))>>((e>>8)&15))
 
-		e = dist[bits&(1<<distTableBits-1)]
+		if nb < 39 {
+			bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
+			ip += int((63 - nb) >> 3)
+			nb |= 56
+		}
+		e = t.dist[bits&(1<<distTableBits-1)]
 		if e&flagExceptional != 0 {
 			if e&flagLink != 0 {
 				bits >>= distTableBits
 				nb -= distTableBits
-				e = dist[uint(e>>16)+uint(bits&(1<<((e>>8)&15)-1))]
+				e = t.dist[uint(e>>16)+uint(bits&(1<<((e>>8)&15)-1))]
 			}
 			if e&flagInvalid != 0 {
 				err = d.corruptAt(ip, nb)
@@ -96,6 +117,7 @@ func (d *Decoder) fast() (bool, error) {
 		bits >>= e & 63
 		nb -= uint(e & 63)
 		distance := int(e>>16) + int((saved&(1<<(e&63)-1))>>((e>>8)&15))
+		e = t.lit[bits&(1<<litTableBits-1)]
 		if distance > op {
 			err = d.corruptAt(ip, nb)
 			break
