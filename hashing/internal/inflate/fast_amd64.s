@@ -87,11 +87,20 @@
 	SHRL $16, CX \
 	ADDQ CX, R13
 
-// LITERAL writes literal entry R14's byte; the next entry is in DX.
+// LITERAL writes the byte of literal entry DX and looks up the entry of
+// the next bits, into DX.
 #define LITERAL \
+	MOVL DX, R14 \
+	LOOKUP_LIT \
 	SHRL $16, R14 \
 	MOVB R14, (DI)(R9*1) \
 	INCQ R9
+
+// MORE consumes entry DX and goes to symbol unless it is a literal.
+#define MORE \
+	CONSUME \
+	BTL  $12, DX \
+	JCC  symbol
 
 // func decodeFast(s *fastState) int
 TEXT ·decodeFast(SB), NOSPLIT, $0-16
@@ -115,25 +124,13 @@ loop:
 	CMPQ R9, R12
 	JGT  limit
 	REFILL
-	CONSUME
-	BTL  $12, DX
-	JCC  symbol
+	MORE
 
 	// Up to two more literals, then the lookup for the next round.
-	MOVL DX, R14
-	LOOKUP_LIT
 	LITERAL
-	CONSUME
-	BTL  $12, DX
-	JCC  symbol
-	MOVL DX, R14
-	LOOKUP_LIT
+	MORE
 	LITERAL
-	CONSUME
-	BTL  $12, DX
-	JCC  symbol
-	MOVL DX, R14
-	LOOKUP_LIT
+	MORE
 	LITERAL
 	JMP  loop
 
@@ -152,8 +149,6 @@ symbol:
 	CONSUME
 	BTL  $12, DX
 	JCC  endOrInvalid
-	MOVL DX, R14
-	LOOKUP_LIT
 	LITERAL
 	JMP  loop
 
