@@ -34,6 +34,7 @@ func (d *Decoder) fastGeneric() (bool, error) {
 	ip += int((63 - nb) >> 3)
 	nb |= 56
 	e := t.lit[bits&(1<<litTableBits-1)]
+loop:
 	for ip <= inLimit && op <= outLimit {
 		bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
 		ip += int((63 - nb) >> 3)
@@ -42,31 +43,18 @@ func (d *Decoder) fastGeneric() (bool, error) {
 		saved := bits
 		bits >>= e & 63
 		nb -= uint(e & 63)
-		if e&flagLiteral != 0 {
-			// Up to two more literals, then the lookup for the next round.
+		// Up to three literals, then the lookup for the next round.
+		for lits := 1; e&flagLiteral != 0; lits++ {
 			v := byte(e >> 16)
 			e = t.lit[bits&(1<<litTableBits-1)]
 			out[op] = v
 			op++
+			if lits == 3 {
+				continue loop
+			}
 			saved = bits
 			bits >>= e & 63
 			nb -= uint(e & 63)
-			if e&flagLiteral != 0 {
-				v = byte(e >> 16)
-				e = t.lit[bits&(1<<litTableBits-1)]
-				out[op] = v
-				op++
-				saved = bits
-				bits >>= e & 63
-				nb -= uint(e & 63)
-				if e&flagLiteral != 0 {
-					v = byte(e >> 16)
-					e = t.lit[bits&(1<<litTableBits-1)]
-					out[op] = v
-					op++
-					continue
-				}
-			}
 		}
 		if e&flagExceptional != 0 {
 			if e&flagLink != 0 {
