@@ -99,6 +99,12 @@ func reportOf(events []map[string]any) map[string]string {
 	return out
 }
 
+// vulnerableAdvisory is how reportOf writes advisory id of the vulnerable
+// module, fixed in fixed.
+func vulnerableAdvisory(id, fixed string) string {
+	return fmt.Sprintf("%s %s@%s(fixed %s)", id, goprovider.VulnerableModule.Path, goprovider.VulnerableModule.Version, fixed)
+}
+
 // TestVulnerabilityReportInBuildAndAudit builds the vulnerable release
 // and a release of shell scripts with --vulndb (the real pinned Go
 // database) into a directory, a bucket (versitygw) and a registry
@@ -129,7 +135,7 @@ func TestVulnerabilityReportInBuildAndAudit(t *testing.T) {
 	for _, target := range f.rel.Spec.Targets {
 		got := built["registry.test/acme/vulnprobe 1.0.0 "+target.Platform]
 		for id, fixed := range goprovider.VulnerableAdvisories {
-			if want := fmt.Sprintf("%s %s@%s(fixed %s)", id, goprovider.VulnerableModule.Path, goprovider.VulnerableModule.Version, fixed); !strings.Contains(got, want) {
+			if want := vulnerableAdvisory(id, fixed); !strings.Contains(got, want) {
 				t.Errorf("%s: the build reports %q; want %q in it", target.Platform, got, want)
 			}
 		}

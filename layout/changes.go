@@ -311,8 +311,7 @@ var recordName = regexp.MustCompile(`^changes/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6
 // ChangePath is where a record with these bytes, made at t, is kept: its
 // time, then the start of its digest.
 func ChangePath(t time.Time, data []byte) string {
-	sum := sha256.Sum256(data)
-	return ChangesDir + "/" + t.UTC().Format("2006-01-02T150405Z") + "-" + hex.EncodeToString(sum[:])[:12] + ".json"
+	return ChangesDir + "/" + t.UTC().Format("2006-01-02T150405Z") + "-" + sha256Hex(data)[:12] + ".json"
 }
 
 // IsChangePath reports whether rel is a record's path as ChangePath makes
@@ -445,8 +444,7 @@ func (t *Tree) RecordChange(ctx context.Context, r ChangeRecord, s Sealer) (Chan
 		}
 		report.Signed = true
 	}
-	sum := sha256.Sum256(data)
-	entry := ChangeEntry{Path: rel, Time: r.Time, SHA256: hex.EncodeToString(sum[:]), Signed: report.Signed, Summary: excerpt.Clip(r.Summary(), MaxChangeLineBytes), Lines: r.Lines()}
+	entry := ChangeEntry{Path: rel, Time: r.Time, SHA256: sha256Hex(data), Signed: report.Signed, Summary: excerpt.Clip(r.Summary(), MaxChangeLineBytes), Lines: r.Lines()}
 	idx, err := t.addChanges(ctx, []ChangeEntry{entry}, &report)
 	if err != nil {
 		return report, err
@@ -592,9 +590,8 @@ func (t *Tree) readListedRecord(ctx context.Context, e ChangeEntry) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(data)
 	switch {
-	case hex.EncodeToString(sum[:]) != e.SHA256:
+	case sha256Hex(data) != e.SHA256:
 		return nil, errors.New("the record's digest is not the one the index lists")
 	case ChangePath(r.Time, data) != e.Path || !r.Time.Equal(e.Time):
 		return nil, errors.New("the record's time or digest is not the one its name and the index give")
@@ -658,4 +655,11 @@ func (t *Tree) copyRecord(ctx context.Context, from *Tree, e ChangeEntry) (bool,
 		return false, err
 	}
 	return true, t.apply(ctx, write{rel: sigPath, kind: KindFile, content: Content{Data: sig}})
+}
+
+// sha256Hex is the SHA-256 of data in hex, as the tree's documents name
+// the files they vouch for.
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

@@ -2,8 +2,6 @@ package layout
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -72,9 +70,16 @@ func (t *Tree) readVulnerabilities(ctx context.Context) (Vulnerabilities, string
 	if err != nil || data == nil {
 		return Vulnerabilities{Packages: map[string][]string{}, Advisories: map[string]Advisory{}}, "", err
 	}
+	v, err := decodeVulnerabilities(data)
+	return v, tag, err
+}
+
+// decodeVulnerabilities parses vulnerabilities.json, with empty maps
+// where it has none.
+func decodeVulnerabilities(data []byte) (Vulnerabilities, error) {
 	var v Vulnerabilities
 	if err := decodeStrict(data, &v); err != nil {
-		return Vulnerabilities{}, "", fmt.Errorf("parse %s: %w", VulnerabilitiesPath, err)
+		return Vulnerabilities{}, fmt.Errorf("parse %s: %w", VulnerabilitiesPath, err)
 	}
 	if v.Packages == nil {
 		v.Packages = map[string][]string{}
@@ -82,7 +87,7 @@ func (t *Tree) readVulnerabilities(ctx context.Context) (Vulnerabilities, string
 	if v.Advisories == nil {
 		v.Advisories = map[string]Advisory{}
 	}
-	return v, tag, nil
+	return v, nil
 }
 
 // RecordVulnerabilities merges what a build found of the packages it read
@@ -165,12 +170,11 @@ func (t *Tree) vulnerabilitiesRef(ctx context.Context) (*VulnerabilitiesRef, err
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", VulnerabilitiesPath, err)
 	}
-	var v Vulnerabilities
-	if err := decodeStrict(data, &v); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", VulnerabilitiesPath, err)
+	v, err := decodeVulnerabilities(data)
+	if err != nil {
+		return nil, err
 	}
-	sum := sha256.Sum256(data)
-	return &VulnerabilitiesRef{Path: VulnerabilitiesPath, SHA256: hex.EncodeToString(sum[:]), Database: v.Database,
+	return &VulnerabilitiesRef{Path: VulnerabilitiesPath, SHA256: sha256Hex(data), Database: v.Database,
 		Packages: len(v.Packages), Advisories: len(v.Advisories)}, nil
 }
 
