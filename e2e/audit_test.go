@@ -99,10 +99,23 @@ func reportOf(events []map[string]any) map[string]string {
 	return out
 }
 
-// vulnerableAdvisory is how reportOf writes advisory id of the vulnerable
-// module, fixed in fixed.
-func vulnerableAdvisory(id, fixed string) string {
-	return fmt.Sprintf("%s %s@%s(fixed %s)", id, goprovider.VulnerableModule.Path, goprovider.VulnerableModule.Version, fixed)
+// wantAdvisoriesReported checks that the package events of a build's
+// --json output (stdout) give every package of the vulnerable release
+// every advisory of the vulnerable module, with its fix, and the status
+// given ("" for any); it returns those events as reportOf reads them.
+func (f *vulnFixture) wantAdvisoriesReported(t *testing.T, stdout, status string) map[string]string {
+	t.Helper()
+	report := reportOf(jsonEvents(t, stdout, "package"))
+	for _, target := range f.rel.Spec.Targets {
+		got := report["registry.test/acme/vulnprobe 1.0.0 "+target.Platform]
+		for id, fixed := range goprovider.VulnerableAdvisories {
+			want := fmt.Sprintf("%s %s@%s(fixed %s)", id, goprovider.VulnerableModule.Path, goprovider.VulnerableModule.Version, fixed)
+			if (status != "" && !strings.HasPrefix(got, status+": ")) || !strings.Contains(got, want) {
+				t.Errorf("%s: the build reports %q; want %q in it, status %q", target.Platform, got, want, status)
+			}
+		}
+	}
+	return report
 }
 
 // TestVulnerabilityReportInBuildAndAudit builds the vulnerable release
@@ -131,15 +144,7 @@ func TestVulnerabilityReportInBuildAndAudit(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("build: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	built := reportOf(jsonEvents(t, stdout, "package"))
-	for _, target := range f.rel.Spec.Targets {
-		got := built["registry.test/acme/vulnprobe 1.0.0 "+target.Platform]
-		for id, fixed := range goprovider.VulnerableAdvisories {
-			if want := vulnerableAdvisory(id, fixed); !strings.Contains(got, want) {
-				t.Errorf("%s: the build reports %q; want %q in it", target.Platform, got, want)
-			}
-		}
-	}
+	built := f.wantAdvisoriesReported(t, stdout, "")
 	var summary struct {
 		Vulnerabilities struct {
 			Database             string
