@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/chunkio"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -147,56 +147,20 @@ func checkListedHashes(pkg Package, meta PackageMeta, sums hashing.ArchiveSums) 
 		"archive unpacks to %s, but %s lists %s", sums.H1Unpacked, upstreamName(meta), joinHashes(meta.H1))}
 }
 
-// CopyArchive copies an archive's bytes into sink, refusing more than the
-// sink takes (a sink with a Limit) with ErrTooLarge.
+// CopyArchive copies an archive's bytes into sink, in chunks
+// (chunkio.Copy), refusing more than the sink takes (a sink with a Limit)
+// with ErrTooLarge.
 func CopyArchive(sink Sink, body io.Reader) error {
 	l, ok := sink.(interface{ Limit() int64 })
 	if !ok || l.Limit() <= 0 {
-		return copyInChunks(sink, body)
+		_, err := chunkio.Copy(sink, body)
+		return err
 	}
-	if err := copyInChunks(sink, io.LimitReader(body, l.Limit())); err != nil {
+	if _, err := chunkio.Copy(sink, io.LimitReader(body, l.Limit())); err != nil {
 		return err
 	}
 	if n, _ := body.Read(make([]byte, 1)); n > 0 {
 		return ErrTooLarge
 	}
 	return nil
-}
-
-// copyChunk is how much CopyArchive gathers before writing: a connection
-// gives a TLS record (16 KiB) per read, and a write per record costs a
-// build system calls and hand-offs to the hashing it does not need.
-const copyChunk = 256 << 10
-
-var copyBuffers = sync.Pool{New: func() any { return new([copyChunk]byte) }}
-
-// copyInChunks copies src into dst as io.Copy does, but in writes of
-// copyChunk bytes (the last one shorter).
-func copyInChunks(dst io.Writer, src io.Reader) error {
-	buf := copyBuffers.Get().(*[copyChunk]byte)
-	defer copyBuffers.Put(buf)
-	for {
-		n := 0
-		var rerr error
-		for n < len(buf) && rerr == nil {
-			var m int
-			m, rerr = src.Read(buf[n:])
-			n += m
-		}
-		if n > 0 {
-			w, werr := dst.Write(buf[:n])
-			if werr != nil {
-				return werr
-			}
-			if w < n {
-				return io.ErrShortWrite
-			}
-		}
-		if rerr == io.EOF {
-			return nil
-		}
-		if rerr != nil {
-			return rerr
-		}
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/chunkio"
 	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/notify"
 	"github.com/tfmirror/tfmirror/internal/syncx"
@@ -449,43 +450,64 @@ func (f *Fetcher) verdict(ctx, actx context.Context, u *url.URL, err error) outc
 	return outcome{}
 }
 
-// copyBody streams body to w and checks that as many bytes arrived as the
-// server announced. w already holds offset bytes of the whole; with limit
-// more than 0, a whole longer than limit is refused before a byte past it
-// is written. Failures of w and refusals are final; failures of body are
-// not.
+// copyBody copies a 200 or 206 answer's body to w, in chunks
+// (chunkio.Copy), and checks its length: w's offset bytes are already
+// there, and with a limit no byte past it reaches w. A failed write is
+// final; a failed read may be retried.
 func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer, offset, limit int64) error {
 	if limit > 0 && resp.ContentLength >= 0 && offset+resp.ContentLength > limit {
 		return tooLarge("read %s: the body of %d bytes exceeds the limit of %d", Redact(u), offset+resp.ContentLength, limit)
 	}
-	buf := make([]byte, 32<<10)
-	var n int64
-	for {
-		m, rerr := body.Read(buf)
-		if limit > 0 && offset+n+int64(m) > limit {
-			return tooLarge("read %s: the body exceeds the limit of %d bytes", Redact(u), limit)
-		}
-		if m > 0 {
-			k, werr := w.Write(buf[:m])
-			n += int64(k)
-			if werr == nil && k < m {
-				werr = io.ErrShortWrite
-			}
-			if werr != nil {
-				return &finalError{fmt.Errorf("copy %s: %w", Redact(u), werr)}
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
-			break
-		}
-		if rerr != nil {
-			return fmt.Errorf("read %s: %w", Redact(u), rerr)
-		}
+	src := body
+	if limit > 0 {
+		src = &limitGuard{r: body, left: limit - offset}
+	}
+	dst := &writeMark{w: w}
+	n, err := chunkio.Copy(dst, src)
+	switch {
+	case dst.failed || errors.Is(err, io.ErrShortWrite):
+		return &finalError{fmt.Errorf("copy %s: %w", Redact(u), err)}
+	case errors.Is(err, errPastLimit):
+		return tooLarge("read %s: the body exceeds the limit of %d bytes", Redact(u), limit)
+	case err != nil:
+		return fmt.Errorf("read %s: %w", Redact(u), err)
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
 		return fmt.Errorf("read %s: got %d bytes, expected %d", Redact(u), n, resp.ContentLength)
 	}
 	return nil
+}
+
+var errPastLimit = errors.New("past the limit")
+
+// limitGuard fails a read that would take more than left bytes, giving
+// none of that read's bytes.
+type limitGuard struct {
+	r    io.Reader
+	left int64
+}
+
+func (g *limitGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if int64(n) > g.left {
+		return 0, errPastLimit
+	}
+	g.left -= int64(n)
+	return n, err
+}
+
+// writeMark remembers that a write failed, to tell it from a failed read.
+type writeMark struct {
+	w      io.Writer
+	failed bool
+}
+
+func (m *writeMark) Write(p []byte) (int, error) {
+	n, err := m.w.Write(p)
+	if err != nil {
+		m.failed = true
+	}
+	return n, err
 }
 
 // retryableStatus reports whether a status may go away: 429 and 5xx except

@@ -846,32 +846,23 @@ func TestRequestErrorMessage(t *testing.T) {
 
 var _ httpx.Sink = (*memSink)(nil)
 
-// notifySink signals its first write.
-type notifySink struct {
-	memSink
-	once  sync.Once
-	wrote chan struct{}
-}
-
-func (s *notifySink) Write(p []byte) (int, error) {
-	s.once.Do(func() { close(s.wrote) })
-	return s.memSink.Write(p)
-}
-
 func TestFetchCancelMidBody(t *testing.T) {
 	ca := testca.New(t)
+	sent := make(chan struct{})
 	h, n := counted(func(_ int32, w http.ResponseWriter, r *http.Request) {
 		w.Write(payload[:100])
 		http.NewResponseController(w).Flush()
+		close(sent)
 		<-r.Context().Done()
 	})
 	srv := tlsServer(t, ca, h)
 	f, s := fetcherFor(t, ca, testPolicy())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	sink := &notifySink{wrote: make(chan struct{})}
+	sink := &memSink{}
 	go func() {
-		<-sink.wrote
+		<-sent
+		time.Sleep(50 * time.Millisecond) // the body's first bytes on their way
 		cancel()
 	}()
 	start := time.Now()
@@ -884,5 +875,41 @@ func TestFetchCancelMidBody(t *testing.T) {
 	}
 	if n.Load() != 1 || len(s.recorded()) != 0 {
 		t.Errorf("%d requests, waits %v; want 1 request, no retry", n.Load(), s.recorded())
+	}
+}
+
+// writeCounter is a memSink that counts writes.
+type writeCounter struct {
+	memSink
+	writes int
+}
+
+func (s *writeCounter) Write(p []byte) (int, error) {
+	s.writes++
+	return s.memSink.Write(p)
+}
+
+// A download reaches its sink in large writes, not one per TLS record:
+// each write costs the build a system call and a hand-off to its hashing.
+func TestFetchWritesInChunks(t *testing.T) {
+	ca := testca.New(t)
+	body := bytes.Repeat(payload, 16) // 1 MiB
+	h, _ := counted(func(_ int32, w http.ResponseWriter, _ *http.Request) {
+		for rest := body; len(rest) > 0; rest = rest[min(len(rest), 4096):] {
+			w.Write(rest[:min(len(rest), 4096)])
+			http.NewResponseController(w).Flush()
+		}
+	})
+	srv := tlsServer(t, ca, h)
+	f, _ := fetcherFor(t, ca, testPolicy())
+	sink := &writeCounter{}
+	if err := f.Fetch(t.Context(), mustURL(t, srv.URL+"/a.zip"), nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sink.Bytes(), body) {
+		t.Fatalf("the sink holds %d bytes, want the %d sent", sink.Len(), len(body))
+	}
+	if sink.writes > 4 {
+		t.Errorf("%d writes for a 1 MiB body, want at most 4", sink.writes)
 	}
 }

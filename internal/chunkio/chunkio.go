@@ -1,0 +1,64 @@
+// Package chunkio owns how tfmirror copies an archive's bytes from where
+// they arrive to where they go: in writes of Chunk bytes rather than one
+// write per read. A connection gives one TLS record (16 KiB) per read; a
+// write per record costs a download a system call on its staging file and
+// a hand-off to the goroutine that hashes it, for every 16 KiB.
+//
+// It does not bound what it copies (callers wrap the reader) and does not
+// retry; it imports only the standard library, so the core and the
+// adapters that download share it.
+package chunkio
+
+import (
+	"errors"
+	"io"
+	"sync"
+)
+
+// Chunk is how many bytes Copy gathers before each write.
+const Chunk = 256 << 10
+
+var buffers = sync.Pool{New: func() any { return new([Chunk]byte) }}
+
+// Copy copies src to dst until src ends, as io.Copy does, but in writes of
+// Chunk bytes (the last one shorter). When src fails, what it gave before
+// the error is written first, so dst holds every byte read. It returns the
+// bytes written and the first error of either side; io.EOF from src is
+// not an error.
+func Copy(dst io.Writer, src io.Reader) (int64, error) {
+	buf := buffers.Get().(*[Chunk]byte)
+	defer buffers.Put(buf)
+	var written int64
+	for {
+		n, rerr := fill(buf[:], src)
+		if n > 0 {
+			w, werr := dst.Write(buf[:n])
+			written += int64(w)
+			if werr == nil && w < n {
+				werr = io.ErrShortWrite
+			}
+			if werr != nil {
+				return written, werr
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			return written, nil
+		}
+		if rerr != nil {
+			return written, rerr
+		}
+	}
+}
+
+// fill reads src into buf until buf is full or src fails or ends.
+func fill(buf []byte, src io.Reader) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := src.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
