@@ -349,7 +349,7 @@ func (d *Decoder) dynamicHeader() error {
 		}
 		pre[sym] = uint8(d.take(3))
 	}
-	if !build(d.preTable[:], pre[:], preTableBits, preEntry) {
+	if !build(d.preTable[:], pre[:], preTableBits, preParts[:]) {
 		return d.corrupt()
 	}
 	lens := d.lens[:nlit+ndist]
@@ -388,8 +388,8 @@ func (d *Decoder) dynamicHeader() error {
 			i++
 		}
 	}
-	if !build(d.dynamic.lit[:], lens[:nlit], litTableBits, litEntry) ||
-		!build(d.dynamic.dist[:], lens[nlit:], distTableBits, distEntry) {
+	if !build(d.dynamic.lit[:], lens[:nlit], litTableBits, litParts[:]) ||
+		!build(d.dynamic.dist[:], lens[nlit:], distTableBits, distParts[:]) {
 		return d.corrupt()
 	}
 	d.tables = &d.dynamic

@@ -1,6 +1,9 @@
 package inflate
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // A table entry decodes one Huffman code: indexed by the next bits of the
 // stream (the low tableBits of them for a main table), it says how many
@@ -42,51 +45,68 @@ const (
 	endOfBlock = 256
 )
 
-// entryFunc makes the entry of symbol sym whose code (or, in a subtable,
-// the rest of it) is n bits long.
-type entryFunc func(sym int, n uint32) uint32
+// A symbol's entry is the same for every code but the code's length n
+// (bits 0-11): it is the symbol's part plus n in bits 0-7 and 8-11. The
+// symbol's parts are computed once, in these arrays.
+var (
+	litParts  [numLit]uint32
+	distParts [numDist]uint32
+	preParts  [19]uint32
+)
 
-func litEntry(sym int, n uint32) uint32 {
+// withLength is a symbol's entry for a code (or the rest of one, in a
+// subtable) of n bits.
+func withLength(part, n uint32) uint32 { return part + n<<8 + n }
+
+// litPart is a literal/length symbol's part of its entries: the literal
+// or the length's base, and its extra bits (counted in bits 0-7 with the
+// code's own).
+func litPart(sym int) uint32 {
 	switch {
 	case sym < endOfBlock:
-		return uint32(sym)<<16 | flagLiteral | n<<8 | n
+		return uint32(sym)<<16 | flagLiteral
 	case sym == endOfBlock:
-		return flagEnd | n<<8 | n
+		return flagEnd
 	case sym < 265:
-		return uint32(sym-254)<<16 | n<<8 | n
+		return uint32(sym-254) << 16
 	case sym < 285:
 		extra := uint32(sym-261) / 4
 		base := (uint32(sym-265)%4+4)<<extra + 3
-		return base<<16 | n<<8 | (n + extra)
+		return base<<16 | extra
 	case sym == 285:
-		return 258<<16 | n<<8 | n
+		return 258 << 16
 	default: // 286 and 287, in the fixed code only
-		return flagInvalid | n<<8 | n
+		return flagInvalid
 	}
 }
 
-func distEntry(sym int, n uint32) uint32 {
+// distPart is a distance symbol's part of its entries.
+func distPart(sym int) uint32 {
 	switch {
 	case sym < 4:
-		return uint32(sym+1)<<16 | n<<8 | n
+		return uint32(sym+1) << 16
 	case sym < maxNumDist:
 		extra := uint32(sym-2) / 2
 		base := uint32(1)<<(extra+1) + 1 + uint32(sym&1)<<extra
-		return base<<16 | n<<8 | (n + extra)
+		return base<<16 | extra
 	default: // 30 and 31, in the fixed code only
-		return flagInvalid | n<<8 | n
+		return flagInvalid
 	}
 }
 
-func preEntry(sym int, n uint32) uint32 {
-	return uint32(sym)<<16 | n<<8 | n
-}
-
 // build fills table with the canonical Huffman code of the code lengths
-// lens (0: no code) and says whether compress/flate accepts them: the code
-// must be complete, or a single code of one bit, or empty (every lookup
-// then finds no code, as compress/flate fails once such a code is used).
-func build(table []uint32, lens []uint8, tableBits uint32, entry entryFunc) bool {
+// lens (0: no code), whose symbols' parts of their entries are parts, and
+// says whether compress/flate accepts them: the code must be complete, or
+// a single code of one bit, or empty (every lookup then finds no code, as
+// compress/flate fails once such a code is used).
+//
+// The main table is filled as libdeflate fills it, shortest codes first:
+// a code of n bits goes to one entry among the first 1<<n, at its bits
+// reversed, and once every code of n bits is placed those first 1<<n
+// entries are copied after themselves, so that each code is found at
+// every index whose low n bits are its own. That is one copy of the
+// table per length instead of a strided store per entry.
+func build(table []uint32, lens []uint8, tableBits uint32, parts []uint32) bool {
 	var count [maxCodeLen + 1]int
 	for _, n := range lens {
 		count[n]++
@@ -97,24 +117,12 @@ func build(table []uint32, lens []uint8, tableBits uint32, entry entryFunc) bool
 		maxLen--
 	}
 	mainSize := 1 << tableBits
-	var next [maxCodeLen + 1]int
 	code := 0
 	for n := uint32(1); n <= maxLen; n++ {
-		code <<= 1
-		next[n] = code
-		code += count[n]
+		code = code<<1 + count[n]
 	}
-	complete := code == 1<<maxLen
-	if maxLen == 0 || !complete {
-		if maxLen != 0 && (code != 1 || maxLen != 1) {
-			return false
-		}
-		for i := range table[:mainSize] {
-			table[i] = flagInvalid
-		}
-		if maxLen == 0 {
-			return true
-		}
+	if maxLen == 0 || code != 1<<maxLen {
+		return buildIncomplete(table[:mainSize], lens, maxLen, code, parts)
 	}
 
 	// Symbols in the order of their codes: by length, then by value.
@@ -129,22 +137,63 @@ func build(table []uint32, lens []uint8, tableBits uint32, entry entryFunc) bool
 			offset[n]++
 		}
 	}
-	left := count // codes of each length not placed yet
-	mask := mainSize - 1
-	prefix, subStart, subBits := -1, 0, uint32(0)
-	end := mainSize
-	for _, sym := range sorted[:offset[maxCodeLen]] {
-		n := uint32(lens[sym])
-		rev := int(bits.Reverse16(uint16(next[n])) >> (16 - n))
-		next[n]++
-		if n <= tableBits {
-			e := entry(int(sym), n)
-			for i := rev; i < mainSize; i += 1 << n {
-				table[i] = e
-			}
-			left[n]--
-			continue
+	syms := sorted[:offset[maxCodeLen]]
+
+	code, size := 0, 1
+	for n := uint32(1); n <= tableBits; n++ {
+		copy(table[size:2*size], table[:size])
+		size *= 2
+		for _, sym := range syms[:count[n]] {
+			table[bits.Reverse16(uint16(code))>>(16-n)] = withLength(parts[sym], n)
+			code++
 		}
+		syms = syms[count[n]:]
+		code <<= 1
+	}
+	if maxLen <= tableBits {
+		return true
+	}
+	return buildSubtables(table, syms, lens, count, code>>1, tableBits, maxLen, parts)
+}
+
+// buildIncomplete fills a main table for an incomplete code: no entry
+// finds a code, but for a single code of one bit (maxLen 1, code 1),
+// which the entries whose lowest bit is 0 find. It says whether
+// compress/flate accepts such a code.
+func buildIncomplete(table []uint32, lens []uint8, maxLen uint32, code int, parts []uint32) bool {
+	if maxLen != 0 && (maxLen != 1 || code != 1) {
+		return false
+	}
+	for i := range table {
+		table[i] = flagInvalid
+	}
+	if maxLen == 0 {
+		return true
+	}
+	sym := slices.Index(lens, 1)
+	for i := 0; i < len(table); i += 2 {
+		table[i] = withLength(parts[sym], 1)
+	}
+	return true
+}
+
+// buildSubtables places syms, the symbols whose codes are longer than the
+// main table's bits, in the order of their codes, in subtables after the
+// main table, each linked from the main entry of its codes' first
+// tableBits bits. code is the main table's last code plus one, of
+// tableBits bits; count, the codes of each length.
+func buildSubtables(table []uint32, syms []uint16, lens []uint8, count [maxCodeLen + 1]int, code int, tableBits, maxLen uint32, parts []uint32) bool {
+	left := count // codes of each length not placed yet
+	mask := 1<<tableBits - 1
+	prefix, subStart, subBits := -1, 0, uint32(0)
+	end := 1 << tableBits
+	n := tableBits
+	for _, sym := range syms {
+		for m := uint32(lens[sym]); n < m; n++ {
+			code <<= 1
+		}
+		rev := int(bits.Reverse16(uint16(code)) >> (16 - n))
+		code++
 		if rev&mask != prefix {
 			prefix = rev & mask
 			subBits = subtableBits(left[:], n, tableBits, maxLen)
@@ -155,7 +204,7 @@ func build(table []uint32, lens []uint8, tableBits uint32, entry entryFunc) bool
 			}
 			table[prefix] = uint32(subStart)<<16 | flagLink | subBits<<8 | tableBits
 		}
-		e := entry(int(sym), n-tableBits)
+		e := withLength(parts[sym], n-tableBits)
 		for i := rev >> tableBits; i < 1<<subBits; i += 1 << (n - tableBits) {
 			table[subStart+i] = e
 		}
@@ -192,6 +241,15 @@ type tables struct {
 var fixed tables
 
 func init() {
+	for sym := range litParts {
+		litParts[sym] = litPart(sym)
+	}
+	for sym := range distParts {
+		distParts[sym] = distPart(sym)
+	}
+	for sym := range preParts {
+		preParts[sym] = uint32(sym) << 16
+	}
 	var lens [numLit]uint8
 	for i := range lens {
 		switch {
@@ -205,9 +263,9 @@ func init() {
 			lens[i] = 8
 		}
 	}
-	build(fixed.lit[:], lens[:], litTableBits, litEntry)
+	build(fixed.lit[:], lens[:], litTableBits, litParts[:])
 	for i := range numDist {
 		lens[i] = 5
 	}
-	build(fixed.dist[:], lens[:numDist], distTableBits, distEntry)
+	build(fixed.dist[:], lens[:numDist], distTableBits, distParts[:])
 }
