@@ -24,6 +24,7 @@ package inflate
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -211,8 +212,15 @@ func (d *Decoder) more() error {
 }
 
 // tryBits reads bytes into the bit buffer until it holds n bits or the
-// input ends.
+// input ends: eight bytes at once while the input has them (as the fast
+// loop refills, keeping no bit above nb), else byte by byte.
 func (d *Decoder) tryBits(n uint) error {
+	if d.nb < n && d.ip+8 <= len(d.in) {
+		d.bits |= binary.LittleEndian.Uint64(d.in[d.ip:]) << (d.nb & 63)
+		d.ip += int((63 - d.nb) >> 3)
+		d.nb |= 56
+		d.bits &= 1<<d.nb - 1
+	}
 	for d.nb < n {
 		if d.ip < len(d.in) {
 			d.bits |= uint64(d.in[d.ip]) << d.nb
