@@ -63,28 +63,22 @@ host "registry.opentofu.org" {
 			if bin == "" {
 				bin = terraformBin(t)
 			}
-			wd := t.TempDir()
-			writeFile(t, filepath.Join(wd, "main.tf"), `terraform {
-  required_providers {
-    foo = { source = "registry.opentofu.org/hashicorp/foo", version = "1.0.0" }
-  }
-}
-`)
-			before := len(reg.Requests())
-			out, err := runTofu(t, bin, wd, hostCLI(base+"replica/registry.opentofu.org/v1/providers/"), env, "init", "-input=false")
-			if err != nil {
-				t.Fatalf("%s init from the replica: %v\n%s", client.name, err, out)
-			}
-			if reqs := reg.Requests(); len(reqs) != before {
-				t.Errorf("the origin was contacted during init from the replica: %q", reqs[before:])
-			}
-			for _, want := range []string{"Additional provider information from registry", "- " + warning} {
-				if !strings.Contains(out, want) {
-					t.Errorf("%s init through the replica does not print %q\n%s", client.name, want, out)
-				}
-			}
+			initPrintsWarning(t, reg, bin, base, env, warning)
 		})
 	}
+
+	// Into the air gap: the imported mirror's replica, made there, says
+	// what the origin said.
+	t.Run("through a bundle", func(t *testing.T) {
+		bundle := filepath.Join(work, "b.tar.gz")
+		gapped := filepath.Join(t.TempDir(), "site")
+		for _, args := range [][]string{{"bundle", "create", site, "--out", bundle}, {"bundle", "import", bundle, "--out", gapped}, {"replica", gapped}} {
+			if stdout, stderr, code := runTfmirror(t, work, env, args...); code != 0 {
+				t.Fatalf("%s: exit %d\n%s\n%s", args[:2], code, stdout, stderr)
+			}
+		}
+		initPrintsWarning(t, reg, tofu, startNginx(t, gapped, ca), env, warning)
+	})
 
 	t.Run("the page in chromium", func(t *testing.T) {
 		chromium := chromiumBin(t)
@@ -102,4 +96,31 @@ host "registry.opentofu.org" {
 			t.Errorf("the page does not list key %s as foo's first key", reg.KeyID)
 		}
 	})
+}
+
+// initPrintsWarning runs bin init against the registry replica under
+// base, without a request to the origin reg, and requires it to print
+// warning as the origin's.
+func initPrintsWarning(t *testing.T, reg *fakeregistry.Registry, bin, base string, env []string, warning string) {
+	t.Helper()
+	wd := t.TempDir()
+	writeFile(t, filepath.Join(wd, "main.tf"), `terraform {
+  required_providers {
+    foo = { source = "registry.opentofu.org/hashicorp/foo", version = "1.0.0" }
+  }
+}
+`)
+	before := len(reg.Requests())
+	out, err := runTofu(t, bin, wd, hostCLI(base+"replica/registry.opentofu.org/v1/providers/"), env, "init", "-input=false")
+	if err != nil {
+		t.Fatalf("%s init from the replica: %v\n%s", filepath.Base(bin), err, out)
+	}
+	if reqs := reg.Requests(); len(reqs) != before {
+		t.Errorf("the origin was contacted during init from the replica: %q", reqs[before:])
+	}
+	for _, want := range []string{"Additional provider information from registry", "- " + warning} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s init through the replica does not print %q\n%s", filepath.Base(bin), want, out)
+		}
+	}
 }

@@ -47,7 +47,8 @@ func ArchiveRel(docPath, url string) (string, bool) {
 }
 
 // Files lists what the tree is made of, sorted by path: catalog.json, and
-// for every provider its index.json, then for each listed version its
+// for every provider its index.json and kept warnings (warnings.json, if
+// any), then for each listed version its
 // <version>.json, the archives it lists in the tree, the kept
 // SHA256SUMS, signature and provenance, and the SBOMs the provenance
 // names; for every module its index.json
@@ -89,8 +90,10 @@ func (t *Tree) Files(ctx context.Context) ([]File, []addrs.Provider, error) {
 }
 
 func (t *Tree) providerFiles(ctx context.Context, p addrs.Provider, set fileSet) error {
-	if err := set.add(ctx, t.r, IndexPath(p), KindIndex); err != nil {
-		return err
+	for _, rel := range []string{IndexPath(p), WarningsPath(p)} {
+		if err := set.add(ctx, t.r, rel, KindIndex); err != nil {
+			return err
+		}
 	}
 	versions, err := t.Versions(ctx, p)
 	if errors.Is(err, ErrNotInMirror) {
@@ -171,8 +174,8 @@ func (s fileSet) add(ctx context.Context, r Reader, rel string, k FileKind) erro
 
 // DecodeDocument decodes a JSON document of a tree by its path (slash-
 // separated, relative to the root): catalog.json, a provider's index.json,
-// <version>.json or provenance record, a module's index.json or version
-// record.
+// warnings.json, <version>.json or provenance record, a module's
+// index.json or version record.
 func DecodeDocument(rel string, data []byte) (any, error) {
 	module := strings.HasPrefix(rel, ModulesDir+"/")
 	switch {
@@ -188,6 +191,8 @@ func DecodeDocument(rel string, data []byte) (any, error) {
 		return DecodeModuleRecord(data)
 	case path.Base(rel) == "index.json":
 		return DecodeIndex(data)
+	case path.Base(rel) == "warnings.json":
+		return DecodeWarnings(data)
 	case strings.HasSuffix(rel, "_provenance.json"):
 		return DecodeProvenance(data)
 	}

@@ -40,11 +40,19 @@ func (t *Tree) ReadWarnings(ctx context.Context, p addrs.Provider) ([]string, er
 	if err != nil || data == nil {
 		return nil, err
 	}
-	var w Warnings
-	if err := decodeStrict(data, &w); err != nil {
+	w, err := DecodeWarnings(data)
+	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", WarningsPath(p), err)
 	}
 	return w.Warnings, nil
+}
+
+// DecodeWarnings decodes a warnings.json document, refusing unknown
+// fields.
+func DecodeWarnings(data []byte) (Warnings, error) {
+	var w Warnings
+	err := decodeStrict(data, &w)
+	return w, err
 }
 
 // RecordWarnings keeps what p's version list warned of now: the file is

@@ -34,7 +34,10 @@
 // bucket, a new temporary directory), then published into the
 // destination by layout's planner under the Refuse policy: everything is
 // merged and checked before the first write, and any file the destination
-// holds with other bytes refuses the bundle.
+// holds with other bytes refuses the bundle. The registry warnings the
+// bundle keeps of each of its providers (warnings.json, parsed before the
+// first write) then replace the destination's for those providers: the
+// bundle is the connected mirror's latest word on them.
 //
 // Both ends take a tree their caller opened (a directory or a bucket,
 // through internal/endpoint): Create packs a directory in place under its

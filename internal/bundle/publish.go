@@ -3,7 +3,11 @@ package bundle
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -22,6 +26,10 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 	if err != nil {
 		return err
 	}
+	warnings, err := stagedWarnings(ctx, staged)
+	if err != nil {
+		return err
+	}
 	if report.Added, err = added(ctx, tree, rs, ms); err != nil {
 		return err
 	}
@@ -37,6 +45,43 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 	report.Written, report.Unchanged = pr.Written, pr.Unchanged
 	if err != nil {
 		return err
+	}
+	return recordWarnings(ctx, tree, warnings)
+}
+
+// providerWarnings are the registry warnings a bundle keeps, by provider:
+// an entry (nil or not) for every provider it holds.
+type providerWarnings map[addrs.Provider][]string
+
+// stagedWarnings reads the warnings the staged mirror keeps of each of
+// its providers, before anything is published: a warnings.json that
+// does not parse refuses the bundle.
+func stagedWarnings(ctx context.Context, staged *layout.Tree) (providerWarnings, error) {
+	providers, err := staged.Providers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(providerWarnings, len(providers))
+	for _, p := range providers {
+		w, err := staged.ReadWarnings(ctx, p)
+		if err != nil {
+			return nil, refused(MirrorDir+"/"+layout.WarningsPath(p), "%v", err)
+		}
+		out[p] = w
+	}
+	return out, nil
+}
+
+// recordWarnings makes the destination keep, for every provider of the
+// bundle, the warnings the bundle keeps: the bundle is the connected
+// mirror's latest word on them, so a provider it holds without warnings
+// has its kept ones removed. Providers the bundle does not hold keep
+// theirs.
+func recordWarnings(ctx context.Context, tree *layout.Tree, warnings providerWarnings) error {
+	for _, p := range slices.SortedFunc(maps.Keys(warnings), func(a, b addrs.Provider) int { return strings.Compare(a.String(), b.String()) }) {
+		if err := tree.RecordWarnings(ctx, p, warnings[p]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
