@@ -18,23 +18,16 @@ import (
 func recordedSite(t *testing.T) (string, string) {
 	t.Helper()
 	site := hSite(t)
-	store, err := layout.NewDirStore(site)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := store.Lock(t.Context(), time.Second, layout.Publish)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = unlock() }()
-	r, err := layout.NewTree(store).RecordChange(t.Context(), layout.ChangeRecord{
-		Time: time.Date(2026, 11, 28, 14, 30, 0, 0, time.UTC), Tool: "tfmirror/test", Command: "tfmirror build",
-		Added: []layout.ChangedPackage{{Package: "registry.opentofu.org/hashicorp/foo", Version: "1.0.0", Platforms: []string{"linux_amd64"}}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return site, r.Path
+	var rel string
+	underLock(t, site, func(tree *layout.Tree) error {
+		r, err := tree.RecordChange(t.Context(), layout.ChangeRecord{
+			Time: time.Date(2026, 11, 28, 14, 30, 0, 0, time.UTC), Tool: "tfmirror/test", Command: "tfmirror build",
+			Added: []layout.ChangedPackage{{Package: "registry.opentofu.org/hashicorp/foo", Version: "1.0.0", Platforms: []string{"linux_amd64"}}},
+		}, nil)
+		rel = r.Path
+		return err
+	})
+	return site, rel
 }
 
 // recordedBundle packs recordedSite and returns its entries.
@@ -95,4 +88,22 @@ func TestHardeningChangeRecords(t *testing.T) {
 			t.Fatalf("err = %v, want the mirror refused for %s", err, rel)
 		}
 	})
+}
+
+// underLock runs write on the mirror directory dir as a writer does,
+// under its publish lock.
+func underLock(t *testing.T, dir string, write func(*layout.Tree) error) {
+	t.Helper()
+	store, err := layout.NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := store.Lock(t.Context(), time.Second, layout.Publish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unlock() }()
+	if err := write(layout.NewTree(store)); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/testutil/targz"
@@ -19,18 +18,7 @@ var foo = addrs.MustParseProvider("hashicorp/foo")
 // build does.
 func keepWarnings(t *testing.T, dir string, warnings ...string) {
 	t.Helper()
-	store, err := layout.NewDirStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := store.Lock(t.Context(), time.Second, layout.Publish)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = unlock() }()
-	if err := layout.NewTree(store).RecordWarnings(t.Context(), foo, warnings); err != nil {
-		t.Fatal(err)
-	}
+	underLock(t, dir, func(tree *layout.Tree) error { return tree.RecordWarnings(t.Context(), foo, warnings) })
 }
 
 // keptWarnings reads what the mirror directory dir keeps of foo.

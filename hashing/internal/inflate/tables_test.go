@@ -6,53 +6,12 @@ import (
 	"testing"
 )
 
-// completeLengths returns the code lengths of a random complete prefix
-// code of k codes (2 <= k <= len(lens) symbols, at most 15 bits), spread
-// over n symbols: leaves of a binary tree split at random.
-func completeLengths(rng *rand.Rand, n, k int) []uint8 {
-	leaves := []uint8{1, 1}
-	for len(leaves) < k {
-		i := rng.IntN(len(leaves))
-		if leaves[i] == maxCodeLen {
-			continue
-		}
-		leaves[i]++
-		leaves = append(leaves, leaves[i])
-	}
-	lens := make([]uint8, n)
-	for i, sym := range rng.Perm(n)[:k] {
-		lens[sym] = leaves[i]
-	}
-	return lens
-}
-
-// canonicalCodes gives each symbol its code of RFC 1951 3.2.2.
-func canonicalCodes(lens []uint8) []int {
-	var count, next [maxCodeLen + 2]int
-	for _, n := range lens {
-		count[n]++
-	}
-	count[0] = 0
-	code := 0
-	for n := 1; n <= maxCodeLen; n++ {
-		code = (code + count[n-1]) << 1
-		next[n] = code
-	}
-	codes := make([]int, len(lens))
-	for sym, n := range lens {
-		if n != 0 {
-			codes[sym] = next[n]
-			next[n]++
-		}
-	}
-	return codes
-}
-
 // TestBuildFindsEveryCode looks up every code of random complete codes,
 // as the decoder does, in tables filled with garbage beforehand: each
 // must lead to its symbol's entry, at every index its bits allow.
 func TestBuildFindsEveryCode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	plan := make([]byte, 4096)
 	for round := range 2000 {
 		table, tableBits, parts := make([]uint32, litTableSize), uint32(litTableBits), litParts[:]
 		n := maxNumLit
@@ -62,11 +21,14 @@ func TestBuildFindsEveryCode(t *testing.T) {
 		for i := range table {
 			table[i] = 0xdeadbeef
 		}
-		lens := completeLengths(rng, n, 2+rng.IntN(n-1))
+		for i := range plan {
+			plan[i] = byte(rng.Uint32())
+		}
+		lens := randomLengths(&planReader{plan}, n, 2+rng.IntN(n-1), maxCodeLen)
 		if !build(table, lens, tableBits, parts) {
 			t.Fatalf("round %d: build refused the complete code %v", round, lens)
 		}
-		codes := canonicalCodes(lens)
+		codes := canonical(lens)
 		for sym, n := range lens {
 			if n == 0 {
 				continue
