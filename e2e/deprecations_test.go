@@ -80,6 +80,16 @@ host "registry.opentofu.org" {
 		initPrintsWarning(t, reg, tofu, startNginx(t, gapped, ca), env, warning)
 	})
 
+	// A mirror of the mirror, over HTTP: the served mirror's catalog
+	// says what the origin warned of.
+	t.Run("through a mirror of the mirror", func(t *testing.T) {
+		second := filepath.Join(t.TempDir(), "site")
+		if stdout, stderr, code := runTfmirror(t, work, env, "build", "--from", base, "--out", second, "--registry-replica"); code != 0 {
+			t.Fatalf("build --from %s: exit %d\n%s\n%s", base, code, stdout, stderr)
+		}
+		initPrintsWarning(t, reg, tofu, startNginx(t, second, ca), env, warning)
+	})
+
 	t.Run("the page in chromium", func(t *testing.T) {
 		chromium := chromiumBin(t)
 		pageURL := (&url.URL{Scheme: "file", Path: filepath.Join(site, htmlcatalog.Path)}).String()

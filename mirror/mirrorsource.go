@@ -27,6 +27,13 @@ type MirrorSource struct {
 	// Catalog, if set, is the mirror's signed catalog.json: only what it
 	// lists is offered, with the digest it lists.
 	Catalog *SignedCatalog
+	// Deprecations, if not nil, are the warnings the mirror keeps of its
+	// providers' origins (its catalog.json's "deprecations", by
+	// provider): a build from it reports and keeps them as a build from
+	// the origin does, and a provider without any has none. Nil: the
+	// mirror says nothing of warnings (it is not a tree tfmirror wrote),
+	// so a build keeps what it had.
+	Deprecations map[string][]string
 
 	mu      sync.Mutex
 	records map[string]*layout.Record
@@ -36,6 +43,20 @@ type MirrorSource struct {
 func (s *MirrorSource) AvailableVersions(ctx context.Context, p addrs.Provider) (addrs.VersionList, error) {
 	versions, err := s.Mirror.Versions(ctx, p)
 	return mirrorVersions(s.Mirror.Location(), versions, err)
+}
+
+// ProviderListing lists the versions the mirror holds, with the warnings
+// it keeps of p when it keeps any (Deprecations).
+func (s *MirrorSource) ProviderListing(ctx context.Context, p addrs.Provider) (Listing, error) {
+	vs, err := s.AvailableVersions(ctx, p)
+	if err != nil {
+		return Listing{}, err
+	}
+	l := Listing{Releases: unlisted(vs)}
+	if s.Deprecations != nil {
+		l.Warnings, l.CanWarn = s.Deprecations[p.String()], true
+	}
+	return l, nil
 }
 
 // PackageMeta describes a package from the release's kept provenance,

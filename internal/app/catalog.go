@@ -31,6 +31,20 @@ func (e *CatalogError) Error() string {
 
 func (e *CatalogError) Unwrap() error { return e.Err }
 
+// ReadCatalog reads a tree's catalog.json, unsigned; an error wrapping
+// fs.ErrNotExist for a mirror that is no tree or has no catalog.
+func ReadCatalog(ctx context.Context, m mirror.Packages) (layout.Catalog, error) {
+	tree, ok := m.(*layout.Tree)
+	if !ok {
+		return layout.Catalog{}, fmt.Errorf("%s has no catalog.json: %w", m.Location(), fs.ErrNotExist)
+	}
+	data, err := tree.Reader().ReadFile(ctx, layout.CatalogPath, layout.MaxDocumentBytes)
+	if err != nil {
+		return layout.Catalog{}, fmt.Errorf("read %s of %s: %w", layout.CatalogPath, tree.Location(), err)
+	}
+	return layout.DecodeCatalog(data)
+}
+
 // ReadSignedCatalog reads a tree's catalog.json and catalog.json.asc and
 // checks the signature with keys. The catalog is returned only when the
 // signature verifies over exactly the bytes read and the catalog is

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -155,5 +156,67 @@ func TestCatalogShowsKeyChanges(t *testing.T) {
 	}
 	if page := string(readFile(t, o.site(htmlcatalog.Path))); strings.Contains(page, "key-change") {
 		t.Errorf("the page marks a re-issued key as a change")
+	}
+}
+
+// A build from a mirror tfmirror wrote carries the warnings that mirror
+// keeps (its catalog.json's deprecations), as a build from the origin
+// does: a chain of mirrors shows what the origin said. A mirror that
+// keeps no catalog says nothing of warnings, so the copy keeps its own.
+func TestBuildFromAMirrorCarriesDeprecations(t *testing.T) {
+	o := newKeysOrigin(t, "1.0.0")
+	o.manifest(t, ">= 1.0.0", "")
+	warnings := []string{"This provider is deprecated: use acme/bar instead."}
+	o.reg.SetWarnings("hashicorp", "foo", warnings...)
+	copyWarnings := func() []string {
+		t.Helper()
+		tree, err := layout.OpenExisting(filepath.Join(o.dir, "copy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := tree.ReadWarnings(t.Context(), keysFoo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	if code, out := o.tfmirror(t, "build"); code != ExitOK {
+		t.Fatalf("build: exit %d\n%s", code, out)
+	}
+	code, out := o.tfmirror(t, "build", "--from", "site", "--out", "copy", "--json")
+	if events := deprecationEvents(t, out); code != ExitOK || len(events) != 1 || field(events[0], "provider") != keysFoo.String() {
+		t.Fatalf("build --from the mirror: exit %d, deprecation events %v; want 0 and one for %s\n%s", code, events, keysFoo, out)
+	}
+	if got := copyWarnings(); !slices.Equal(got, warnings) {
+		t.Errorf("the copy keeps %q, want %q", got, warnings)
+	}
+
+	// The upstream has no catalog (as a mirror another tool made): the
+	// copy keeps what it had.
+	catalog := o.site(layout.CatalogPath)
+	data := readFile(t, catalog)
+	if err := os.Remove(catalog); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := o.tfmirror(t, "build", "--from", "site", "--out", "copy"); code != ExitOK || strings.Contains(out, "the registry warns") {
+		t.Fatalf("build --from a mirror without a catalog: exit %d; want 0 and no warning\n%s", code, out)
+	}
+	if got := copyWarnings(); !slices.Equal(got, warnings) {
+		t.Errorf("the copy keeps %q after a build from a mirror that says nothing of warnings, want %q", got, warnings)
+	}
+	if err := os.WriteFile(catalog, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The origin stops warning; the upstream forgets, and so does the copy.
+	o.reg.SetWarnings("hashicorp", "foo")
+	if code, out := o.tfmirror(t, "build"); code != ExitOK {
+		t.Fatalf("build: exit %d\n%s", code, out)
+	}
+	if code, out := o.tfmirror(t, "build", "--from", "site", "--out", "copy"); code != ExitOK {
+		t.Fatalf("build --from the mirror: exit %d\n%s", code, out)
+	}
+	if got := copyWarnings(); got != nil {
+		t.Errorf("the copy still keeps %q", got)
 	}
 }
