@@ -37,7 +37,8 @@
 // holds with other bytes refuses the bundle. The registry warnings the
 // bundle keeps of each of its providers (warnings.json, parsed before the
 // first write) then replace the destination's for those providers: the
-// bundle is the connected mirror's latest word on them.
+// bundle is the connected mirror's latest word on them (failing to keep
+// them is a warning of the report: the mirror is published by then).
 //
 // Both ends take a tree their caller opened (a directory or a bucket,
 // through internal/endpoint): Create packs a directory in place under its

@@ -3,6 +3,7 @@ package bundle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -46,7 +47,8 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 	if err != nil {
 		return err
 	}
-	return recordWarnings(ctx, tree, warnings)
+	report.Warnings = append(report.Warnings, recordWarnings(ctx, tree, warnings)...)
+	return nil
 }
 
 // providerWarnings are the registry warnings a bundle keeps, by provider:
@@ -76,12 +78,14 @@ func stagedWarnings(ctx context.Context, staged *layout.Tree) (providerWarnings,
 // bundle, the warnings the bundle keeps: the bundle is the connected
 // mirror's latest word on them, so a provider it holds without warnings
 // has its kept ones removed. Providers the bundle does not hold keep
-// theirs.
-func recordWarnings(ctx context.Context, tree *layout.Tree, warnings providerWarnings) error {
+// theirs. The mirror is published by then: a failure is a warning, as
+// it is for a build.
+func recordWarnings(ctx context.Context, tree *layout.Tree, warnings providerWarnings) []string {
+	var failed []string
 	for _, p := range slices.SortedFunc(maps.Keys(warnings), func(a, b addrs.Provider) int { return strings.Compare(a.String(), b.String()) }) {
 		if err := tree.RecordWarnings(ctx, p, warnings[p]); err != nil {
-			return err
+			failed = append(failed, fmt.Sprintf("the bundle was imported, but the registry's warnings of %s were not kept in %s: %v", p, tree.Location(), err))
 		}
 	}
-	return nil
+	return failed
 }
