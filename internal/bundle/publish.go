@@ -27,7 +27,7 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 	if err != nil {
 		return err
 	}
-	warnings, err := stagedWarnings(ctx, staged)
+	warnings, err := stagedWarnings(ctx, staged, rs)
 	if err != nil {
 		return err
 	}
@@ -55,21 +55,20 @@ func publish(ctx context.Context, tree *layout.Tree, staged *layout.Tree, report
 // an entry (nil or not) for every provider it holds.
 type providerWarnings map[addrs.Provider][]string
 
-// stagedWarnings reads the warnings the staged mirror keeps of each of
-// its providers, before anything is published: a warnings.json that
-// does not parse refuses the bundle.
-func stagedWarnings(ctx context.Context, staged *layout.Tree) (providerWarnings, error) {
-	providers, err := staged.Providers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make(providerWarnings, len(providers))
-	for _, p := range providers {
-		w, err := staged.ReadWarnings(ctx, p)
-		if err != nil {
-			return nil, refused(MirrorDir+"/"+layout.WarningsPath(p), "%v", err)
+// stagedWarnings reads the warnings the staged mirror keeps of each
+// provider of its releases rs, before anything is published: a
+// warnings.json that does not parse refuses the bundle.
+func stagedWarnings(ctx context.Context, staged *layout.Tree, rs []layout.Release) (providerWarnings, error) {
+	out := providerWarnings{}
+	for _, r := range rs {
+		if _, done := out[r.Provider]; done {
+			continue
 		}
-		out[p] = w
+		w, err := staged.ReadWarnings(ctx, r.Provider)
+		if err != nil {
+			return nil, refused(MirrorDir+"/"+layout.WarningsPath(r.Provider), "%v", err)
+		}
+		out[r.Provider] = w
 	}
 	return out, nil
 }

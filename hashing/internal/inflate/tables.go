@@ -153,7 +153,7 @@ func build(table []uint32, lens []uint8, tableBits uint32, parts []uint32) bool 
 	if maxLen <= tableBits {
 		return true
 	}
-	return buildSubtables(table, syms, lens, count, code>>1, tableBits, maxLen, parts)
+	return buildSubtables(table, syms, lens, count, code, tableBits, maxLen, parts)
 }
 
 // buildIncomplete fills a main table for an incomplete code: no entry
@@ -180,14 +180,14 @@ func buildIncomplete(table []uint32, lens []uint8, maxLen uint32, code int, part
 // buildSubtables places syms, the symbols whose codes are longer than the
 // main table's bits, in the order of their codes, in subtables after the
 // main table, each linked from the main entry of its codes' first
-// tableBits bits. code is the main table's last code plus one, of
-// tableBits bits; count, the codes of each length.
+// tableBits bits. code is the first code of tableBits+1 bits after the
+// main table's; count, the codes of each length.
 func buildSubtables(table []uint32, syms []uint16, lens []uint8, count [maxCodeLen + 1]int, code int, tableBits, maxLen uint32, parts []uint32) bool {
 	left := count // codes of each length not placed yet
 	mask := 1<<tableBits - 1
 	prefix, subStart, subBits := -1, 0, uint32(0)
 	end := 1 << tableBits
-	n := tableBits
+	n := tableBits + 1
 	for _, sym := range syms {
 		for m := uint32(lens[sym]); n < m; n++ {
 			code <<= 1

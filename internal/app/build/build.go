@@ -186,7 +186,7 @@ func prepare(ctx context.Context, opts Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.notes, err = vouch(ctx, source, s.CatalogKeys); err != nil {
+	if r.notes, err = readUpstreamCatalogs(ctx, source, s.CatalogKeys); err != nil {
 		return nil, err
 	}
 	if len(r.outs.registries()) > 0 {

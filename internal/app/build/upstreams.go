@@ -9,8 +9,9 @@ import (
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
-// vouch makes every upstream mirror the build reads offer only what its
-// catalog.json lists, with the digests it lists, once the signature of
+// readUpstreamCatalogs reads the catalog.json of every upstream mirror
+// the build reads. With keys, it makes each offer only what its catalog
+// lists, with the digests it lists, once the signature of
 // one of keys (--catalog-key, settings catalog_key) is checked: a build
 // from an upstream whose catalog is unsigned, signed by another key or
 // not sealed stops before it plans (exit 3). Its lines say who signed
@@ -20,7 +21,7 @@ import (
 //
 // Either way, an upstream whose catalog was read carries the warnings
 // it keeps of its providers (MirrorSource.Deprecations).
-func vouch(ctx context.Context, src mirror.Source, keys *signing.TrustedKeys) ([]string, error) {
+func readUpstreamCatalogs(ctx context.Context, src mirror.Source, keys *signing.TrustedKeys) ([]string, error) {
 	upstreams := mirrorSources(src)
 	if keys == nil {
 		for _, u := range upstreams {
