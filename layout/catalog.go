@@ -117,6 +117,18 @@ func (t *Tree) Providers(ctx context.Context) ([]addrs.Provider, error) {
 	return t.providers(ctx, files, true)
 }
 
+// Empty says whether the tree holds no provider and no module: a
+// directory, URL or prefix that is no mirror (yet). A tree that cannot be
+// read is not called empty.
+func (t *Tree) Empty(ctx context.Context) bool {
+	providers, err := t.Providers(ctx)
+	if err != nil || len(providers) > 0 {
+		return false
+	}
+	modules, err := t.Modules(ctx)
+	return err == nil && len(modules) == 0
+}
+
 // ProvidersIn is Providers for a caller that has listed the whole store
 // already: files is that listing (Store.List of ""), which is not asked
 // for again.

@@ -75,17 +75,6 @@ type CreateReport struct {
 // ErrEmptyMirror means the site holds no provider and no module.
 var ErrEmptyMirror = errors.New("the mirror holds no provider and no module (no catalog.json or index.json): nothing to bundle")
 
-// isEmpty reports a tree that can be read and holds neither providers nor
-// modules.
-func isEmpty(ctx context.Context, t *layout.Tree) bool {
-	providers, err := t.Providers(ctx)
-	if err != nil || len(providers) > 0 {
-		return false
-	}
-	modules, err := t.Modules(ctx)
-	return err == nil && len(modules) == 0
-}
-
 // entry is one file to pack: from disk (src) or from memory (data).
 type entry struct {
 	name string
@@ -114,7 +103,7 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	}
 	// Refuse a directory that is no mirror before locking it, which
 	// would create the private directory in it.
-	if isEmpty(ctx, opts.Mirror) {
+	if opts.Mirror.Empty(ctx) {
 		return nil, ErrEmptyMirror
 	}
 	unlock, err := store.Lock(ctx, opts.LockTimeout, layout.Publish)
@@ -163,7 +152,7 @@ func createFromStore(ctx context.Context, opts CreateOptions, store layout.Store
 	if err != nil {
 		return nil, err
 	}
-	if len(c.Providers) == 0 && isEmpty(ctx, layout.NewTree(snap)) {
+	if len(c.Providers) == 0 && layout.NewTree(snap).Empty(ctx) {
 		return nil, ErrEmptyMirror
 	}
 	local, err := layout.OpenExisting(snap.root)

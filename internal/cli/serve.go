@@ -40,6 +40,9 @@ written when the server cannot start. It serves until interrupted.`,
 			out := env.printer(cmd)
 			opts.Started = func(s appserve.Serving) {
 				out.Line(fmt.Sprintf("serving %s at %s", s.Root, s.URL))
+				if s.Empty {
+					out.Warnings([]string{s.Root + " holds no mirror yet (no provider's index.json, no module): clients find nothing there until a build publishes into it"})
+				}
 				if s.CA != nil {
 					out.Line(caLine(s))
 				}

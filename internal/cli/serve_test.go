@@ -220,3 +220,21 @@ func readFile(t *testing.T, name string) []byte {
 	}
 	return data
 }
+
+// Serving a directory that holds no mirror (yet) starts, since a build
+// may publish into it next, but says that clients find nothing there.
+func TestServeWarnsOfADirectoryWithoutAMirror(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	for _, tc := range []struct {
+		dir  string
+		warn bool
+	}{{t.TempDir(), true}, {site, false}} {
+		s := startServe(t, tc.dir)
+		code := s.stop()
+		out := s.stdout.String() + s.stderr.String()
+		if code != ExitOK || strings.Contains(out, "holds no mirror yet") != tc.warn {
+			t.Errorf("serve %s: exit %d, warned %v, want %v:\n%s", tc.dir, code, !tc.warn, tc.warn, out)
+		}
+	}
+}

@@ -185,7 +185,7 @@ provider "hashicorp/bar" { versions = "1.0.0" }
 	mustRun(t, o, dir, "replica", "site", "--sign-key", private)
 	verified("replica --sign-key")
 
-	mustRun(t, o, dir, "prune", "site", "--grace", "0s")
+	mustRun(t, o, dir, "prune", "--out", "site", "--grace", "0s")
 	unsigned("an unsigned prune")
 	if _, ok := listed(4).Archives["registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_linux_amd64.zip"]; ok {
 		t.Error("the catalog still lists a pruned archive")
@@ -196,7 +196,7 @@ provider "hashicorp/bar" { versions = "1.0.0" }
 	wantFoo("1.2.0")
 	mustRun(t, o, dir, "build", "--sign-key", private)
 	listed(6)
-	mustRun(t, o, dir, "prune", "site", "--grace", "0s", "--sign-key", private)
+	mustRun(t, o, dir, "prune", "--out", "site", "--grace", "0s", "--sign-key", private)
 	listed(4)
 	verified("prune --sign-key")
 }

@@ -18,7 +18,11 @@ right shape (and, over HTTP, is served as application/json); every version
 listed has its <version>.json; every listed archive exists, and each h1: and
 zh: listed for it matches its bytes; the kept SHA256SUMS, signature and keys are
 trusted under the trust policy (the manifest's trust blocks, as for a
-build), and every archive is the one that signed file lists.
+build), and every archive is the one that signed file lists. The providers
+checked are those the tree holds; over HTTP, which has no directory
+listing, those catalog.json lists, or without one (another tool's mirror)
+those the manifest's provider blocks name. A location that holds no
+mirror at all is an error (exit 2), not a clean check of nothing.
 
 An OCI registry or layout (oci://REPOSITORY_TEMPLATE, oci-layout://DIR) is
 checked for the providers the manifest's provider blocks name (a registry

@@ -376,6 +376,15 @@ provider "hashicorp/aws" {
   versions = [">= 1.0"]
 }
 `,
+			want: []string{at(3, 14) + `Invalid versions: versions is one string of constraints separated by commas, not a list: versions = ">= 1.0".`},
+		},
+		{
+			name: "versions is an object",
+			src: `platforms = ["linux_amd64"]
+provider "hashicorp/aws" {
+  versions = { min = "1.0" }
+}
+`,
 			want: []string{at(3, 14) + "Unsuitable value type: Unsuitable value: string required"},
 		},
 		{
@@ -458,6 +467,14 @@ provider "hashicorp/aws" {
 				at(2, 1) + "Missing versions: Say which versions to mirror",
 				marker(`provider "hashicorp/aws" {`, 1, 24),
 			},
+		},
+		{
+			name: "module versions as a list",
+			src: `module "terraform-aws-modules/vpc/aws" {
+  versions = ["~> 5.0"]
+}
+`,
+			want: []string{at(2, 14) + `Invalid versions: versions is one string of constraints separated by commas, not a list: versions = "~> 5.0".`},
 		},
 		{
 			name: "newest = 0",

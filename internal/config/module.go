@@ -54,7 +54,8 @@ func decodeModule(block *hcl.Block, seen map[string]hcl.Range) (mirror.ModuleReq
 		}
 		return req, diags
 	}
-	if ds := gohcl.DecodeExpression(attr.Expr, nil, &req.Constraint); ds.HasErrors() {
+	var ds hcl.Diagnostics
+	if req.Constraint, ds = versionsString(attr); ds.HasErrors() {
 		return req, append(diags, ds...)
 	}
 	if err := mirror.CheckModuleConstraint(req.Constraint); err != nil {

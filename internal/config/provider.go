@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -72,7 +73,8 @@ func decodeVersions(content *hcl.BodyContent, block *hcl.Block, req *mirror.Requ
 		req.Allowed, _ = addrs.ParseConstraints("")
 		return diags
 	}
-	if ds := gohcl.DecodeExpression(attr.Expr, nil, &req.Constraints); ds.HasErrors() {
+	var ds hcl.Diagnostics
+	if req.Constraints, ds = versionsString(attr); ds.HasErrors() {
 		return append(diags, ds...)
 	}
 	set, err := addrs.ParseConstraints(req.Constraints)
@@ -116,6 +118,22 @@ func elementRange(expr hcl.Expression, i int) hcl.Range {
 		return tuple.Exprs[i].Range()
 	}
 	return expr.Range()
+}
+
+// versionsString reads a versions attribute: one string of constraints.
+// A list of them, the usual slip, is refused with the string meant.
+func versionsString(attr *hcl.Attribute) (string, hcl.Diagnostics) {
+	var text string
+	ds := gohcl.DecodeExpression(attr.Expr, nil, &text)
+	if !ds.HasErrors() {
+		return text, nil
+	}
+	var list []string
+	if gohcl.DecodeExpression(attr.Expr, nil, &list).HasErrors() {
+		return "", ds
+	}
+	return "", errAt(attr.Expr.Range(), "Invalid versions",
+		fmt.Sprintf("versions is one string of constraints separated by commas, not a list: versions = %q.", strings.Join(list, ", ")))
 }
 
 func errAt(rng hcl.Range, summary, detail string) hcl.Diagnostics {

@@ -98,8 +98,15 @@ func LoadWith(dir string, opts Options) (*Root, error) {
 	}
 	l.vals, l.environ, l.rootAbs = vals, opts.Environ, abs
 	m := l.module(dir, real)
-	if m.empty {
-		l.warn(fmt.Sprintf("%s has no OpenTofu configuration files", l.displayPath(dir)))
+	if m.empty && len(l.problems) == 0 {
+		// A root module without configuration is a wrong directory, not a
+		// configuration that needs nothing: lock would write an empty lock
+		// file there, prune drop what the right directory needs.
+		return nil, &Error{Problems: []Problem{{
+			File:    l.displayPath(dir),
+			Summary: "No configuration files",
+			Detail:  noConfiguration(dir),
+		}}}
 	}
 	l.walk(frame{dir: dir, real: real}, m)
 	if !opts.NoTests {
@@ -110,6 +117,18 @@ func LoadWith(dir string, opts Options) (*Root, error) {
 		return nil, &Error{Problems: l.problems}
 	}
 	return &Root{Dir: dir, Providers: l.providers, Modules: l.registryCalls(), Warnings: l.warnings}, nil
+}
+
+// noConfiguration says why dir, a root module without configuration
+// files, is refused, and what was likely meant when it is a mirror.
+func noConfiguration(dir string) string {
+	const what = "It holds no OpenTofu or Terraform configuration files (*.tf, *.tf.json, *.tofu, *.tofu.json)"
+	for _, mark := range []string{".tfmirror", "catalog.json"} {
+		if _, err := os.Lstat(filepath.Join(dir, mark)); err == nil {
+			return what + " but is a mirror (it has " + mark + "): a command's arguments are configuration directories; name the mirror with --out (build, prune) or --mirror (lock)."
+		}
+	}
+	return what + ": name the directory of a root module."
 }
 
 // newLoader returns a loader for the root module directory root, with

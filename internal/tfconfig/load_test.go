@@ -642,12 +642,10 @@ module "deeper" { source = "./deeper" }
 			},
 		},
 		{
-			name:  "empty directory",
-			files: map[string]string{"root/README.md": "nothing here"},
-			want:  map[string][]Constraint{},
-			wantWarnings: []string{
-				"root has no OpenTofu configuration files",
-			},
+			// A wrong directory, not a configuration that needs nothing.
+			name:    "empty directory",
+			files:   map[string]string{"root/README.md": "nothing here"},
+			wantErr: []string{"root: No configuration files: It holds no OpenTofu or Terraform configuration files (*.tf, *.tf.json, *.tofu, *.tofu.json)"},
 		},
 	})
 }

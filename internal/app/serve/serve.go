@@ -53,6 +53,9 @@ type Serving struct {
 	// (clients must be given it), not kept from an earlier one.
 	CA    *x509.Certificate
 	NewCA bool
+	// Empty says the directory holds no mirror yet: clients find nothing
+	// until a build publishes into it.
+	Empty bool
 }
 
 // The kept CA, in the tree's private directory (never served): its
@@ -103,7 +106,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	serving := Serving{Root: root, URL: srv.URL}
+	serving := Serving{Root: root, URL: srv.URL, Empty: tree.Empty(ctx)}
 	if ca != nil {
 		if serving, err = ca.save(serving, opts.CAOut); err != nil {
 			_ = srv.Close()

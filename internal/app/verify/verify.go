@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
@@ -65,8 +66,20 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		catalog = &c
 	}
 	report, err := v.Verify(ctx)
+	if errors.Is(err, fs.ErrNotExist) && len(v.Providers) == 0 {
+		// A tree over HTTP that keeps no catalog.json (another tool's
+		// mirror, or a wrong URL) cannot say what it holds.
+		if v.Providers = app.ManifestProviders(m); len(v.Providers) == 0 {
+			return nil, inputerr.Wrap(fmt.Errorf("%w; name the providers to check with the provider blocks of a manifest (--config)", err))
+		}
+		report, err = v.Verify(ctx)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if report.Providers == 0 && report.Modules == 0 {
+		// A wrong directory, URL or prefix, not a mirror without faults.
+		return nil, inputerr.Wrap(fmt.Errorf("%s holds no mirror: no provider's index.json (HOST/NAMESPACE/TYPE/index.json) and no module was found; name the directory, URL or bucket prefix a build published to", ref))
 	}
 	report.Warnings = append(report.Warnings, report.Accepted...)
 	if catalog != nil {

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A directory, URL or prefix that holds no mirror is a wrong location,
+// not a mirror without faults: verify says so and exits 2.
+func TestVerifyRefusesWhatHoldsNoMirror(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	dir := filepath.Dir(site)
+	if code, stdout, stderr := o.run(t, dir, "verify", "site"); code != ExitOK {
+		t.Fatalf("verify of the built mirror: exit %d\n%s%s", code, stdout, stderr)
+	}
+	other := filepath.Join(dir, "not-a-mirror")
+	if err := os.MkdirAll(filepath.Join(other, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "docs", "index.html"), []byte("<p>hello</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := o.run(t, dir, "verify", "not-a-mirror")
+	if code != ExitUsage || !strings.Contains(stderr, "not-a-mirror holds no mirror") || strings.Contains(stdout, "0 problems") {
+		t.Errorf("verify of a directory without a mirror: exit %d, want %d naming it\n%s%s", code, ExitUsage, stdout, stderr)
+	}
+
+	// Over HTTP, without catalog.json, the providers to check come from
+	// the manifest; without one, verify says how to name them.
+	url := serveSite(t, &o, other, "application/json")
+	code, stdout, stderr = o.run(t, t.TempDir(), "verify", url)
+	if code != ExitUsage || !strings.Contains(stderr, url+" has no catalog.json") || !strings.Contains(stderr, "name the providers to check") {
+		t.Errorf("verify %s without a manifest: exit %d, want %d saying how to name providers\n%s%s", url, code, ExitUsage, stdout, stderr)
+	}
+	code, stdout, stderr = o.run(t, dir, "verify", url)
+	if code != ExitVerification || !strings.Contains(stdout, "registry.opentofu.org/hashicorp/foo") {
+		t.Errorf("verify %s with the manifest naming foo: exit %d, want %d for the provider it lacks\n%s%s", url, code, ExitVerification, stdout, stderr)
+	}
+	if err := os.Remove(filepath.Join(site, "catalog.json")); err != nil {
+		t.Fatal(err)
+	}
+	url = serveSite(t, &o, site, "application/json")
+	if code, stdout, stderr = o.run(t, dir, "verify", url); code != ExitOK || !strings.Contains(stdout, "1 provider") {
+		t.Errorf("verify of the mirror over HTTP without its catalog, with the manifest: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// A root module directory without configuration files is refused by
+// every command that reads configurations, before anything is written:
+// lock would leave an empty lock file there, prune drop what the right
+// directory needs.
+func TestDirectoryWithoutConfigurationIsRefused(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	dir := filepath.Dir(site)
+	empty := filepath.Join(dir, "live", "app")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(empty, "README.md"), []byte("the configuration moved"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := pruneFiles(t, site)
+	for _, args := range [][]string{
+		{"lock", "--mirror", "site", "live/app"},
+		{"lock", "--mirror", "site", "--check", "live/app"},
+		{"prune", "live/app", "--out", "site", "--grace", "0"},
+		{"build", "live/app", "--dry-run"},
+	} {
+		code, stdout, stderr := o.run(t, dir, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "read configuration live/app: app: No configuration files") {
+			t.Errorf("%s: exit %d, want %d naming the directory\n%s%s", strings.Join(args, " "), code, ExitUsage, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(empty, ".terraform.lock.hcl")); !os.IsNotExist(err) {
+		t.Errorf("a lock file was written into the directory: %v", err)
+	}
+	// The mirror named where a configuration directory goes (a prune
+	// would have read site as a configuration that needs nothing).
+	code, stdout, stderr := o.run(t, dir, "prune", "site", "--grace", "0")
+	if code != ExitUsage || !strings.Contains(stderr, "but is a mirror (it has .tfmirror)") || !strings.Contains(stderr, "--out") {
+		t.Errorf("prune site: exit %d, want %d saying site is the mirror\n%s%s", code, ExitUsage, stdout, stderr)
+	}
+	pruneSame(t, "after the refused prunes", before, pruneFiles(t, site))
+}
