@@ -288,8 +288,12 @@ func (l pacedListener) Accept() (net.Conn, error) {
 	return &pacedConn{Conn: c, rate: l.rate}, nil
 }
 
-// pacedConn is a token bucket on Write: it sends at most burst bytes ahead
-// of the ideal schedule of rate bytes per second.
+// pacedConn is a token bucket on Write: it sends at most a burst (and one
+// write) ahead of the ideal schedule of rate bytes per second. Once ahead
+// by more than a burst it sleeps until it is on schedule, so that a
+// connection pauses once per burst, not before every write: the origin
+// shares the machine's cores with the client measured, and each pause is
+// a wakeup it would spend their CPU on.
 type pacedConn struct {
 	net.Conn
 	rate float64
@@ -322,7 +326,8 @@ func (c *pacedConn) Write(b []byte) (int, error) {
 	return written, nil
 }
 
-// wait sleeps until n more bytes fit the budget.
+// wait sleeps, when n more bytes put the connection more than a burst
+// ahead of schedule, until they are due.
 func (c *pacedConn) wait(n int) {
 	now := time.Now()
 	burst := time.Duration(float64(pacingBurst) / c.rate * float64(time.Second))
@@ -330,7 +335,7 @@ func (c *pacedConn) wait(n int) {
 		c.next = earliest // an idle connection saves up at most a burst
 	}
 	c.next = c.next.Add(time.Duration(float64(n) / c.rate * float64(time.Second)))
-	if d := c.next.Sub(now); d > 0 {
+	if d := c.next.Sub(now); d > burst {
 		time.Sleep(d)
 	}
 }
