@@ -151,16 +151,13 @@ func checkListedHashes(pkg Package, meta PackageMeta, sums hashing.ArchiveSums) 
 // (chunkio.Copy), refusing more than the sink takes (a sink with a Limit)
 // with ErrTooLarge.
 func CopyArchive(sink Sink, body io.Reader) error {
-	l, ok := sink.(interface{ Limit() int64 })
-	if !ok || l.Limit() <= 0 {
-		_, err := chunkio.Copy(sink, body)
-		return err
+	limit := int64(chunkio.NoLimit)
+	if l, ok := sink.(interface{ Limit() int64 }); ok && l.Limit() > 0 {
+		limit = l.Limit()
 	}
-	if _, err := chunkio.Copy(sink, io.LimitReader(body, l.Limit())); err != nil {
-		return err
-	}
-	if n, _ := body.Read(make([]byte, 1)); n > 0 {
+	_, err := chunkio.CopyLimited(sink, body, limit)
+	if errors.Is(err, chunkio.ErrPastLimit) {
 		return ErrTooLarge
 	}
-	return nil
+	return err
 }

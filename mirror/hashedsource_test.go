@@ -1,10 +1,12 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -268,5 +270,50 @@ func TestHashesOnlyPlatformsAddedLaterStayListed(t *testing.T) {
 	vr, err := (&Verifier{Mirror: tree, Checker: fakeChecker{}}).Verify(context.Background())
 	if err != nil || len(vr.Problems) != 0 || vr.Archives != 2 {
 		t.Fatalf("verify: %v, problems %v, %d archives", err, vr.Problems, vr.Archives)
+	}
+}
+
+// limitedSink is a Sink that takes at most limit bytes.
+type limitedSink struct {
+	bytes.Buffer
+	limit int64
+}
+
+func (s *limitedSink) Reset() error { s.Buffer.Reset(); return nil }
+func (s *limitedSink) Limit() int64 { return s.limit }
+
+// idleReader gives (0, nil) before every read of r, as an io.Reader may.
+type idleReader struct {
+	r    io.Reader
+	idle bool
+}
+
+func (i *idleReader) Read(p []byte) (int, error) {
+	if i.idle = !i.idle; i.idle {
+		return 0, nil
+	}
+	return i.r.Read(p)
+}
+
+// A body longer than the sink takes is refused, however its reader
+// gives its bytes, and nothing past the limit reaches the sink.
+func TestCopyArchiveRefusesMoreThanTheSinkTakes(t *testing.T) {
+	body := bytes.Repeat([]byte("archive "), 1000)
+	for _, size := range []int{len(body) - 1, len(body)} {
+		for _, idle := range []bool{false, true} {
+			sink := &limitedSink{limit: int64(size)}
+			var r io.Reader = bytes.NewReader(body)
+			if idle {
+				r = &idleReader{r: r}
+			}
+			err := CopyArchive(sink, r)
+			wantErr := size < len(body)
+			if wantErr != errors.Is(err, ErrTooLarge) || (!wantErr && err != nil) {
+				t.Errorf("limit %d of %d bytes (idle reads %v): error %v", size, len(body), idle, err)
+			}
+			if int64(sink.Len()) > sink.limit {
+				t.Errorf("limit %d: the sink took %d bytes", size, sink.Len())
+			}
+		}
 	}
 }

@@ -4,9 +4,10 @@
 // write per record costs a download a system call on its staging file and
 // a hand-off to the goroutine that hashes it, for every 16 KiB.
 //
-// It does not bound what it copies (callers wrap the reader) and does not
-// retry; it imports only the standard library, so the core and the
-// adapters that download share it.
+// It owns the one bound on a copy's size too (CopyLimited): no byte past
+// the limit reaches the destination. It does not retry; it imports only
+// the standard library, so the core and the adapters that download share
+// it.
 package chunkio
 
 import (
@@ -48,6 +49,49 @@ func Copy(dst io.Writer, src io.Reader) (int64, error) {
 			return written, rerr
 		}
 	}
+}
+
+// ErrPastLimit means the source held more bytes than CopyLimited's limit.
+var ErrPastLimit = errors.New("more bytes than the limit")
+
+// NoLimit is CopyLimited's limit for a source of any size.
+const NoLimit = -1
+
+// CopyLimited is Copy of a source that must hold at most limit bytes
+// (any number with NoLimit, or any negative limit): it never reads past
+// the limit, writes what came before it, and fails with ErrPastLimit when
+// the source has a byte more.
+func CopyLimited(dst io.Writer, src io.Reader, limit int64) (int64, error) {
+	if limit < 0 {
+		return Copy(dst, src)
+	}
+	return Copy(dst, &limitReader{r: src, left: limit})
+}
+
+// limitReader reads at most left bytes of r, then requires r to end.
+type limitReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left == 0 {
+		var probe [1]byte
+		switch n, err := io.ReadFull(l.r, probe[:]); {
+		case n > 0:
+			return 0, ErrPastLimit
+		case errors.Is(err, io.EOF):
+			return 0, io.EOF
+		default:
+			return 0, err
+		}
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // fill reads src into buf until buf is full or src fails or ends.

@@ -97,3 +97,57 @@ func TestCopyShortWrite(t *testing.T) {
 		t.Fatalf("short write: %v, want io.ErrShortWrite", err)
 	}
 }
+
+// countingReader counts the bytes taken from r, and gives (0, nil) on
+// every other read, as an io.Reader may.
+type countingReader struct {
+	r     io.Reader
+	taken int
+	idle  bool
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.idle = !c.idle; c.idle {
+		return 0, nil
+	}
+	n, err := c.r.Read(p)
+	c.taken += n
+	return n, err
+}
+
+func TestCopyLimited(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 40_000) // 640,000 bytes: three chunks
+	for _, tc := range []struct {
+		name    string
+		size    int
+		limit   int64
+		wantErr error
+	}{
+		{"no limit", len(data), NoLimit, nil},
+		{"exactly the limit", len(data), int64(len(data)), nil},
+		{"under the limit", len(data) - 1, int64(len(data)), nil},
+		{"one byte past", len(data), int64(len(data) - 1), ErrPastLimit},
+		{"past at a chunk's end", len(data), Chunk, ErrPastLimit},
+		{"nothing may come, nothing does", 0, 0, nil},
+		{"nothing may come, a byte does", 1, 0, ErrPastLimit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &countingReader{r: &recordReader{r: bytes.NewReader(data[:tc.size]), size: 16 << 10}}
+			var dst bytes.Buffer
+			n, err := CopyLimited(&dst, src, tc.limit)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			want := tc.size
+			if tc.wantErr != nil {
+				want = int(tc.limit) // what came before the limit, no byte past it
+			}
+			if n != int64(want) || !bytes.Equal(dst.Bytes(), data[:want]) {
+				t.Errorf("wrote %d bytes (%d in dst), want the first %d", n, dst.Len(), want)
+			}
+			if tc.limit >= 0 && int64(src.taken) > tc.limit+1 {
+				t.Errorf("read %d bytes of the source, more than the limit %d and one", src.taken, tc.limit)
+			}
+		})
+	}
+}

@@ -458,16 +458,16 @@ func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer, offs
 	if limit > 0 && resp.ContentLength >= 0 && offset+resp.ContentLength > limit {
 		return tooLarge("read %s: the body of %d bytes exceeds the limit of %d", Redact(u), offset+resp.ContentLength, limit)
 	}
-	src := body
+	left := int64(chunkio.NoLimit)
 	if limit > 0 {
-		src = &limitGuard{r: body, left: limit - offset}
+		left = max(limit-offset, 0)
 	}
 	dst := &writeMark{w: w}
-	n, err := chunkio.Copy(dst, src)
+	n, err := chunkio.CopyLimited(dst, body, left)
 	switch {
 	case dst.failed || errors.Is(err, io.ErrShortWrite):
 		return &finalError{fmt.Errorf("copy %s: %w", Redact(u), err)}
-	case errors.Is(err, errPastLimit):
+	case errors.Is(err, chunkio.ErrPastLimit):
 		return tooLarge("read %s: the body exceeds the limit of %d bytes", Redact(u), limit)
 	case err != nil:
 		return fmt.Errorf("read %s: %w", Redact(u), err)
@@ -476,24 +476,6 @@ func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer, offs
 		return fmt.Errorf("read %s: got %d bytes, expected %d", Redact(u), n, resp.ContentLength)
 	}
 	return nil
-}
-
-var errPastLimit = errors.New("past the limit")
-
-// limitGuard fails a read that would take more than left bytes, giving
-// none of that read's bytes.
-type limitGuard struct {
-	r    io.Reader
-	left int64
-}
-
-func (g *limitGuard) Read(p []byte) (int, error) {
-	n, err := g.r.Read(p)
-	if int64(n) > g.left {
-		return 0, errPastLimit
-	}
-	g.left -= int64(n)
-	return n, err
 }
 
 // writeMark remembers that a write failed, to tell it from a failed read.
