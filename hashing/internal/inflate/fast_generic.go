@@ -30,15 +30,11 @@ func (d *Decoder) fastGeneric() (bool, error) {
 	done := false
 	var err error
 
-	bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
-	ip += int((63 - nb) >> 3)
-	nb |= 56
+	bits, ip, nb = refill(in, ip, bits, nb)
 	e := t.lit[bits&(1<<litTableBits-1)]
 loop:
 	for ip <= inLimit && op <= outLimit {
-		bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
-		ip += int((63 - nb) >> 3)
-		nb |= 56
+		bits, ip, nb = refill(in, ip, bits, nb)
 
 		saved := bits
 		bits >>= e & 63
@@ -85,9 +81,7 @@ loop:
 		length := int(e>>16) + int((saved&(1<<(e&63)-1))>>((e>>8)&15))
 
 		if nb < 39 {
-			bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
-			ip += int((63 - nb) >> 3)
-			nb |= 56
+			bits, ip, nb = refill(in, ip, bits, nb)
 		}
 		e = t.dist[bits&(1<<distTableBits-1)]
 		if e&flagExceptional != 0 {
@@ -141,6 +135,15 @@ loop:
 	d.bits = bits & (1<<nb - 1) // the bits above nb are the next bytes': drop them
 	d.nb, d.ip, d.op = nb, ip, op
 	return done, err
+}
+
+// refill adds the eight bytes at in[ip:] to the bit buffer bits above its
+// nb bits, and returns it with ip moved past the whole bytes now in it and
+// nb, now 56 or more. The bits above nb are the next bytes': callers mask
+// them off when they keep the buffer.
+func refill(in []byte, ip int, bits uint64, nb uint) (uint64, int, uint) {
+	bits |= binary.LittleEndian.Uint64(in[ip:]) << (nb & 63)
+	return bits, ip + int((63-nb)>>3), nb | 56
 }
 
 func (d *Decoder) corruptAt(ip int, nb uint) error {

@@ -24,7 +24,6 @@ package inflate
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -216,9 +215,7 @@ func (d *Decoder) more() error {
 // loop refills, keeping no bit above nb), else byte by byte.
 func (d *Decoder) tryBits(n uint) error {
 	if d.nb < n && d.ip+8 <= len(d.in) {
-		d.bits |= binary.LittleEndian.Uint64(d.in[d.ip:]) << (d.nb & 63)
-		d.ip += int((63 - d.nb) >> 3)
-		d.nb |= 56
+		d.bits, d.ip, d.nb = refill(d.in, d.ip, d.bits, d.nb)
 		d.bits &= 1<<d.nb - 1
 	}
 	for d.nb < n {
