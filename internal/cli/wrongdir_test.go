@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
 )
 
 // A directory, URL or prefix that holds no mirror is a wrong location,
@@ -85,4 +87,48 @@ func TestDirectoryWithoutConfigurationIsRefused(t *testing.T) {
 		t.Errorf("prune site: exit %d, want %d saying site is the mirror\n%s%s", code, ExitUsage, stdout, stderr)
 	}
 	pruneSame(t, "after the refused prunes", before, pruneFiles(t, site))
+}
+
+// A web root named as the destination by mistake loses nothing: a
+// directory or bucket prefix whose index.html someone else wrote is
+// refused (exit 2) before anything is downloaded or written, by every
+// command that writes a tree.
+func TestForeignPageIsNeverReplaced(t *testing.T) {
+	srv := s3test.Start(t)
+	o, dir, bucket := bucketAndSite(t, srv)
+	const page = "<!DOCTYPE html><h1>the team's site</h1>"
+	web := filepath.Join(dir, "www")
+	if err := os.MkdirAll(web, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(web, "index.html"), []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(dir, "mirror.tar.gz")
+	mustRun(t, o, dir, "bundle", "create", "site", "--out", bundle)
+	putObject(t, srv, "mirror", "www/index.html", []byte(page))
+	webBucket := srv.URI("mirror", "www/")
+	for _, args := range [][]string{
+		{"build", "--out", "www"},
+		{"build", "--out", "www", "--dry-run"},
+		{"build", "--out", webBucket},
+		{"prune", "--out", "www"},
+		{"bundle", "import", bundle, "--out", "www"},
+		{"bundle", "import", bundle, "--out", webBucket},
+	} {
+		code, stdout, stderr := o.run(t, dir, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "index.html was not written by tfmirror") {
+			t.Errorf("%s: exit %d, want %d naming index.html\n%s%s", strings.Join(args, " "), code, ExitUsage, stdout, stderr)
+		}
+	}
+	if got := snapshot(t, web); len(got) != 2 || got["index.html"] != page { // and "./"
+		t.Errorf("the directory changed: %v", got)
+	}
+	if got := contents(bucketFiles(t, srv, "mirror", "www/")); len(got) != 1 || got["index.html"] != page {
+		t.Errorf("the bucket prefix changed: %v", got)
+	}
+	// The mirror's own page is tfmirror's: building into it again works.
+	if code, stdout, stderr := o.run(t, dir, "build", "--out", "site", "--out", bucket); code != ExitOK {
+		t.Errorf("rebuild: exit %d\n%s%s", code, stdout, stderr)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/layout"
@@ -69,6 +70,9 @@ func OpenDestination(ctx context.Context, ref Ref, opts DestinationOptions, s Se
 			return nil, inputerr.Wrap(fmt.Errorf("%s: %w", ref, err))
 		}
 		tree := layout.NewTree(store)
+		if err := ownedPage(ctx, tree); err != nil {
+			return nil, err
+		}
 		return &Destination{Ref: ref, Dest: tree.Destination(), Tree: tree, Store: store, Local: store}, nil
 	case S3:
 		store, err := openS3(ctx, ref, s)
@@ -76,6 +80,9 @@ func OpenDestination(ctx context.Context, ref Ref, opts DestinationOptions, s Se
 			return nil, err
 		}
 		tree := layout.NewTree(store)
+		if err := ownedPage(ctx, tree); err != nil {
+			return nil, err
+		}
 		return &Destination{Ref: ref, Dest: tree.Destination(), Tree: tree, Store: store}, nil
 	case OCI, OCILayout:
 		store, err := openOCI(ctx, ref, s)
@@ -105,6 +112,17 @@ func OpenTree(ctx context.Context, ref Ref, create bool, s Settings) (*Destinati
 		}
 	}
 	return OpenDestination(ctx, ref, DestinationOptions{}, s)
+}
+
+// ownedPage refuses a tree whose index.html someone else wrote (a web
+// root named by mistake): the catalog page would replace it.
+func ownedPage(ctx context.Context, tree *layout.Tree) error {
+	err := htmlcatalog.Owned(ctx, tree)
+	var foreign *htmlcatalog.ForeignPageError
+	if errors.As(err, &foreign) {
+		return inputerr.Wrap(err)
+	}
+	return err
 }
 
 // Lock takes the destination's writer lock in mode, waiting up to wait
