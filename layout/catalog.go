@@ -77,7 +77,7 @@ func (a CatalogArchive) Sums() hashing.ArchiveSums {
 func DecodeCatalog(data []byte) (Catalog, error) {
 	var c Catalog
 	if err := decodeStrict(data, &c); err != nil {
-		return Catalog{}, fmt.Errorf("parse %s: %w", CatalogPath, err)
+		return Catalog{}, fmt.Errorf("%s is not a catalog this tfmirror reads (another tool's file, or a newer tfmirror's): %w", CatalogPath, err)
 	}
 	return c, nil
 }
@@ -97,7 +97,7 @@ func (t *Tree) readCatalog(ctx context.Context) (c Catalog, tag string, ok bool,
 		return Catalog{Providers: []string{}}, "", false, err
 	}
 	if c, err = DecodeCatalog(data); err != nil {
-		return Catalog{}, "", false, fmt.Errorf("existing %w", err)
+		return Catalog{}, "", false, fmt.Errorf("the existing %w", err)
 	}
 	return c, tag, true, nil
 }

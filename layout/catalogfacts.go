@@ -111,7 +111,7 @@ func (t *Tree) describeCatalog(ctx context.Context) (bool, error) {
 	}
 	c, err := DecodeCatalog(data)
 	if err != nil {
-		return false, fmt.Errorf("existing %w", err)
+		return false, fmt.Errorf("the existing %w", err)
 	}
 	if c.Deprecations, c.Signers, err = t.providerFacts(ctx, c.Providers); err != nil {
 		return false, err

@@ -52,7 +52,7 @@ func (t *Tree) SealCatalog(ctx context.Context, s Sealer) (SealReport, error) {
 	}
 	c, err := DecodeCatalog(data)
 	if err != nil {
-		return report, fmt.Errorf("existing %w", err)
+		return report, fmt.Errorf("the existing %w", err)
 	}
 	if s == nil && c.Archives == nil {
 		return report, nil
