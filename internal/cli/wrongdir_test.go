@@ -29,6 +29,23 @@ func TestVerifyRefusesWhatHoldsNoMirror(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(stderr, "not-a-mirror holds no mirror") || strings.Contains(stdout, "0 problems") {
 		t.Errorf("verify of a directory without a mirror: exit %d, want %d naming it\n%s%s", code, ExitUsage, stdout, stderr)
 	}
+	// Every command that reads or rewrites a mirror says so, and writes
+	// nothing there (replica wrote a registry replica and a page into it,
+	// audit and prune reported a clean run of nothing).
+	before := snapshot(t, other)
+	for _, args := range [][]string{
+		{"audit", "not-a-mirror", "--vulndb", tinyOSV(t)},
+		{"replica", "not-a-mirror"},
+		{"prune", "--out", "not-a-mirror", "--grace", "0"},
+	} {
+		code, stdout, stderr := o.run(t, dir, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "not-a-mirror holds no mirror") {
+			t.Errorf("%s: exit %d, want %d naming the directory\n%s%s", strings.Join(args, " "), code, ExitUsage, stdout, stderr)
+		}
+	}
+	if after := snapshot(t, other); len(after) != len(before) {
+		t.Errorf("the directory changed: %d entries, then %d", len(before), len(after))
+	}
 
 	// Over HTTP, without catalog.json, the providers to check come from
 	// the manifest; without one, verify says how to name them.

@@ -95,8 +95,8 @@ func OpenDestination(ctx context.Context, ref Ref, opts DestinationOptions, s Se
 }
 
 // OpenTree opens a mirror tree for writing: a directory or a bucket (a
-// registry holds no tree). A directory must hold a network mirror, or be
-// empty or missing when create is set.
+// registry holds no tree). It must hold a network mirror (RequireMirror),
+// or, when create is set, may be empty or missing.
 func OpenTree(ctx context.Context, ref Ref, create bool, s Settings) (*Destination, error) {
 	if err := ref.Accept("the mirror", Dir, S3); err != nil {
 		return nil, err
@@ -111,7 +111,14 @@ func OpenTree(ctx context.Context, ref Ref, create bool, s Settings) (*Destinati
 			}
 		}
 	}
-	return OpenDestination(ctx, ref, DestinationOptions{}, s)
+	d, err := OpenDestination(ctx, ref, DestinationOptions{}, s)
+	if err != nil || create {
+		return d, err
+	}
+	if err := RequireMirror(ctx, ref, d.Tree); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // ownedPage refuses a tree whose index.html someone else wrote (a web

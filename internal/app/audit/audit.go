@@ -32,6 +32,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/vulndb"
+	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -171,6 +172,11 @@ func listProviders(ctx context.Context, ref endpoint.Ref, mir endpoint.Mirror, m
 	providers, err := lister.Providers(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list the providers of %s: %w", mir.Location(), err)
+	}
+	if tree, ok := mir.(*layout.Tree); ok && len(providers) == 0 {
+		if err := endpoint.RequireMirror(ctx, ref, tree); err != nil {
+			return nil, err
+		}
 	}
 	return providers, nil
 }

@@ -79,7 +79,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if report.Providers == 0 && report.Modules == 0 {
 		// A wrong directory, URL or prefix, not a mirror without faults.
-		return nil, inputerr.Wrap(fmt.Errorf("%s holds no mirror: no provider's index.json (HOST/NAMESPACE/TYPE/index.json) and no module was found; name the directory, URL or bucket prefix a build published to", ref))
+		return nil, endpoint.NoMirror(ref)
 	}
 	report.Warnings = append(report.Warnings, report.Accepted...)
 	if catalog != nil {
