@@ -37,6 +37,7 @@ func TestVerifyRefusesWhatHoldsNoMirror(t *testing.T) {
 		{"audit", "not-a-mirror", "--vulndb", tinyOSV(t)},
 		{"replica", "not-a-mirror"},
 		{"prune", "--out", "not-a-mirror", "--grace", "0"},
+		{"build", "--from", "not-a-mirror", "--out", "elsewhere", "--dry-run"},
 	} {
 		code, stdout, stderr := o.run(t, dir, args...)
 		if code != ExitUsage || !strings.Contains(stderr, "not-a-mirror holds no mirror") {

@@ -131,6 +131,11 @@ func OpenSource(ctx context.Context, from *Ref, s Settings) (mirror.Source, erro
 		if err != nil {
 			return nil, fmt.Errorf("--from: %w", err)
 		}
+		if tree, ok := packages.(*layout.Tree); ok {
+			if err := RequireMirror(ctx, *from, tree); err != nil {
+				return nil, fmt.Errorf("--from: %w", err)
+			}
+		}
 		return &mirror.MirrorSource{Mirror: packages}, nil
 	}
 	if len(s.Upstreams) == 0 {
