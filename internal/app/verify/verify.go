@@ -77,9 +77,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if report.Providers == 0 && report.Modules == 0 {
-		// A wrong directory, URL or prefix, not a mirror without faults.
-		return nil, endpoint.NoMirror(ref)
+	if tree, ok := packages.(*layout.Tree); ok && report.Providers == 0 && report.Modules == 0 {
+		// A wrong directory, URL or prefix, not a mirror without faults;
+		// a mirror emptied by prune keeps its catalog.json.
+		if err := endpoint.RequireMirror(ctx, ref, tree); err != nil {
+			return nil, err
+		}
 	}
 	report.Warnings = append(report.Warnings, report.Accepted...)
 	if catalog != nil {
