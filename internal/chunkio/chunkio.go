@@ -65,10 +65,16 @@ func CopyLimited(dst io.Writer, src io.Reader, limit int64) (int64, error) {
 	if limit < 0 {
 		return Copy(dst, src)
 	}
-	return Copy(dst, &limitReader{r: src, left: limit})
+	return Copy(dst, LimitReader(src, limit))
 }
 
-// limitReader reads at most left bytes of r, then requires r to end.
+// LimitReader reads r up to limit bytes and never past them; a read
+// after the limit fails with ErrPastLimit if r has a byte more, and gives
+// io.EOF if r ends there.
+func LimitReader(r io.Reader, limit int64) io.Reader {
+	return &limitReader{r: r, left: max(limit, 0)}
+}
+
 type limitReader struct {
 	r    io.Reader
 	left int64

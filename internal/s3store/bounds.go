@@ -11,6 +11,7 @@ import (
 	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	smithymw "github.com/aws/smithy-go/middleware"
 
+	"github.com/tfmirror/tfmirror/internal/chunkio"
 	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 )
@@ -103,7 +104,7 @@ func (c boundedClient) Do(req *http.Request) (*http.Response, error) {
 	case listing[op] && resp.StatusCode >= 200 && resp.StatusCode < 300:
 		limit = c.maxPage
 	}
-	resp.Body = &cappedBody{rc: resp.Body, left: limit, limit: limit, op: op}
+	resp.Body = &cappedBody{r: chunkio.LimitReader(resp.Body, limit), rc: resp.Body, limit: limit, op: op}
 	return resp, nil
 }
 
@@ -115,28 +116,17 @@ var listing = map[string]bool{
 
 // cappedBody fails a read past its limit, instead of delivering more.
 type cappedBody struct {
+	r     io.Reader // chunkio.LimitReader of rc
 	rc    io.ReadCloser
-	left  int64
 	limit int64
 	op    string
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// One byte more tells a body that ends at the limit from one
-		// that goes on.
-		var one [1]byte
-		n, err := b.rc.Read(one[:])
-		if n > 0 {
-			return 0, fmt.Errorf("%w: the answer to %s is longer than %d bytes", ErrAnswerTooLarge, b.op, b.limit)
-		}
-		return 0, err
+	n, err := b.r.Read(p)
+	if errors.Is(err, chunkio.ErrPastLimit) {
+		return n, fmt.Errorf("%w: the answer to %s is longer than %d bytes", ErrAnswerTooLarge, b.op, b.limit)
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
 	return n, err
 }
 
