@@ -150,3 +150,22 @@ func TestForeignPageIsNeverReplaced(t *testing.T) {
 		t.Errorf("rebuild: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// bundle create --out naming a directory is refused before the mirror is
+// read and packed (it failed at the end, renaming onto the directory).
+func TestBundleCreateIntoADirectoryIsRefused(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	dir := filepath.Dir(site)
+	out := filepath.Join(dir, "bundles")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := o.run(t, dir, "bundle", "create", "site", "--out", "bundles")
+	if code != ExitUsage || !strings.Contains(stderr, "--out bundles is a directory") || !strings.Contains(stderr, "bundles/mirror.tar.gz") {
+		t.Errorf("bundle create --out DIR: exit %d, want %d naming the directory\n%s%s", code, ExitUsage, stdout, stderr)
+	}
+	if got := snapshot(t, out); len(got) != 1 {
+		t.Errorf("the directory changed: %v", got)
+	}
+}

@@ -44,6 +44,11 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	if opts.Out == "" {
 		return nil, inputerr.Wrap(errors.New("--out is required: the bundle file to write"))
 	}
+	if out, err := endpoint.Parse(opts.Out); err == nil && out.Kind == endpoint.Dir {
+		if info, err := os.Stat(out.Path); err == nil && info.IsDir() {
+			return nil, inputerr.Wrap(fmt.Errorf("--out %s is a directory: name the bundle file to write in it, such as %s", opts.Out, filepath.Join(opts.Out, "mirror.tar.gz")))
+		}
+	}
 	ref, err := endpoint.Parse(opts.Site)
 	if err != nil {
 		return nil, err
