@@ -364,13 +364,19 @@ func defaultHTTPClient(c Config, env environ.Env, net httpx.Policy) (*awshttp.Bu
 
 // newRetryer is the SDK's standard retryer with the store's bounds, no
 // client-side retry quota (a long build must not run out of retries
-// because of an earlier burst) and no retry of a refused request.
+// because of an earlier burst) and no retry of a refused request. A
+// write that a store keeping objects as files refuses because another
+// client's delete removed the directory it was creating (409
+// ExistingObjectIsDirectory, versitygw's posix backend: builds sharing a
+// prefix each delete their probe object) is tried again: it wrote
+// nothing, and the next try finds the directory made anew.
 func newRetryer() aws.Retryer {
 	return retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = maxAttempts
 		o.MaxBackoff = maxBackoff
 		o.RateLimiter = ratelimit.None
-		o.Retryables = append([]retry.IsErrorRetryable{refusedNotRetried{}}, o.Retryables...)
+		o.Retryables = append([]retry.IsErrorRetryable{refusedNotRetried{},
+			retry.RetryableErrorCode{Codes: map[string]struct{}{"ExistingObjectIsDirectory": {}}}}, o.Retryables...)
 	})
 }
 

@@ -3,7 +3,8 @@
 // that passes every request through, except those a fault it is set to
 // takes over: a listing that never ends (pages that always have a next
 // one, or one page whose body never ends), an object that stops coming
-// half-way, an object larger than its listing says.
+// half-way, an object larger than its listing says, a PUT that loses a
+// race with another client's delete.
 //
 // The proxy leaves the Host header as the client sent it (the proxy's
 // address), which is part of the request's signature: the server checks
@@ -48,6 +49,11 @@ const (
 	// selects, then Extra more bytes, without a Content-Length: an object
 	// larger than the listing says.
 	LargerObjects
+	// RacedPuts answers the first PUT of each key Match selects with 409
+	// ExistingObjectIsDirectory, without passing it on, as a store that
+	// keeps objects as files does when another client's delete removes
+	// the directory the PUT was creating; later PUTs pass through.
+	RacedPuts
 )
 
 // PageKeys is how many keys an EndlessPages page lists.
@@ -74,6 +80,7 @@ type Proxy struct {
 
 	listings atomic.Int64 // listing requests the proxy answered
 	sent     atomic.Int64 // body bytes the proxy's faults sent
+	raced    map[string]bool
 }
 
 // Start runs a proxy to the S3 endpoint target (http or https; for
@@ -104,11 +111,25 @@ func Start(t testing.TB, ca *testca.CA, target string) *Proxy {
 }
 
 // Set makes the proxy commit fault from now on; match selects the keys
-// of StallObjects and LargerObjects (nil: every key).
+// of StallObjects, LargerObjects and RacedPuts (nil: every key).
 func (p *Proxy) Set(f Fault, match func(key string) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.fault, p.match = f, match
+}
+
+// raceOnce says whether key's PUT is the first the proxy sees.
+func (p *Proxy) raceOnce(key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.raced[key] {
+		return false
+	}
+	if p.raced == nil {
+		p.raced = map[string]bool{}
+	}
+	p.raced[key] = true
+	return true
 }
 
 // Listings is how many listing requests a fault answered.
@@ -133,6 +154,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.stallObject(w, r)
 	case fault == LargerObjects && object:
 		p.largerObject(w, r)
+	case fault == RacedPuts && r.Method == http.MethodPut && key != "" && (match == nil || match(key)) && p.raceOnce(key):
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusConflict)
+		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+			`<Error><Code>ExistingObjectIsDirectory</Code><Message>Existing Object is a directory.</Message><Key>`+key+`</Key></Error>`)
 	default:
 		p.rp.ServeHTTP(w, r)
 	}
