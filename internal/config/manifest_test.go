@@ -469,6 +469,14 @@ provider "hashicorp/aws" {
 			},
 		},
 		{
+			name: "module block naming a git source",
+			src: `module "git::https://example.com/network.git?ref=v1.0.0" {
+  versions = "1.0.0"
+}
+`,
+			want: []string{at(1, 8) + `Invalid module: "git::https://example.com/network.git?ref=v1.0.0" is a module source, not a registry address`},
+		},
+		{
 			name: "module versions as a list",
 			src: `module "terraform-aws-modules/vpc/aws" {
   versions = ["~> 5.0"]

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -18,6 +19,10 @@ var moduleSchema = &hcl.BodySchema{
 // version matching versions, or the newest N.
 func decodeModule(block *hcl.Block, seen map[string]hcl.Range) (mirror.ModuleRequirement, hcl.Diagnostics) {
 	var req mirror.ModuleRequirement
+	if src := block.Labels[0]; strings.Contains(src, "::") || strings.Contains(src, "://") || strings.HasPrefix(src, ".") {
+		return req, errAt(block.LabelRanges[0], "Invalid module",
+			fmt.Sprintf("%q is a module source, not a registry address: a module block names a module of a registry, [HOST/]NAMESPACE/NAME/SYSTEM such as \"terraform-aws-modules/vpc/aws\"; what the registry's versions point at (git, archives) is fetched and packed from there.", src))
+	}
 	m, err := addrs.ParseModule(block.Labels[0])
 	if err != nil {
 		return req, errAt(block.LabelRanges[0], "Invalid module", err.Error())
