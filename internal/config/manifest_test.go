@@ -469,6 +469,13 @@ provider "hashicorp/aws" {
 			},
 		},
 		{
+			name: "provider address as a URL",
+			src: `platforms = ["linux_amd64"]
+provider "https://registry.terraform.io/hashicorp/aws/" { newest = 1 }
+`,
+			want: []string{at(2, 10) + `Invalid provider: a provider address has no scheme: "registry.terraform.io/hashicorp/aws", as in required_providers.`},
+		},
+		{
 			name: "module block naming a git source",
 			src: `module "git::https://example.com/network.git?ref=v1.0.0" {
   versions = "1.0.0"

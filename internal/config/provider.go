@@ -22,6 +22,10 @@ func decodeProvider(block *hcl.Block, defaults []addrs.Platform, seen map[string
 	if err == nil {
 		err = mirror.CheckProvider(p)
 	}
+	if _, rest, ok := strings.Cut(block.Labels[0], "://"); ok && err != nil {
+		return req, errAt(block.LabelRanges[0], "Invalid provider",
+			fmt.Sprintf("a provider address has no scheme: %q, as in required_providers.", strings.Trim(rest, "/")))
+	}
 	if err != nil {
 		return req, errAt(block.LabelRanges[0], "Invalid provider", err.Error())
 	}
