@@ -169,3 +169,23 @@ func TestBundleCreateIntoADirectoryIsRefused(t *testing.T) {
 		t.Errorf("the directory changed: %v", got)
 	}
 }
+
+// --out naming a file is refused before anything is planned or written.
+func TestOutNamingAFileIsRefused(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	dir := filepath.Dir(site)
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"build", "--out", "notes.txt"}, {"prune", "--out", "notes.txt"}} {
+		code, stdout, stderr := o.run(t, dir, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "notes.txt is a file, not a directory") {
+			t.Errorf("%s: exit %d, want %d naming the file\n%s%s", strings.Join(args, " "), code, ExitUsage, stdout, stderr)
+		}
+	}
+	if data, err := os.ReadFile(notes); err != nil || string(data) != "mine" {
+		t.Errorf("the file holds %q (%v)", data, err)
+	}
+}

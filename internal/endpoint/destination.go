@@ -62,6 +62,9 @@ func OpenDestination(ctx context.Context, ref Ref, opts DestinationOptions, s Se
 	}
 	switch ref.Kind {
 	case Dir:
+		if info, err := os.Stat(ref.Path); err == nil && !info.IsDir() {
+			return nil, inputerr.Wrap(fmt.Errorf("%s is a file, not a directory: name the directory to publish the mirror into", ref))
+		}
 		if err := checkLayout(ref, opts.Layout); err != nil {
 			return nil, err
 		}
@@ -106,8 +109,8 @@ func OpenTree(ctx context.Context, ref Ref, create bool, s Settings) (*Destinati
 		case layout.Filesystem:
 			return nil, inputerr.Wrap(fmt.Errorf("%s is a filesystem mirror (built with --layout packed or unpacked); this needs a network mirror's files", ref))
 		case "":
-			if info, err := os.Stat(ref.Path); !create && (err != nil || !info.IsDir()) {
-				return nil, inputerr.Wrap(fmt.Errorf("%s: no mirror there (not a directory)", ref))
+			if _, err := os.Stat(ref.Path); !create && err != nil {
+				return nil, inputerr.Wrap(fmt.Errorf("%s: no mirror there (no such directory)", ref))
 			}
 		}
 	}
