@@ -86,16 +86,18 @@ func ReadInputs(m *config.Manifest, dirs []string, platforms []addrs.Platform, r
 	if len(dirs) == 0 {
 		return in, nil
 	}
+	// The configurations are read first: what is wrong in them is said
+	// even when the platforms are missing too.
+	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: r.Vars, Environ: environ, NoTests: r.NoTests})
+	if err != nil {
+		return Inputs{}, err
+	}
 	in.Platforms = platforms
 	if len(in.Platforms) == 0 {
 		in.Platforms = m.Platforms
 	}
 	if len(in.Platforms) == 0 {
 		return Inputs{}, inputerr.Wrap(errors.New("no platforms for the configurations: pass --platform os_arch or set platforms in the manifest"))
-	}
-	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: r.Vars, Environ: environ, NoTests: r.NoTests})
-	if err != nil {
-		return Inputs{}, err
 	}
 	more, err := tfconfig.Requirements(cfgs, in.Platforms)
 	if err != nil {

@@ -53,3 +53,21 @@ provider "hashicorp/bar" { newest = 2 }
 		t.Errorf("check made %d requests", n)
 	}
 }
+
+// What is wrong in a configuration is said even when the platforms are
+// missing too: the configuration is read first.
+func TestCheckReadsTheConfigurationFirst(t *testing.T) {
+	o := newOrigin(t)
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live")
+	if err := os.MkdirAll(live, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(live, "main.tf"), []byte("terraform {\n  required_providers {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := o.run(t, dir, "check", "live")
+	if code != ExitUsage || !strings.Contains(stderr, "live/main.tf:2:22: Unclosed configuration block") {
+		t.Errorf("check of a broken configuration without platforms: exit %d, want %d naming the file and line\n%s%s", code, ExitUsage, stdout, stderr)
+	}
+}
