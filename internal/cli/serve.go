@@ -40,9 +40,7 @@ written when the server cannot start. It serves until interrupted.`,
 			out := env.printer(cmd)
 			opts.Started = func(s appserve.Serving) {
 				out.Line(fmt.Sprintf("serving %s at %s", s.Root, s.URL))
-				if s.Empty {
-					out.Warnings([]string{s.Root + " holds no mirror yet (no provider's index.json, no module): clients find nothing there until a build publishes into it"})
-				}
+				out.Warnings(s.Warnings)
 				if s.CA != nil {
 					out.Line(caLine(s))
 				}

@@ -97,26 +97,23 @@ func OpenDestination(ctx context.Context, ref Ref, opts DestinationOptions, s Se
 	return nil, ref.Accept("a destination", Dir, S3, OCI, OCILayout)
 }
 
-// OpenTree opens a mirror tree for writing: a directory or a bucket (a
-// registry holds no tree). It must hold a network mirror (RequireMirror),
-// or, when create is set, may be empty or missing.
-func OpenTree(ctx context.Context, ref Ref, create bool, s Settings) (*Destination, error) {
+// OpenTree opens a mirror tree to rewrite: a directory or a bucket (a
+// registry holds no tree) that holds a network mirror (RequireMirror).
+func OpenTree(ctx context.Context, ref Ref, s Settings) (*Destination, error) {
 	if err := ref.Accept("the mirror", Dir, S3); err != nil {
 		return nil, err
 	}
 	if ref.Kind == Dir {
-		switch layout.ExistingKind(ref.Path) {
-		case layout.Filesystem:
+		if layout.ExistingKind(ref.Path) == layout.Filesystem {
 			return nil, inputerr.Wrap(fmt.Errorf("%s is a filesystem mirror (built with --layout packed or unpacked); this needs a network mirror's files", ref))
-		case "":
-			if _, err := os.Stat(ref.Path); !create && err != nil {
-				return nil, inputerr.Wrap(fmt.Errorf("%s: no mirror there (no such directory)", ref))
-			}
+		}
+		if _, err := os.Stat(ref.Path); err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("%s: no mirror there (no such directory)", ref))
 		}
 	}
 	d, err := OpenDestination(ctx, ref, DestinationOptions{}, s)
-	if err != nil || create {
-		return d, err
+	if err != nil {
+		return nil, err
 	}
 	if err := RequireMirror(ctx, ref, d.Tree); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/layout"
 )
 
 // Root is the provider requirements of one root module and its
@@ -123,7 +124,7 @@ func LoadWith(dir string, opts Options) (*Root, error) {
 // files, is refused, and what was likely meant when it is a mirror.
 func noConfiguration(dir string) string {
 	const what = "It holds no OpenTofu or Terraform configuration files (*.tf, *.tf.json, *.tofu, *.tofu.json)"
-	for _, mark := range []string{".tfmirror", "catalog.json"} {
+	for _, mark := range []string{layout.PrivateDirName, layout.CatalogPath} {
 		if _, err := os.Lstat(filepath.Join(dir, mark)); err == nil {
 			return what + " but is a mirror (it has " + mark + "): a command's arguments are configuration directories; name the mirror with --out (build, prune) or --mirror (lock)."
 		}

@@ -66,7 +66,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	started := app.Now(s)
-	d, err := endpoint.OpenTree(ctx, ref, false, s)
+	d, err := endpoint.OpenTree(ctx, ref, s)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := endpoint.OpenTree(ctx, ref, false, s)
+	d, err := endpoint.OpenTree(ctx, ref, s)
 	if err != nil {
 		return nil, err
 	}

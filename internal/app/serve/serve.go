@@ -53,9 +53,10 @@ type Serving struct {
 	// (clients must be given it), not kept from an earlier one.
 	CA    *x509.Certificate
 	NewCA bool
-	// Empty says the directory holds no mirror yet: clients find nothing
-	// until a build publishes into it.
-	Empty bool
+	// Warnings are what the operator should know of what is served: a
+	// directory that holds no mirror yet (a build may publish into it
+	// next) serves nothing until one does.
+	Warnings []string
 }
 
 // The kept CA, in the tree's private directory (never served): its
@@ -106,7 +107,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	serving := Serving{Root: root, URL: srv.URL, Empty: tree.Empty(ctx)}
+	serving := Serving{Root: root, URL: srv.URL}
+	if tree.Empty(ctx) {
+		serving.Warnings = []string{root + " holds no mirror yet (no provider's index.json, no module): clients find nothing there until a build publishes into it"}
+	}
 	if ca != nil {
 		if serving, err = ca.save(serving, opts.CAOut); err != nil {
 			_ = srv.Close()
