@@ -108,7 +108,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	serving := Serving{Root: root, URL: srv.URL}
-	if tree.Empty(ctx) {
+	if endpoint.RequireMirror(ctx, ref, tree) != nil { // catalog.json first: no listing of a large tree
 		serving.Warnings = []string{root + " holds no mirror yet (no provider's index.json, no module): clients find nothing there until a build publishes into it"}
 	}
 	if ca != nil {
