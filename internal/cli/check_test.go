@@ -31,10 +31,22 @@ provider "hashicorp/bar" { newest = 2 }
 		"bad constraint":      {`platforms = ["linux_amd64"]` + "\nprovider \"hashicorp/baz\" { versions = \"v1.0\" }", "Invalid version constraint"},
 		"client cert missing": {`platforms = ["linux_amd64"]` + "\nclient_certificate \"mirror.example.com\" {\n  cert_file = \"nope.pem\"\n  key_file = \"nope-key.pem\"\n}", "client_certificate \"mirror.example.com\""},
 		"configuration":       {`platforms = ["linux_amd64"]` + "\nconfiguration \"live\" {}", "live"},
+		"no version allowed":  {`platforms = ["linux_amd64"]` + "\nprovider \"hashicorp/baz\" { versions = \">= 3.0, < 2.0\" }", "Version constraint allows no version"},
+		"no version together": {`platforms = ["linux_amd64"]` + "\nconfiguration \"live\" {}", `its version constraints ">= 2.0" (live/main.tf:3), "< 2.0" (live/main.tf:7) together allow no version`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeManifest(t, dir, c.manifest+"\nprovider \"hashicorp/foo\" { versions = \"1.0.0\" }\n")
+			if name == "no version together" {
+				if err := os.MkdirAll(filepath.Join(dir, "live"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				tf := "terraform {\n  required_providers {\n    x = { source = \"hashicorp/x\", version = \">= 2.0\" }\n  }\n}\n" +
+					"provider \"x\" {\n  version = \"< 2.0\"\n}\n"
+				if err := os.WriteFile(filepath.Join(dir, "live", "main.tf"), []byte(tf), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if name == "configuration" {
 				if err := os.MkdirAll(filepath.Join(dir, "live"), 0o755); err != nil {
 					t.Fatal(err)

@@ -370,6 +370,15 @@ provider "hashicorp/aws" {
 			want: []string{at(3, 14) + "Invalid version constraint"},
 		},
 		{
+			name: "version constraint that allows no version",
+			src: `platforms = ["linux_amd64"]
+provider "hashicorp/aws" {
+  versions = ">= 3.0, < 2.0"
+}
+`,
+			want: []string{at(3, 14) + `Version constraint allows no version: No version of registry.opentofu.org/hashicorp/aws can satisfy ">= 3.0, < 2.0"`},
+		},
+		{
 			name: "versions is not a string",
 			src: `platforms = ["linux_amd64"]
 provider "hashicorp/aws" {

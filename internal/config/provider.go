@@ -85,6 +85,10 @@ func decodeVersions(content *hcl.BodyContent, block *hcl.Block, req *mirror.Requ
 	if err != nil {
 		return append(diags, errAt(attr.Expr.Range(), "Invalid version constraint", err.Error())...)
 	}
+	if addrs.AllowsNone(req.Constraints) {
+		return append(diags, errAt(attr.Expr.Range(), "Version constraint allows no version",
+			fmt.Sprintf("No version of %s can satisfy %q: no release would ever be mirrored.", req.Provider, req.Constraints))...)
+	}
 	req.Allowed = set
 	return diags
 }

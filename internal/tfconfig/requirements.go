@@ -59,10 +59,14 @@ func loadConfiguration(dir string, opts Options) (Configuration, error) {
 		return Configuration{}, fmt.Errorf("read lock file of %s: %w", dir, err)
 	}
 	c := Configuration{Dir: dir, Lock: lock, Warnings: cfg.Warnings, Modules: ModuleRequirementsOf(cfg.Modules)}
+	var errs []error
 	for _, p := range sortedProviders(cfg.Providers) {
 		n := mirror.Need{Provider: p, Root: dir}
 		for _, con := range cfg.Providers[p] {
 			n.Constraints = append(n.Constraints, con.Text)
+		}
+		if err := allowsSome(p, cfg.Providers[p]); err != nil {
+			errs = append(errs, fmt.Errorf("configuration %s: %w", dir, err))
 		}
 		if l, ok := lock.Locks[p]; ok {
 			v := l.Version
@@ -70,7 +74,34 @@ func loadConfiguration(dir string, opts Options) (Configuration, error) {
 		}
 		c.Needs = append(c.Needs, n)
 	}
-	return c, nil
+	return c, errors.Join(errs...)
+}
+
+// allowsSome reports the constraints on provider p, with where each is
+// written, when together they allow no version: "tofu init" would find no
+// release for them.
+func allowsSome(p addrs.Provider, cons []Constraint) error {
+	texts := make([]string, 0, len(cons))
+	for _, c := range cons {
+		if c.Text != "" {
+			texts = append(texts, c.Text)
+		}
+	}
+	if !addrs.AllowsNone(strings.Join(texts, ", ")) {
+		return nil
+	}
+	where := make([]string, 0, len(cons))
+	for _, c := range cons {
+		// A module called twice writes its constraint once.
+		if w := fmt.Sprintf("%q (%s)", c.Text, c.Pos); c.Text != "" && !slices.Contains(where, w) {
+			where = append(where, w)
+		}
+	}
+	what := "its version constraint " + where[0] + " allows"
+	if len(where) > 1 {
+		what = "its version constraints " + strings.Join(where, ", ") + " together allow"
+	}
+	return fmt.Errorf("provider %s: %s no version; \"tofu init\" would find no release for it either", p, what)
 }
 
 func sortedProviders[V any](m map[addrs.Provider]V) []addrs.Provider {

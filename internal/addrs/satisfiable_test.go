@@ -1,0 +1,101 @@
+package addrs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apparentlymart/go-versions/versions"
+)
+
+func TestAllowsNone(t *testing.T) {
+	for _, tc := range []struct {
+		constraint string
+		none       bool
+	}{
+		{"", false},
+		{">= 3.0, < 2.0", true},
+		{">= 2.0, < 2.0", true},
+		{"> 2.0.0, <= 2.0.0", true},
+		{"> 2.0.0, < 2.0.1", true},
+		{"> 2.0.0, < 2.0.2", false},
+		{"~> 1.2, >= 2.0", true},
+		{"~> 1.2.3, >= 1.3", true},
+		{"~> 1.2.3, >= 1.2.9", false},
+		{"2.0.0, != 2.0.0", true},
+		{"2.0.0, 2.0.1", true},
+		{"2.0.0", false},
+		{"!= 2.0.0", false},
+		{"> 1.0.0-beta, < 1.0.0", true},
+		{"1.0.0-beta", false},
+		{"1.0.0-beta, < 1.0.0", false},
+		{"< 0.0.0", true},
+		{"<= 0.0.0", true}, // 0.0.0 is no release to go-versions
+		{"< 0.0.1", true},
+		{"< 0.0.2", false},
+		{"~> 0.1", false},
+		{"not a constraint", false},
+	} {
+		if got := AllowsNone(tc.constraint); got != tc.none {
+			t.Errorf("AllowsNone(%q) = %v, want %v", tc.constraint, got, tc.none)
+		}
+	}
+}
+
+// TestAllowsNoneMatchesTheSet holds AllowsNone to the set itself: for
+// random constraints over small versions, it says "none" exactly when no
+// version of a grid wide enough to hold a witness of every interval is in
+// the set.
+func TestAllowsNoneMatchesTheSet(t *testing.T) {
+	var grid []versions.Version
+	for major := uint64(0); major <= 4; major++ {
+		for minor := uint64(0); minor <= 4; minor++ {
+			for patch := uint64(0); patch <= 4; patch++ {
+				grid = append(grid, versions.Version{Major: major, Minor: minor, Patch: patch},
+					versions.Version{Major: major, Minor: minor, Patch: patch, Prerelease: "beta"})
+			}
+		}
+	}
+	ops := []string{"", "= ", "!= ", "> ", ">= ", "< ", "<= ", "~> "}
+	rng := rand.New(rand.NewPCG(1, 2))
+	term := func() string {
+		op := ops[rng.IntN(len(ops))]
+		v := fmt.Sprintf("%d.%d", rng.IntN(4), rng.IntN(4))
+		if op != "~> " || rng.IntN(2) == 0 {
+			v += fmt.Sprintf(".%d", rng.IntN(4))
+		}
+		if op != "~> " && rng.IntN(6) == 0 {
+			v += "-beta"
+		}
+		return op + v
+	}
+	nones := 0
+	for range 20000 {
+		terms := make([]string, 1+rng.IntN(4))
+		for i := range terms {
+			terms[i] = term()
+		}
+		s := strings.Join(terms, ", ")
+		set, err := ParseConstraints(s)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		empty := true
+		for _, v := range grid {
+			if set.Has(v) {
+				empty = false
+				break
+			}
+		}
+		if got := AllowsNone(s); got != empty {
+			t.Fatalf("AllowsNone(%q) = %v, but the grid says %v", s, got, empty)
+		}
+		if empty {
+			nones++
+		}
+	}
+	if nones < 1000 {
+		t.Fatalf("only %d of the random constraints allow none: the test does not try enough of them", nones)
+	}
+}
