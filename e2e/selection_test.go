@@ -21,9 +21,10 @@ var selectionVersions = []string{"0.9.0", "1.0.0", "1.2.0-beta1", "1.2.0-beta2",
 // version (or fail when none matches), and "tfmirror build" of the same
 // configuration must mirror exactly that version (or exit 2).
 func TestVersionSelectionTableMatchesTofu(t *testing.T) {
+	const none = "none"
 	table := []struct {
 		constraint string
-		want       string // "" means no release matches
+		want       string // "" means no release matches; none, no version can
 	}{
 		{"~> 1", "1.5.0"},
 		{"~> 1.2", "1.5.0"},
@@ -40,6 +41,10 @@ func TestVersionSelectionTableMatchesTofu(t *testing.T) {
 		{"< 1.0.0", "0.9.0"},
 		{">= 1.0.0, < 1.5.0", "1.2.0"},
 		{"> 2.0.0", ""},
+		// Constraints no version can meet: tofu finds no release, and
+		// tfmirror refuses them before asking the registry.
+		{">= 2.0.0, < 1.0.0", none},
+		{"~> 1.2, >= 2.0", none},
 	}
 	ca := testca.New(t)
 	reg := fakeregistry.New(t, ca)
@@ -68,12 +73,13 @@ func TestVersionSelectionTableMatchesTofu(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "main.tf"), config)
 			writeFile(t, filepath.Join(root, "main.tf"), config)
 			out, err := runTofu(t, tofu, root, hosts, env, "init", "-input=false", "-backend=false")
+			matches := row.want != "" && row.want != none
 			switch {
-			case row.want == "" && err == nil:
+			case !matches && err == nil:
 				t.Errorf("tofu selected something for %q, want no match:\n%s", row.constraint, out)
-			case row.want != "" && err != nil:
+			case matches && err != nil:
 				t.Fatalf("tofu init: %v\n%s", err, out)
-			case row.want != "":
+			case matches:
 				if got := lockVersions(t, filepath.Join(root, ".terraform.lock.hcl"))["registry.opentofu.org/hashicorp/sel"]; got != row.want {
 					t.Errorf("tofu selected %s, the table says %s", got, row.want)
 				}
@@ -81,8 +87,12 @@ func TestVersionSelectionTableMatchesTofu(t *testing.T) {
 
 			work := t.TempDir()
 			_, stderr, code := runTfmirror(t, work, env, "build", dir, "--config", manifest, "--platform", plat, "--out", "site")
-			if row.want == "" {
-				if code != 2 || !strings.Contains(stderr, "no released version matches") {
+			if !matches {
+				says := "no released version matches"
+				if row.want == none {
+					says = "allows no version"
+				}
+				if code != 2 || !strings.Contains(stderr, says) {
 					t.Errorf("tfmirror: exit %d, want 2 naming the unmatched constraint:\n%s", code, stderr)
 				}
 				return
