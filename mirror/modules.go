@@ -421,10 +421,16 @@ func (b *ModuleBuilder) available(ctx context.Context, m addrs.Module) (addrs.Ve
 }
 
 // CheckModuleConstraint reports why a module version constraint is not
-// one OpenTofu accepts, if it is not.
+// one OpenTofu accepts, or allows no version at all, if so.
 func CheckModuleConstraint(s string) error {
-	_, err := addrs.ParseModuleConstraint(s)
-	return err
+	c, err := addrs.ParseModuleConstraint(s)
+	if err != nil {
+		return err
+	}
+	if c.AllowsNone() {
+		return fmt.Errorf("version constraint %q allows no version", s)
+	}
+	return nil
 }
 
 // SelectModuleVersions returns the versions of available a requirement

@@ -3,6 +3,7 @@ package addrs
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,68 @@ func TestAllowsNone(t *testing.T) {
 // version of a grid wide enough to hold a witness of every interval is in
 // the set.
 func TestAllowsNoneMatchesTheSet(t *testing.T) {
+	grid := smallVersions()
+	ops := []string{"", "= ", "!= ", "> ", ">= ", "< ", "<= ", "~> "}
+	rng := rand.New(rand.NewPCG(1, 2))
+	nones := 0
+	for range 20000 {
+		s := randomConstraint(rng, ops)
+		set, err := ParseConstraints(s)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		empty := !slices.ContainsFunc(grid, set.Has)
+		if got := AllowsNone(s); got != empty {
+			t.Fatalf("AllowsNone(%q) = %v, but the grid says %v", s, got, empty)
+		}
+		if empty {
+			nones++
+		}
+	}
+	if nones < 1000 {
+		t.Fatalf("only %d of the random constraints allow none: the test does not try enough of them", nones)
+	}
+}
+
+// TestModuleAllowsNoneMatchesTheVersions is the same for module
+// constraints (hashicorp/go-version, prereleases only when named).
+func TestModuleAllowsNoneMatchesTheVersions(t *testing.T) {
+	grid := smallVersions()
+	ops := []string{"", "= ", "!= ", "> ", ">= ", "< ", "<= ", "~> "}
+	rng := rand.New(rand.NewPCG(3, 4))
+	nones := 0
+	for range 2000 {
+		s := randomConstraint(rng, ops)
+		c, err := ParseModuleConstraint(s)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		empty := !slices.ContainsFunc(grid, c.Allows)
+		if got := c.AllowsNone(); got != empty {
+			t.Fatalf("AllowsNone of module constraint %q = %v, but the grid says %v", s, got, empty)
+		}
+		if empty {
+			nones++
+		}
+	}
+	if nones < 100 {
+		t.Fatalf("only %d of the random constraints allow none: the test does not try enough of them", nones)
+	}
+	for s, want := range map[string]bool{"": false, ">= 2.0, < 1.0": true, "~> 1.2, >= 2.0": true, "1.0.0-beta1": false} {
+		c, err := ParseModuleConstraint(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.AllowsNone(); got != want {
+			t.Errorf("AllowsNone of module constraint %q = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// smallVersions are every version up to 4.4.4, and each with a
+// prerelease: wide enough to hold a version of every interval the random
+// constraints cut.
+func smallVersions() []versions.Version {
 	var grid []versions.Version
 	for major := uint64(0); major <= 4; major++ {
 		for minor := uint64(0); minor <= 4; minor++ {
@@ -57,8 +120,11 @@ func TestAllowsNoneMatchesTheSet(t *testing.T) {
 			}
 		}
 	}
-	ops := []string{"", "= ", "!= ", "> ", ">= ", "< ", "<= ", "~> "}
-	rng := rand.New(rand.NewPCG(1, 2))
+	return grid
+}
+
+// randomConstraint joins one to four random terms over small versions.
+func randomConstraint(rng *rand.Rand, ops []string) string {
 	term := func() string {
 		op := ops[rng.IntN(len(ops))]
 		v := fmt.Sprintf("%d.%d", rng.IntN(4), rng.IntN(4))
@@ -70,32 +136,9 @@ func TestAllowsNoneMatchesTheSet(t *testing.T) {
 		}
 		return op + v
 	}
-	nones := 0
-	for range 20000 {
-		terms := make([]string, 1+rng.IntN(4))
-		for i := range terms {
-			terms[i] = term()
-		}
-		s := strings.Join(terms, ", ")
-		set, err := ParseConstraints(s)
-		if err != nil {
-			t.Fatalf("%q: %v", s, err)
-		}
-		empty := true
-		for _, v := range grid {
-			if set.Has(v) {
-				empty = false
-				break
-			}
-		}
-		if got := AllowsNone(s); got != empty {
-			t.Fatalf("AllowsNone(%q) = %v, but the grid says %v", s, got, empty)
-		}
-		if empty {
-			nones++
-		}
+	terms := make([]string, 1+rng.IntN(4))
+	for i := range terms {
+		terms[i] = term()
 	}
-	if nones < 1000 {
-		t.Fatalf("only %d of the random constraints allow none: the test does not try enough of them", nones)
-	}
+	return strings.Join(terms, ", ")
 }

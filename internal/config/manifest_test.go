@@ -493,6 +493,14 @@ provider "https://registry.terraform.io/hashicorp/aws/" { newest = 1 }
 			want: []string{at(1, 8) + `Invalid module: "git::https://example.com/network.git?ref=v1.0.0" is a module source, not a registry address`},
 		},
 		{
+			name: "module constraint that allows no version",
+			src: `module "terraform-aws-modules/vpc/aws" {
+  versions = "~> 5.1, >= 6.0"
+}
+`,
+			want: []string{at(2, 14) + `Invalid version constraint: version constraint "~> 5.1, >= 6.0" allows no version`},
+		},
+		{
 			name: "module versions as a list",
 			src: `module "terraform-aws-modules/vpc/aws" {
   versions = ["~> 5.0"]

@@ -135,6 +135,10 @@ func (l *loader) addRegistryCall(pkg addrs.Module, c *callDecl, callPath []strin
 	con := Constraint{Pos: c.rng.Filename + ":" + strconv.Itoa(c.rng.Start.Line)}
 	if c.version != nil {
 		con = Constraint{Text: c.version.text, Pos: c.version.rng.Filename + ":" + strconv.Itoa(c.version.rng.Start.Line)}
+		if mc, err := addrs.ParseModuleConstraint(con.Text); err == nil && mc.AllowsNone() {
+			l.errorAt(c.version.rng, "Version constraint allows no version",
+				fmt.Sprintf("%s (%s) asks for version %q, which no version can satisfy: \"tofu init\" would find none either.", moduleAddr(callPath), c.source, con.Text))
+		}
 	}
 	key := "module " + pkg.String() + "\x00" + con.Text + "\x00" + con.Pos
 	if !l.seen[key] {

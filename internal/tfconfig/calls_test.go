@@ -369,6 +369,16 @@ module "local" {
 			},
 		},
 		{
+			name: "constraint that allows no version",
+			files: map[string]string{"root/main.tf": `
+module "vpc" {
+  source  = "terraform-aws-modules/vpc/aws"
+  version = ">= 6.0, < 5.0"
+}
+`},
+			wantErr: []string{`root/main.tf:4:13: Version constraint allows no version: module.vpc (terraform-aws-modules/vpc/aws) asks for version ">= 6.0, < 5.0", which no version can satisfy`},
+		},
+		{
 			name: "registry host with a port",
 			files: map[string]string{"root/main.tf": `
 module "vpc" {
