@@ -33,6 +33,7 @@ var nearMisses = []struct {
 	{"gs://bucket/x", ""},
 	{"ftp://x", ""},
 	{"oci-layout:/x", "oci-layout://"},
+	{"~/x", "$HOME/x"}, // no shell expanded it: --out=~/x, or a manifest
 }
 
 // nearMissCommand is a command that takes a location.

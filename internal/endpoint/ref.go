@@ -76,7 +76,7 @@ func Parse(raw string) (Ref, error) {
 	}
 	m := schemePrefix.FindStringSubmatch(raw)
 	if m == nil || len(m[1]) == 1 {
-		return Ref{Raw: raw, Kind: Dir, Path: raw}, nil
+		return directory(raw, raw)
 	}
 	scheme, rest := m[1], m[2]
 	canonical := strings.ReplaceAll(strings.ToLower(scheme), "_", "-")
@@ -92,7 +92,30 @@ func Parse(raw string) (Ref, error) {
 	case slashes:
 		return Ref{}, unsupported(raw, scheme)
 	}
-	return Ref{Raw: raw, Kind: Dir, Path: raw}, nil // a directory with a colon in its name
+	return directory(raw, raw) // a directory with a colon in its name
+}
+
+// directory is the location of the directory at path, unless path starts
+// with a "~" that no shell expanded.
+func directory(raw, path string) (Ref, error) {
+	if err := unexpandedHome(raw, path); err != nil {
+		return Ref{}, err
+	}
+	return Ref{Raw: raw, Kind: Dir, Path: path}, nil
+}
+
+// unexpandedHome refuses a path that starts with "~": a shell expands it
+// only at the start of a word (not in --out=~/site, nor in a manifest),
+// so it would make a directory named "~" where tfmirror runs.
+func unexpandedHome(raw, path string) error {
+	if !strings.HasPrefix(path, "~") {
+		return nil
+	}
+	full := "the full path"
+	if rest, ok := strings.CutPrefix(path, "~"); ok && (rest == "" || strings.HasPrefix(rest, "/")) {
+		full += ", as $HOME" + rest
+	}
+	return inputerr.Wrap(fmt.Errorf("%s: \"~\" is not expanded here (a shell expands it only at the start of a word, not after --flag= nor in a manifest): write %s, or ./%s for a directory named like that", raw, full, path))
 }
 
 func parseURL(raw string, kind Kind, rest string) (Ref, error) {
@@ -101,6 +124,9 @@ func parseURL(raw string, kind Kind, rest string) (Ref, error) {
 	}
 	ref := Ref{Raw: raw, Kind: kind}
 	if kind == OCILayout {
+		if err := unexpandedHome(raw, rest); err != nil {
+			return Ref{}, err
+		}
 		ref.Path = rest
 	}
 	return ref, nil

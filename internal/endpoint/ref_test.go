@@ -24,6 +24,8 @@ func TestParse(t *testing.T) {
 		{"s3://bucket/prefix/", S3, ""},
 		{"oci://registry.example/tf/${namespace}/${type}", OCI, ""},
 		{"oci-layout://layouts", OCILayout, "layouts"},
+		{"./~/site", Dir, "./~/site"},
+		{"site~", Dir, "site~"},
 	} {
 		ref, err := Parse(c.raw)
 		if err != nil {
@@ -53,6 +55,11 @@ func TestParseRefusesNearMisses(t *testing.T) {
 		"file:///srv/m":   "without file://",
 		"s3://":           "names no s3://BUCKET/PREFIX/",
 		"":                "empty",
+		// A "~" no shell expanded (--out=~/site, or in a manifest).
+		"~/site":                "write the full path, as $HOME/site, or ./~/site for a directory named like that",
+		"~":                     "as $HOME,",
+		"~ops/site":             `"~" is not expanded here`,
+		"oci-layout://~/layout": "as $HOME/layout",
 	} {
 		_, err := Parse(raw)
 		if err == nil {
