@@ -19,11 +19,13 @@ requires (application/json for index.json, <version>.json and registry
 replica documents), the catalog page at /, without directory listings, and
 without tfmirror's private .tfmirror/ directory.
 
-With --cert and --key it uses your certificate. Without them it uses a
-certificate authority it keeps in SITE/.tfmirror/ (the certificate with its
-private key, readable by you only) and a server certificate for --hostname
-(default: localhost, 127.0.0.1 and the listen address) made from it on each
-start. The first start makes the CA; later starts reuse it, so clients that
+With --cert and --key it uses your certificate, and refuses one that
+clients would refuse: expired, not valid yet, or not valid for a name
+given with --hostname (one that expires within 30 days is served, with a
+warning). Without them it uses a certificate authority it keeps in
+SITE/.tfmirror/ (the certificate with its private key, readable by you
+only) and a server certificate for --hostname (default: localhost,
+127.0.0.1 and the listen address) made from it on each start. The first start makes the CA; later starts reuse it, so clients that
 trust it keep working across restarts. A new CA is made only with --new-ca
 or when the kept one is within 30 days of expiry (it is valid for 5 years).
 --ca-out writes a copy of the CA certificate for clients. Nothing is
@@ -53,7 +55,7 @@ written when the server cannot start. It serves until interrupted.`,
 	f.StringVar(&opts.Listen, "listen", "127.0.0.1:8443", "address to listen on (port 0 picks a free one)")
 	f.StringVar(&opts.CertFile, "cert", "", "PEM certificate (chain) to serve with")
 	f.StringVar(&opts.KeyFile, "key", "", "PEM private key of --cert")
-	f.StringArrayVar(&opts.Hostnames, "hostname", nil, "name or IP address the generated certificate is valid for (repeatable)")
+	f.StringArrayVar(&opts.Hostnames, "hostname", nil, "name or IP address the generated certificate is valid for; with --cert, one the certificate must be valid for (repeatable)")
 	f.StringVar(&opts.CAOut, "ca-out", "", "also write the CA certificate to `file`, for clients (it is kept in SITE/.tfmirror/serve-ca.pem)")
 	f.BoolVar(&opts.NewCA, "new-ca", false, "replace the kept CA with a new one (every client must then trust the new one)")
 	f.BoolVar(&logRequests, "log", false, "print one line per request")

@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"net"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
@@ -103,13 +105,17 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	warnings, err := checkOwnCertificate(opts, tlsCert, time.Now())
+	if err != nil {
+		return err
+	}
 	srv, err := serve.Start(ctx, serve.Config{Root: root, Addr: opts.Listen, Certificate: tlsCert, Log: opts.Log})
 	if err != nil {
 		return err
 	}
-	serving := Serving{Root: root, URL: srv.URL}
+	serving := Serving{Root: root, URL: srv.URL, Warnings: warnings}
 	if endpoint.RequireMirror(ctx, ref, tree) != nil { // catalog.json first: no listing of a large tree
-		serving.Warnings = []string{root + " holds no mirror yet (no provider's index.json, no module): clients find nothing there until a build publishes into it"}
+		serving.Warnings = append(serving.Warnings, root+" holds no mirror yet (no provider's index.json, no module): clients find nothing there until a build publishes into it")
 	}
 	if ca != nil {
 		if serving, err = ca.save(serving, opts.CAOut); err != nil {
@@ -143,6 +149,51 @@ func certificate(opts Options, root string) (tls.Certificate, *keptCA, error) {
 		return tls.Certificate{}, nil, err
 	}
 	return cert, ca, nil
+}
+
+// checkOwnCertificate refuses an operator's certificate (--cert) that no
+// client would accept at now: not valid yet, expired, or not valid for a
+// name given with --hostname. One that expires within caRenewBefore is a
+// warning. A certificate serve issues needs no check.
+func checkOwnCertificate(opts Options, cert tls.Certificate, now time.Time) ([]string, error) {
+	if opts.CertFile == "" {
+		return nil, nil
+	}
+	leaf := cert.Leaf
+	if leaf == nil {
+		var err error
+		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("--cert %s: %w", opts.CertFile, err))
+		}
+	}
+	const day = "2006-01-02 15:04 MST"
+	switch {
+	case now.Before(leaf.NotBefore):
+		return nil, inputerr.Wrap(fmt.Errorf("--cert %s is not valid until %s: clients would refuse it", opts.CertFile, leaf.NotBefore.UTC().Format(day)))
+	case now.After(leaf.NotAfter):
+		return nil, inputerr.Wrap(fmt.Errorf("--cert %s expired on %s: clients would refuse it; renew it", opts.CertFile, leaf.NotAfter.UTC().Format(day)))
+	}
+	for _, h := range opts.Hostnames {
+		if err := leaf.VerifyHostname(h); err != nil {
+			return nil, inputerr.Wrap(fmt.Errorf("--cert %s is not valid for --hostname %s (it is for %s): clients reaching the mirror by that name would refuse it", opts.CertFile, h, certNames(leaf)))
+		}
+	}
+	if left := leaf.NotAfter.Sub(now); left < caRenewBefore {
+		return []string{fmt.Sprintf("--cert %s expires on %s, in %d days: renew it before clients refuse it", opts.CertFile, leaf.NotAfter.UTC().Format(day), int(left.Hours()/24))}, nil
+	}
+	return nil, nil
+}
+
+// certNames lists the names and addresses a certificate is valid for.
+func certNames(c *x509.Certificate) string {
+	names := slices.Clone(c.DNSNames)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	if len(names) == 0 {
+		return "no name"
+	}
+	return strings.Join(names, ", ")
 }
 
 // hostnames are the names the server certificate is for: --hostname, or
