@@ -11,14 +11,15 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-// writeCert writes a self-signed certificate for localhost and 127.0.0.1,
-// valid from notBefore to notAfter, and its key, into dir.
-func writeCert(t *testing.T, dir string, notBefore, notAfter time.Time) (certFile, keyFile string) {
+// writeCert writes a self-signed certificate for names, valid from
+// notBefore to notAfter, and its key, into dir.
+func writeCert(t *testing.T, dir string, notBefore, notAfter time.Time, names ...string) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -27,7 +28,7 @@ func writeCert(t *testing.T, dir string, notBefore, notAfter time.Time) (certFil
 	tpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mirror"},
 		NotBefore: notBefore, NotAfter: notAfter,
-		DNSNames: []string{"localhost", "mirror.internal"},
+		DNSNames: names,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
@@ -59,14 +60,20 @@ func TestServeChecksTheOperatorsCertificate(t *testing.T) {
 		name              string
 		notBefore, expiry time.Time
 		args              []string
+		names             []string
 		refused           string
 	}{
-		{"expired", now.Add(-48 * time.Hour), now.Add(-24 * time.Hour), nil, "expired on " + now.Add(-24*time.Hour).UTC().Format("2006-01-02")},
-		{"not valid yet", now.Add(24 * time.Hour), now.Add(48 * time.Hour), nil, "is not valid until " + now.Add(24*time.Hour).UTC().Format("2006-01-02")},
-		{"another hostname", now.Add(-time.Hour), now.Add(365 * 24 * time.Hour), []string{"--hostname", "mirror.example.com"}, "is not valid for --hostname mirror.example.com (it is for localhost, mirror.internal)"},
+		{"expired", now.Add(-48 * time.Hour), now.Add(-24 * time.Hour), nil, nil, "expired on " + now.Add(-24*time.Hour).UTC().Format("2006-01-02")},
+		{"not valid yet", now.Add(24 * time.Hour), now.Add(48 * time.Hour), nil, nil, "is not valid until " + now.Add(24*time.Hour).UTC().Format("2006-01-02")},
+		{"another hostname", now.Add(-time.Hour), now.Add(365 * 24 * time.Hour), []string{"--hostname", "mirror.example.com"}, nil, "is not valid for --hostname mirror.example.com (it is for localhost, mirror.internal)"},
+		{"no host", now.Add(-time.Hour), now.Add(365 * 24 * time.Hour), nil, []string{}, "names no host (it has no subject alternative names)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cert, key := writeCert(t, t.TempDir(), tc.notBefore, tc.expiry)
+			names := tc.names
+			if names == nil {
+				names = []string{"localhost", "mirror.internal"}
+			}
+			cert, key := writeCert(t, t.TempDir(), tc.notBefore, tc.expiry, names...)
 			args := append([]string{"serve", site, "--listen", "127.0.0.1:0", "--cert", cert, "--key", key}, tc.args...)
 			// A serve that starts is stopped after a while: it must not.
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -80,7 +87,7 @@ func TestServeChecksTheOperatorsCertificate(t *testing.T) {
 	}
 
 	t.Run("expires soon", func(t *testing.T) {
-		cert, key := writeCert(t, t.TempDir(), now.Add(-time.Hour), now.Add(10*24*time.Hour+time.Hour))
+		cert, key := writeCert(t, t.TempDir(), now.Add(-time.Hour), now.Add(10*24*time.Hour+time.Hour), "localhost", "mirror.internal")
 		ctx, cancel := context.WithCancel(context.Background())
 		stdout, stderr := &syncBuffer{}, &syncBuffer{}
 		exited := make(chan int, 1)
@@ -96,4 +103,44 @@ func TestServeChecksTheOperatorsCertificate(t *testing.T) {
 			t.Errorf("exit %d, want it served with a warning that the certificate expires in 10 days:\n%s", code, out)
 		}
 	})
+}
+
+// Listening on every address, serve names a host clients can reach in its
+// URL and client configuration (never "[::]"): the first --hostname, else
+// the first name of the operator's certificate, else localhost with a
+// warning that the certificate it made covers no other name.
+func TestServeOnEveryAddressNamesAHost(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	cert, key := writeCert(t, t.TempDir(), time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour), "mirror.internal", "localhost")
+	for _, tc := range []struct {
+		args []string
+		host string
+		warn bool
+	}{
+		{[]string{"--listen", "0.0.0.0:0"}, "localhost", true},
+		{[]string{"--listen", ":0"}, "localhost", true},
+		{[]string{"--listen", "0.0.0.0:0", "--hostname", "mirror.example.com"}, "mirror.example.com", false},
+		{[]string{"--listen", "[::]:0", "--cert", cert, "--key", key}, "mirror.internal", false},
+		{[]string{"--listen", "127.0.0.1:0"}, "127.0.0.1", false},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		stdout, stderr := &syncBuffer{}, &syncBuffer{}
+		exited := make(chan int, 1)
+		go func() {
+			exited <- Main(ctx, Env{Args: append([]string{"serve", site}, tc.args...), Stdout: stdout, Stderr: stderr})
+		}()
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stdout.String(), "url = ") && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		}
+		cancel()
+		code := <-exited
+		out := stdout.String() + stderr.String()
+		want := regexp.MustCompile(`serving \S+ at https://` + regexp.QuoteMeta(tc.host) + `:\d+/(?s:.*)url = "https://` + regexp.QuoteMeta(tc.host) + `:\d+/"`)
+		if code != ExitOK || !want.MatchString(out) || strings.Contains(out, "[::]") || strings.Contains(out, "0.0.0.0") {
+			t.Errorf("serve %v: exit %d, want the URL and client configuration on %s:\n%s", tc.args, code, tc.host, out)
+		}
+		if got := strings.Contains(out, "pass --hostname"); got != tc.warn {
+			t.Errorf("serve %v: warned %v, want %v:\n%s", tc.args, got, tc.warn, out)
+		}
+	}
 }

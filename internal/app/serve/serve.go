@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,7 +114,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	serving := Serving{Root: root, URL: srv.URL, Warnings: warnings}
+	url, warning := clientURL(srv.URL, opts, tlsCert)
+	if warning != "" {
+		warnings = append(warnings, warning)
+	}
+	serving := Serving{Root: root, URL: url, Warnings: warnings}
 	if endpoint.RequireMirror(ctx, ref, tree) != nil { // catalog.json first: no listing of a large tree
 		serving.Warnings = append(serving.Warnings, root+" holds no mirror yet (no provider's index.json, no module): clients find nothing there until a build publishes into it")
 	}
@@ -159,15 +164,14 @@ func checkOwnCertificate(opts Options, cert tls.Certificate, now time.Time) ([]s
 	if opts.CertFile == "" {
 		return nil, nil
 	}
-	leaf := cert.Leaf
-	if leaf == nil {
-		var err error
-		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
-			return nil, inputerr.Wrap(fmt.Errorf("--cert %s: %w", opts.CertFile, err))
-		}
+	leaf, err := leafOf(cert)
+	if err != nil {
+		return nil, inputerr.Wrap(fmt.Errorf("--cert %s: %w", opts.CertFile, err))
 	}
 	const day = "2006-01-02 15:04 MST"
 	switch {
+	case len(leaf.DNSNames) == 0 && len(leaf.IPAddresses) == 0:
+		return nil, inputerr.Wrap(fmt.Errorf("--cert %s names no host (it has no subject alternative names): OpenTofu and Terraform ignore its common name and would refuse it", opts.CertFile))
 	case now.Before(leaf.NotBefore):
 		return nil, inputerr.Wrap(fmt.Errorf("--cert %s is not valid until %s: clients would refuse it", opts.CertFile, leaf.NotBefore.UTC().Format(day)))
 	case now.After(leaf.NotAfter):
@@ -182,6 +186,45 @@ func checkOwnCertificate(opts Options, cert tls.Certificate, now time.Time) ([]s
 		return []string{fmt.Sprintf("--cert %s expires on %s, in %d days: renew it before clients refuse it", opts.CertFile, leaf.NotAfter.UTC().Format(day), int(left.Hours()/24))}, nil
 	}
 	return nil, nil
+}
+
+// clientURL is the URL clients reach the server at, listening at
+// listenURL: that one, unless it listens on every address (no client
+// dials "[::]"): then the first name the certificate is for, and a
+// warning when that is only serve's default, localhost.
+func clientURL(listenURL string, opts Options, cert tls.Certificate) (string, string) {
+	u, err := url.Parse(listenURL)
+	if err != nil {
+		return listenURL, ""
+	}
+	ip := net.ParseIP(u.Hostname())
+	if ip == nil || !ip.IsUnspecified() {
+		return listenURL, ""
+	}
+	name, warning := "localhost", ""
+	switch leaf, err := leafOf(cert); {
+	case len(opts.Hostnames) > 0:
+		name = opts.Hostnames[0]
+	case opts.CertFile != "" && err == nil && len(leaf.DNSNames) > 0:
+		name = leaf.DNSNames[0]
+	case opts.CertFile != "" && err == nil && len(leaf.IPAddresses) > 0:
+		name = leaf.IPAddresses[0].String()
+	case opts.CertFile == "":
+		warning = "serving on every address, but the certificate is for localhost and 127.0.0.1 only: clients on other machines would refuse it; pass --hostname with the name or address they use"
+	}
+	u.Host = net.JoinHostPort(name, u.Port())
+	return u.String(), warning
+}
+
+// leafOf is the certificate a tls.Certificate presents first.
+func leafOf(cert tls.Certificate) (*x509.Certificate, error) {
+	if cert.Leaf != nil {
+		return cert.Leaf, nil
+	}
+	if len(cert.Certificate) == 0 {
+		return nil, errors.New("no certificate")
+	}
+	return x509.ParseCertificate(cert.Certificate[0])
 }
 
 // certNames lists the names and addresses a certificate is valid for.
