@@ -26,6 +26,8 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 		{[]string{"build", "--stall-timeout", "-1s"}, "stall timeout must be 0 (no limit) or more, not -1s"},
 		{[]string{"lock", "--mirror", "https://mirror.example.com/", "--connect-timeout", "-5s"}, "connect timeout must be 0"},
 		{[]string{"build", "--header-timeout", "soon"}, "invalid argument"},
+		{[]string{"build", "--lock-timeout", "-5s"}, "--lock-timeout must not be negative"},
+		{[]string{"prune", "--lock-timeout", "-1s"}, "--lock-timeout must not be negative"},
 	} {
 		code, _, stderr := o.run(t, dir, tt.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tt.want) {

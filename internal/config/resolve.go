@@ -45,6 +45,9 @@ func Resolve(f settings.Flags, p settings.Process, optional bool) (*Manifest, se
 // and the process: the defaults, then the manifest's settings, then the
 // flags given; credentials from the manifest, then TF_TOKEN_* variables.
 func (m *Manifest) SettingsFor(f settings.Flags, p settings.Process) (settings.Settings, error) {
+	if f.LockTimeout < 0 {
+		return settings.Settings{}, inputerr.Wrap(fmt.Errorf("--lock-timeout must not be negative (0 fails at once when another writer holds the lock), not %s", f.LockTimeout))
+	}
 	env := environ.Parse(p.Environ)
 	net := m.Settings.NetworkPolicy(f.Net, f.NetSet)
 	if err := net.Validate(); err != nil {
