@@ -145,6 +145,9 @@ func TestBundleRoundTrip(t *testing.T) {
 	if !strings.Contains(out, "bundled 1 providers, 1 versions, 2 archives") {
 		t.Errorf("create output:\n%s", out)
 	}
+	if strings.Contains(out, "skipped") {
+		t.Errorf("create skipped a file of a mirror that holds only tfmirror's (its own catalog page is not one to report):\n%s", out)
+	}
 	second := filepath.Join(work, "second.tar.gz")
 	mustRun(t, o, work, "bundle", "create", site, "--out", second, "--lock-files", "live/app")
 	a, _ := os.ReadFile(first)
@@ -182,6 +185,14 @@ func TestBundleRoundTrip(t *testing.T) {
 		again := mustRun(t, o, work, "bundle", "import", first, "--out", dest)
 		if !strings.Contains(again, "0 files written") {
 			t.Errorf("importing the same bundle again wrote files:\n%s", again)
+		}
+		file := filepath.Join(t.TempDir(), "extras.txt")
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := o.run(t, work, "bundle", "import", first, "--out", filepath.Join(t.TempDir(), "m"), "--extras", file)
+		if code != ExitUsage || !strings.Contains(stderr, "--extras "+file+" is a file, not a directory") || strings.Contains(stdout, "imported") {
+			t.Errorf("--extras naming a file: exit %d, want %d before any import\n%s%s", code, ExitUsage, stdout, stderr)
 		}
 	})
 

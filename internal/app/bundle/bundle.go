@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
+	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/internal/settings"
@@ -84,6 +86,11 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	})
 	if errors.Is(err, bundle.ErrEmptyMirror) {
 		err = inputerr.Wrap(fmt.Errorf("%s: %w", ref, err))
+	}
+	if err == nil && htmlcatalog.Owned(ctx, tree) == nil {
+		// tfmirror's own catalog page is not carried: an import writes
+		// the destination's.
+		report.Skipped = slices.DeleteFunc(report.Skipped, func(f string) bool { return f == htmlcatalog.Path })
 	}
 	return report, err
 }
@@ -153,6 +160,9 @@ func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	}
 	if info, err := os.Stat(opts.Bundle); err != nil || !info.Mode().IsRegular() {
 		return nil, inputerr.Wrap(fmt.Errorf("%s is not a bundle file", opts.Bundle))
+	}
+	if info, err := os.Stat(opts.Extras); opts.Extras != "" && err == nil && !info.IsDir() {
+		return nil, inputerr.Wrap(fmt.Errorf("--extras %s is a file, not a directory: name the directory to write the bundle's lock-files/ and cli-config/ into", opts.Extras))
 	}
 	ref, err := endpoint.Parse(opts.Out)
 	if err != nil {
