@@ -159,7 +159,7 @@ func (p *Printer) Summary(fields any, err error) {
 		return
 	}
 	s := summary{
-		Schema: SchemaVersion, ExitCode: app.ExitCode(err), ElapsedSeconds: p.Elapsed().Round(time.Millisecond).Seconds(),
+		Schema: SchemaVersion, ExitCode: app.ExitCode(err), ElapsedSeconds: seconds(p.Elapsed()),
 		Interrupted: errors.Is(err, context.Canceled),
 	}
 	if err != nil {
@@ -216,7 +216,7 @@ func (p *Printer) Retry(url string, attempt int, delay time.Duration, err error)
 			Attempt      int     `json:"attempt"`
 			DelaySeconds float64 `json:"delay_seconds"`
 			Message      string  `json:"message"`
-		}{url, attempt, delay.Round(time.Millisecond).Seconds(), msg})
+		}{url, attempt, seconds(delay), msg})
 		return
 	}
 	if p.opts.Verbose && !p.opts.Quiet {
@@ -233,7 +233,7 @@ func (p *Printer) Wait(what, holder string, upTo time.Duration) {
 			What        string  `json:"what"`
 			Holder      string  `json:"holder,omitempty"`
 			UpToSeconds float64 `json:"up_to_seconds"`
-		}{what, holder, upTo.Round(time.Second).Seconds()})
+		}{what, holder, seconds(upTo.Round(time.Second))})
 		return
 	}
 	msg := "waiting for " + what
@@ -241,4 +241,11 @@ func (p *Printer) Wait(what, holder string, upTo time.Duration) {
 		msg += " (held by " + holder + ")"
 	}
 	p.Line(fmt.Sprintf("%s, up to %s", msg, upTo.Round(time.Second)))
+}
+
+// seconds is d in seconds to the millisecond, as JSON prints it: 1.719,
+// not the 1.7189999999999999 that adding its whole and fractional
+// seconds gives.
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
 }
