@@ -114,11 +114,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	url, warning := clientURL(srv.URL, opts, tlsCert)
+	clientAt, warning := clientURL(srv.URL, opts, tlsCert)
 	if warning != "" {
 		warnings = append(warnings, warning)
 	}
-	serving := Serving{Root: root, URL: url, Warnings: warnings}
+	serving := Serving{Root: root, URL: clientAt, Warnings: warnings}
 	if endpoint.RequireMirror(ctx, ref, tree) != nil { // catalog.json first: no listing of a large tree
 		serving.Warnings = append(serving.Warnings, root+" holds no mirror yet (no provider's index.json, no module): clients find nothing there until a build publishes into it")
 	}
