@@ -13,6 +13,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -90,7 +91,7 @@ type Builder struct {
 	deprecations map[string]Deprecation // by provider, from version lists that can say
 	warned       map[string]bool        // every warning given, so each is given once
 	downloads    chan struct{}
-	hashes       chan struct{}
+	hashes       *syncx.Slots
 	meta         chan struct{} // metadata requests: small, latency-bound
 	ahead        []aheadDest   // one per destination, in order
 	bytes        atomic.Int64
@@ -178,7 +179,7 @@ func (b *Builder) Execute(ctx context.Context, plan *Plan) *Report {
 	b.report = &Report{Warnings: b.planWarnings, Deprecations: b.listedDeprecations()}
 	b.mu.Unlock()
 	b.downloads = make(chan struct{}, b.parallel())
-	b.hashes = make(chan struct{}, b.hashParallel())
+	b.hashes = syncx.NewSlots(b.hashParallel())
 	b.meta = make(chan struct{}, b.metaParallel())
 	b.ahead = b.aheadDests()
 	var g errgroup.Group

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -59,7 +60,7 @@ func (b *Builder) fetchPackage(ctx context.Context, a authenticated) fetched {
 // own pool: downloads are bounded by Parallel, hashing by HashParallel.
 func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 	f := fetched{pkg: a.pkg, limits: b.zipLimits(), keyID: a.origin.signer.KeyID, hashes: a.origin.hashesOnly, origin: a.origin, keys: a.meta.SigningKeys, filename: a.meta.Filename, catalog: a.meta.Catalog}
-	release, err := slot(ctx, b.hashes)
+	release, err := b.hashSlot(ctx)
 	if err != nil {
 		f.err = &PackageError{Package: a.pkg, Err: err}
 		return f
@@ -80,7 +81,7 @@ func (b *Builder) obtain(ctx context.Context, a authenticated) fetched {
 	}
 	a.meta.SHA256 = streamed.digest
 	f.status, f.size = StatusMirrored, size
-	if release, err = slot(ctx, b.hashes); err != nil {
+	if release, err = b.hashSlot(ctx); err != nil {
 		f.err = &PackageError{Package: a.pkg, Err: err}
 		f.archive.Staged = staged
 		return f
@@ -221,9 +222,12 @@ func (b *Builder) openSink(ctx context.Context, a authenticated) (*stagingSink, 
 		if err != nil {
 			return nil, false, err
 		}
-		return &stagingSink{fileSink: newFileSink(file, 0), stream: b.streamHasher(ctx), counter: &b.bytes, done: func() {}}, false, nil
+		sink := &stagingSink{fileSink: newFileSink(file, 0), counter: &b.bytes, done: func() {}}
+		sink.stream = b.streamHasher(ctx, sink)
+		return sink, false, nil
 	}
-	sink := &stagingSink{fileSink: newFileSink(file, 0), stream: b.streamHasher(ctx), counter: &b.bytes, done: func() { b.Work.ReleasePartial(digest) }}
+	sink := &stagingSink{fileSink: newFileSink(file, 0), counter: &b.bytes, done: func() { b.Work.ReleasePartial(digest) }}
+	sink.stream = b.streamHasher(ctx, sink)
 	if size > 0 {
 		// The entries of the bytes already there are not streamed: the
 		// archive is hashed from the file once complete.
@@ -233,20 +237,28 @@ func (b *Builder) openSink(ctx context.Context, a authenticated) (*stagingSink, 
 			_ = file.Close()
 			return nil, false, err
 		}
+		sink.written.Store(size)
 	}
 	return sink, true, nil
 }
 
-// streamHasher returns a StreamHasher for one download, which takes turns
-// with the build's other hashing in its hash slots.
-func (b *Builder) streamHasher(ctx context.Context) *hashing.StreamHasher {
+// streamHasher returns a StreamHasher for the download into sink, which
+// takes turns with the build's other hashing in its hash slots: the
+// download with the most bytes still to come first, since it ends last.
+func (b *Builder) streamHasher(ctx context.Context, sink *stagingSink) *hashing.StreamHasher {
 	return hashing.NewStreamHasher(b.zipLimits(), hashing.StreamOptions{
-		Acquire: func() error {
-			_, err := slot(ctx, b.hashes)
-			return err
-		},
-		Release: func() { <-b.hashes },
+		Acquire: func() error { return b.hashes.Acquire(ctx, sink.toCome()) },
+		Release: b.hashes.Release,
 	})
+}
+
+// hashSlot takes a hash slot for work already in hand (an archive to
+// hash whole, a download's hashes to check), ahead of every download.
+func (b *Builder) hashSlot(ctx context.Context) (func(), error) {
+	if err := b.hashes.Acquire(ctx, math.MaxInt64); err != nil {
+		return nil, err
+	}
+	return b.hashes.Release, nil
 }
 
 // describe computes the hashes a mirror publishes for a verified archive,
@@ -298,15 +310,25 @@ func (f *fetched) advise(ctx context.Context, advisor Advisor) {
 // to grow past it.
 type stagingSink struct {
 	*fileSink
-	stream  *hashing.StreamHasher
-	counter *atomic.Int64 // the build's downloaded bytes
-	done    func()        // ends this run's use of the file
+	stream   *hashing.StreamHasher
+	counter  *atomic.Int64 // the build's downloaded bytes
+	done     func()        // ends this run's use of the file
+	expected atomic.Int64  // the archive's size, once its origin says
+	written  atomic.Int64  // bytes written so far
 }
+
+// Expect is told the archive's whole size when the origin announces it.
+func (s *stagingSink) Expect(size int64) { s.expected.Store(size) }
+
+// toCome is how many bytes of the archive are still to arrive, as far as
+// is known (0 when its size is not).
+func (s *stagingSink) toCome() int64 { return max(s.expected.Load()-s.written.Load(), 0) }
 
 func (s *stagingSink) Write(p []byte) (int, error) {
 	n, err := s.fileSink.Write(p)
 	_, _ = s.stream.Write(p[:n]) // never fails
 	s.counter.Add(int64(n))
+	s.written.Add(int64(n))
 	return n, err
 }
 
@@ -316,6 +338,7 @@ func (s *stagingSink) Written() int64 { return s.hash.Len() }
 // Reset empties the file and restarts the hashes.
 func (s *stagingSink) Reset() error {
 	s.stream.Reset()
+	s.written.Store(0)
 	return s.fileSink.Reset()
 }
 

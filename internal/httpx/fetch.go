@@ -450,6 +450,14 @@ func (f *Fetcher) verdict(ctx, actx context.Context, u *url.URL, err error) outc
 	return outcome{}
 }
 
+// SizedSink is a Sink told the whole size of what it receives, when the
+// response announces it (Content-Length, plus what a resumed download
+// already holds), before the first byte.
+type SizedSink interface {
+	Sink
+	Expect(size int64)
+}
+
 // copyBody copies a 200 or 206 answer's body to w, in chunks
 // (chunkio.Copy), and checks its length: w's offset bytes are already
 // there, and with a limit no byte past it reaches w. A failed write is
@@ -457,6 +465,9 @@ func (f *Fetcher) verdict(ctx, actx context.Context, u *url.URL, err error) outc
 func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer, offset, limit int64) error {
 	if limit > 0 && resp.ContentLength >= 0 && offset+resp.ContentLength > limit {
 		return tooLarge("read %s: the body of %d bytes exceeds the limit of %d", Redact(u), offset+resp.ContentLength, limit)
+	}
+	if s, ok := w.(SizedSink); ok && resp.ContentLength >= 0 {
+		s.Expect(offset + resp.ContentLength)
 	}
 	left := int64(chunkio.NoLimit)
 	if limit > 0 {
