@@ -243,8 +243,10 @@ func (b *Builder) openSink(ctx context.Context, a authenticated) (*stagingSink, 
 }
 
 // streamHasher returns a StreamHasher for the download into sink, which
-// takes turns with the build's other hashing in its hash slots: the
-// download with the most bytes still to come first, since it ends last.
+// takes turns with the build's other hashing in its hash slots: every
+// other turn to the download with the most bytes still to come, since it
+// ends last, the others to the longest waiting (syncx.Slots), so that no
+// download waits long enough to stall.
 func (b *Builder) streamHasher(ctx context.Context, sink *stagingSink) *hashing.StreamHasher {
 	return hashing.NewStreamHasher(b.zipLimits(), hashing.StreamOptions{
 		Acquire: func() error { return b.hashes.Acquire(ctx, sink.toCome()) },

@@ -1,20 +1,28 @@
 package syncx
 
 import (
-	"container/heap"
 	"context"
+	"slices"
 	"sync"
 )
 
-// Slots is a counting semaphore that hands a freed slot to the waiter
-// with the highest priority (the earliest to ask among equals), not to
-// the first in line: tfmirror's hashing gives the download with the most
-// bytes still to come its CPU first, since it finishes last.
+// Slots is a counting semaphore that hands freed slots by priority, with
+// a bound on waiting: every other slot freed goes to the waiter with the
+// highest priority (the earliest among equals), the others to the waiter
+// that has waited longest. tfmirror's hashing gives the download with
+// the most bytes still to come its CPU first, since it finishes last; the
+// turns for the longest waiting keep every other download moving, so
+// that none stalls long enough to be given up.
 type Slots struct {
 	mu      sync.Mutex
 	free    int
-	waiters waitHeap
-	seq     uint64
+	waiters []*waiter // in arrival order
+	byAge   bool      // the next slot freed goes to the longest waiting
+}
+
+type waiter struct {
+	prio  int64
+	ready chan struct{}
 }
 
 // NewSlots returns n free slots (at least one).
@@ -29,9 +37,8 @@ func (s *Slots) Acquire(ctx context.Context, prio int64) error {
 		s.mu.Unlock()
 		return nil
 	}
-	w := &waiter{prio: prio, seq: s.seq, ready: make(chan struct{})}
-	s.seq++
-	heap.Push(&s.waiters, w)
+	w := &waiter{prio: prio, ready: make(chan struct{})}
+	s.waiters = append(s.waiters, w)
 	s.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -43,13 +50,13 @@ func (s *Slots) Acquire(ctx context.Context, prio int64) error {
 		case <-w.ready: // given a slot meanwhile: pass it on
 			s.releaseLocked()
 		default:
-			heap.Remove(&s.waiters, w.index)
+			s.waiters = slices.DeleteFunc(s.waiters, func(o *waiter) bool { return o == w })
 		}
 		return ctx.Err()
 	}
 }
 
-// Release frees a slot, giving it to the waiter with the highest priority.
+// Release frees a slot, for the next waiter.
 func (s *Slots) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -61,40 +68,16 @@ func (s *Slots) releaseLocked() {
 		s.free++
 		return
 	}
-	w := heap.Pop(&s.waiters).(*waiter)
-	close(w.ready)
-}
-
-type waiter struct {
-	prio  int64
-	seq   uint64
-	index int
-	ready chan struct{}
-}
-
-// waitHeap orders waiters by priority, highest first, then by arrival.
-type waitHeap []*waiter
-
-func (h waitHeap) Len() int { return len(h) }
-func (h waitHeap) Less(i, j int) bool {
-	if h[i].prio != h[j].prio {
-		return h[i].prio > h[j].prio
+	next := 0 // the longest waiting
+	if !s.byAge {
+		for i, w := range s.waiters {
+			if w.prio > s.waiters[next].prio {
+				next = i
+			}
+		}
 	}
-	return h[i].seq < h[j].seq
-}
-func (h waitHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *waitHeap) Push(x any) {
-	w := x.(*waiter)
-	w.index = len(*h)
-	*h = append(*h, w)
-}
-func (h *waitHeap) Pop() any {
-	old := *h
-	w := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return w
+	s.byAge = !s.byAge
+	w := s.waiters[next]
+	s.waiters = slices.Delete(s.waiters, next, next+1)
+	close(w.ready)
 }

@@ -22,8 +22,8 @@ func waitQueued(t *testing.T, s *Slots, n int) {
 	t.Fatalf("%d waiters never queued", n)
 }
 
-// A freed slot goes to the waiter with the highest priority, the earliest
-// among equals.
+// Freed slots go in turn to the waiter with the highest priority (the
+// earliest among equals) and to the one that has waited longest.
 func TestSlotsGiveTheHighestPriorityFirst(t *testing.T) {
 	s := NewSlots(1)
 	ctx := context.Background()
@@ -36,7 +36,7 @@ func TestSlotsGiveTheHighestPriorityFirst(t *testing.T) {
 	for i, w := range []struct {
 		name string
 		prio int64
-	}{{"low", 1}, {"high", 100}, {"mid-first", 50}, {"mid-second", 50}} {
+	}{{"low", 1}, {"high", 100}, {"mid-first", 50}, {"mid-second", 50}, {"top", 200}, {"mid-third", 50}} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -53,7 +53,9 @@ func TestSlotsGiveTheHighestPriorityFirst(t *testing.T) {
 	}
 	s.Release()
 	wg.Wait()
-	want := []string{"high", "mid-first", "mid-second", "low"}
+	// By priority: top; by age: low; by priority: high; by age:
+	// mid-first; by priority: mid-second; by age: mid-third.
+	want := []string{"top", "low", "high", "mid-first", "mid-second", "mid-third"}
 	for i := range want {
 		if i >= len(order) || order[i] != want[i] {
 			t.Fatalf("slots given in the order %v, want %v", order, want)
@@ -125,5 +127,50 @@ func TestSlotsBoundTheHolders(t *testing.T) {
 	wg.Wait()
 	if most > 3 || most == 0 {
 		t.Fatalf("at most %d held at once, want 1 to 3", most)
+	}
+}
+
+// A waiter of the lowest priority is not starved by others of higher
+// priority that keep asking again: it is served within two turns of every
+// waiter ahead of it.
+func TestSlotsServeTheLongestWaitingToo(t *testing.T) {
+	s := NewSlots(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	grants := 0
+	var wg sync.WaitGroup
+	for range 3 { // busy, high priority, always asking again
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && s.Acquire(ctx, 1000) == nil {
+				mu.Lock()
+				grants++
+				mu.Unlock()
+				time.Sleep(100 * time.Microsecond)
+				s.Release()
+			}
+		}()
+	}
+	waitQueued(t, s, 2) // the three busy ones hold the slot or wait for it
+	mu.Lock()
+	before := grants
+	mu.Unlock()
+	lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer lcancel()
+	if err := s.Acquire(lctx, 0); err != nil {
+		cancel()
+		wg.Wait()
+		t.Fatalf("the low-priority waiter was starved: %v", err)
+	}
+	mu.Lock()
+	waited := grants - before
+	mu.Unlock()
+	s.Release()
+	cancel()
+	wg.Wait()
+	if waited > 2*3+1 {
+		t.Fatalf("the low-priority waiter got a slot after %d grants to the others, want at most %d", waited, 2*3+1)
 	}
 }
