@@ -46,6 +46,10 @@ func CheckKnownPlatform(p Platform) error {
 // nearest is the known word at most two edits away from s (an edit being
 // an insertion, a deletion, a substitution or a swap of neighbours), the
 // closest first; "" when none is.
+// Nearest is the string of known closest to s, one or two edits away,
+// or "": what a "did you mean" names.
+func Nearest(s string, known []string) string { return nearest(s, known) }
+
 func nearest(s string, known []string) string {
 	best, bestDist := "", 3
 	for _, k := range known {

@@ -31,7 +31,9 @@ again once they are done. Files that are not a version's are left alone
 and reported.
 
 A run that would unlist or delete more than --max-deletions versions is
-refused whole, so a wrong or emptied manifest never wipes a mirror.`,
+refused whole, so a wrong or emptied manifest never wipes a mirror; so is
+one that would unlist every version of a provider an edit or two away
+from one the manifest names and the mirror does not hold (a typo).`,
 		Example: `  tfmirror prune --dry-run
   tfmirror prune --config mirror.hcl --out s3://mirror-bucket/site/ --json
   tfmirror prune live/app-a live/app-b --out /srv/mirror --grace 0`,

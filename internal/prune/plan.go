@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -59,7 +60,32 @@ func (pl *planner) plan(ctx context.Context, now time.Time) (*plan, error) {
 		return nil, err
 	}
 	p.warnings = pl.unmatched(listed)
+	if err := pl.misspelt(p, listed); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// misspelt refuses a prune that would unlist every version of a provider
+// whose address is an edit or two away from one the manifest names and
+// the mirror does not hold: the manifest most likely misspells it, and
+// the prune would take the provider away from every client.
+func (pl *planner) misspelt(p *plan, listed map[string]addrs.VersionList) error {
+	var emptied []string
+	for _, pp := range p.providers {
+		if pp.remaining == 0 && len(pp.unlist) > 0 {
+			emptied = append(emptied, pp.provider.String())
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(pl.reqs)) {
+		if _, held := listed[name]; held {
+			continue
+		}
+		if meant := addrs.Nearest(name, emptied); meant != "" {
+			return inputerr.Wrap(fmt.Errorf("the manifest selects %s, which the mirror does not hold, and this prune would unlist every version of %s: did you mean %s? Fix the manifest, or build %s before pruning", name, meant, meant, name))
+		}
+	}
+	return nil
 }
 
 // unmatched warns of requirements that select nothing the mirror lists:

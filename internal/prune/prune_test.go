@@ -22,6 +22,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/prune"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
@@ -857,4 +858,37 @@ func tryPublish(ctx context.Context, store layout.Store) error {
 	}
 	err = store.Put(ctx, "probe.txt", layout.Content{Data: []byte("a build")})
 	return errors.Join(err, unlock())
+}
+
+// A manifest that names, a slip away, a provider the mirror holds, while
+// the prune would unlist every version of that one, is refused as the
+// typo it most likely is, and nothing is written; a provider dropped from
+// the manifest on purpose still goes (TestPruneUnnamedProviderGoes).
+func TestPruneRefusesAMisspeltProvider(t *testing.T) {
+	b := dirBackend(t)
+	store := b.open(t)
+	publish(t, store, foo, []string{"1.0.0"}, "linux_amd64")
+	publish(t, store, bar, []string{"1.0.0", "1.1.0"}, "linux_amd64")
+	before := b.snapshot(t)
+	typo := addrs.MustParseProvider("hashicorp/baz") // bar, one edit away
+	for _, dry := range []bool{true, false} {
+		_, err := prune.Run(t.Context(), store, prune.Options{
+			Requirements: []mirror.Requirement{require(t, foo, "", 0), require(t, typo, "", 0)},
+			MaxDeletions: 10, DryRun: dry,
+		})
+		if err == nil || !inputerr.Is(err) || !strings.Contains(err.Error(), "did you mean registry.opentofu.org/hashicorp/bar?") {
+			t.Fatalf("dry run %v: %v; want an input error asking whether bar was meant", dry, err)
+		}
+	}
+	if diff := diffSnapshots(before, b.snapshot(t)); diff != "" {
+		t.Errorf("a refused prune changed the store:\n%s", diff)
+	}
+	// A name far from every provider the prune would empty is only warned of.
+	report, err := prune.Run(t.Context(), store, prune.Options{
+		Requirements: []mirror.Requirement{require(t, foo, "", 0), require(t, addrs.MustParseProvider("acme/quux"), "", 0)},
+		MaxDeletions: 10, DryRun: true,
+	})
+	if err != nil || len(report.Unlisted) != 2 {
+		t.Fatalf("an unrelated provider missing: %+v, %v; want bar's two versions unlisted", report, err)
+	}
 }
