@@ -112,7 +112,7 @@ func TestServeChecksTheOperatorsCertificate(t *testing.T) {
 func TestServeOnEveryAddressNamesAHost(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)
-	cert, key := writeCert(t, t.TempDir(), time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour), "mirror.internal", "localhost")
+	cert, key := writeCert(t, t.TempDir(), time.Now().Add(-time.Hour), time.Now().Add(365*24*time.Hour), "*.internal", "mirror.internal", "localhost")
 	for _, tc := range []struct {
 		args []string
 		host string

@@ -205,10 +205,15 @@ func clientURL(listenURL string, opts Options, cert tls.Certificate) (string, st
 	switch leaf, err := leafOf(cert); {
 	case len(opts.Hostnames) > 0:
 		name = opts.Hostnames[0]
-	case opts.CertFile != "" && err == nil && len(leaf.DNSNames) > 0:
-		name = leaf.DNSNames[0]
-	case opts.CertFile != "" && err == nil && len(leaf.IPAddresses) > 0:
-		name = leaf.IPAddresses[0].String()
+	case opts.CertFile != "" && err == nil:
+		// The first name a client can dial: not a wildcard.
+		names := slices.DeleteFunc(slices.Clone(leaf.DNSNames), func(n string) bool { return strings.HasPrefix(n, "*") })
+		for _, ip := range leaf.IPAddresses {
+			names = append(names, ip.String())
+		}
+		if len(names) > 0 {
+			name = names[0]
+		}
 	case opts.CertFile == "":
 		warning = "serving on every address, but the certificate is for localhost and 127.0.0.1 only: clients on other machines would refuse it; pass --hostname with the name or address they use"
 	}
