@@ -28,14 +28,14 @@ func CheckKnownPlatform(p Platform) error {
 	what := ""
 	if !osOK {
 		what = fmt.Sprintf("unknown operating system %q", p.OS)
-		meant.OS = nearest(p.OS, knownOS)
+		meant.OS = Nearest(p.OS, knownOS)
 	}
 	if !archOK {
 		if what != "" {
 			what += " and "
 		}
 		what += fmt.Sprintf("unknown architecture %q", p.Arch)
-		meant.Arch = nearest(p.Arch, knownArch)
+		meant.Arch = Nearest(p.Arch, knownArch)
 	}
 	if meant.OS != "" && meant.Arch != "" {
 		return fmt.Errorf("platform %s: %s; did you mean %s?", p, what, meant)
@@ -43,14 +43,10 @@ func CheckKnownPlatform(p Platform) error {
 	return fmt.Errorf("platform %s: %s (providers are built for Go's platforms, such as linux_amd64, darwin_arm64, windows_amd64)", p, what)
 }
 
-// nearest is the known word at most two edits away from s (an edit being
+// Nearest is the known word at most two edits away from s (an edit being
 // an insertion, a deletion, a substitution or a swap of neighbours), the
-// closest first; "" when none is.
-// Nearest is the string of known closest to s, one or two edits away,
-// or "": what a "did you mean" names.
-func Nearest(s string, known []string) string { return nearest(s, known) }
-
-func nearest(s string, known []string) string {
+// closest first; "" when none is: what a "did you mean" names.
+func Nearest(s string, known []string) string {
 	best, bestDist := "", 3
 	for _, k := range known {
 		if d := editDistance(s, k); d < bestDist {

@@ -23,16 +23,13 @@ func AllowsNone(s string) bool {
 	if s == "" {
 		return false
 	}
-	set, err := ParseConstraints(s)
-	if err != nil {
-		return false
-	}
 	specs, err := noPanic(func() (constraints.IntersectionSpec, error) {
 		return constraints.ParseRubyStyleMulti(s)
 	})
-	if err != nil {
+	if err != nil || CheckGoVersionConstraint(s) != nil {
 		return false
 	}
+	set := versions.MeetingConstraints(specs) // as ParseConstraints, parsed once
 	for _, v := range witnesses(specs) {
 		if set.Has(v) {
 			return false

@@ -81,21 +81,15 @@ func loadConfiguration(dir string, opts Options) (Configuration, error) {
 // written, when together they allow no version: "tofu init" would find no
 // release for them.
 func allowsSome(p addrs.Provider, cons []Constraint) error {
-	texts := make([]string, 0, len(cons))
+	var texts, where []string
 	for _, c := range cons {
-		if c.Text != "" {
-			texts = append(texts, c.Text)
+		// A module called twice writes its constraint once.
+		if w := fmt.Sprintf("%q (%s)", c.Text, c.Pos); c.Text != "" && !slices.Contains(where, w) {
+			texts, where = append(texts, c.Text), append(where, w)
 		}
 	}
 	if !addrs.AllowsNone(strings.Join(texts, ", ")) {
 		return nil
-	}
-	where := make([]string, 0, len(cons))
-	for _, c := range cons {
-		// A module called twice writes its constraint once.
-		if w := fmt.Sprintf("%q (%s)", c.Text, c.Pos); c.Text != "" && !slices.Contains(where, w) {
-			where = append(where, w)
-		}
 	}
 	what := "its version constraint " + where[0] + " allows"
 	if len(where) > 1 {

@@ -170,7 +170,7 @@ func checkOwnCertificate(opts Options, cert tls.Certificate, now time.Time) ([]s
 	}
 	const day = "2006-01-02 15:04 MST"
 	switch {
-	case len(leaf.DNSNames) == 0 && len(leaf.IPAddresses) == 0:
+	case len(certNames(leaf)) == 0:
 		return nil, inputerr.Wrap(fmt.Errorf("--cert %s names no host (it has no subject alternative names): OpenTofu and Terraform ignore its common name and would refuse it", opts.CertFile))
 	case now.Before(leaf.NotBefore):
 		return nil, inputerr.Wrap(fmt.Errorf("--cert %s is not valid until %s: clients would refuse it", opts.CertFile, leaf.NotBefore.UTC().Format(day)))
@@ -179,7 +179,7 @@ func checkOwnCertificate(opts Options, cert tls.Certificate, now time.Time) ([]s
 	}
 	for _, h := range opts.Hostnames {
 		if err := leaf.VerifyHostname(h); err != nil {
-			return nil, inputerr.Wrap(fmt.Errorf("--cert %s is not valid for --hostname %s (it is for %s): clients reaching the mirror by that name would refuse it", opts.CertFile, h, certNames(leaf)))
+			return nil, inputerr.Wrap(fmt.Errorf("--cert %s is not valid for --hostname %s (it is for %s): clients reaching the mirror by that name would refuse it", opts.CertFile, h, strings.Join(certNames(leaf), ", ")))
 		}
 	}
 	if left := leaf.NotAfter.Sub(now); left < caRenewBefore {
@@ -207,11 +207,7 @@ func clientURL(listenURL string, opts Options, cert tls.Certificate) (string, st
 		name = opts.Hostnames[0]
 	case opts.CertFile != "" && err == nil:
 		// The first name a client can dial: not a wildcard.
-		names := slices.DeleteFunc(slices.Clone(leaf.DNSNames), func(n string) bool { return strings.HasPrefix(n, "*") })
-		for _, ip := range leaf.IPAddresses {
-			names = append(names, ip.String())
-		}
-		if len(names) > 0 {
+		if names := slices.DeleteFunc(certNames(leaf), func(n string) bool { return strings.HasPrefix(n, "*") }); len(names) > 0 {
 			name = names[0]
 		}
 	case opts.CertFile == "":
@@ -232,16 +228,14 @@ func leafOf(cert tls.Certificate) (*x509.Certificate, error) {
 	return x509.ParseCertificate(cert.Certificate[0])
 }
 
-// certNames lists the names and addresses a certificate is valid for.
-func certNames(c *x509.Certificate) string {
+// certNames lists the names, then the addresses, a certificate is valid
+// for.
+func certNames(c *x509.Certificate) []string {
 	names := slices.Clone(c.DNSNames)
 	for _, ip := range c.IPAddresses {
 		names = append(names, ip.String())
 	}
-	if len(names) == 0 {
-		return "no name"
-	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // hostnames are the names the server certificate is for: --hostname, or
