@@ -25,6 +25,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -41,7 +42,7 @@ const (
 type ProblemsError struct{ Problems int }
 
 func (e *ProblemsError) Error() string {
-	return fmt.Sprintf("the mirror has %d problems", e.Problems)
+	return "the mirror has " + plural.Count(e.Problems, "problem")
 }
 
 // LockChurnError means lock files would not survive "init" through the
@@ -55,12 +56,16 @@ type LockChurnError struct {
 }
 
 func (e *LockChurnError) Error() string {
-	msg := fmt.Sprintf("%d lock files would not survive init", e.Files)
+	msg := plural.Count(e.Files, "lock file") + " would not survive init"
 	if e.Files > e.Pinned && !e.Fixing {
 		msg += ": run tfmirror lock --fix with the same arguments"
 	}
 	if e.Pinned > 0 {
-		msg += fmt.Sprintf("; %d pin a version the constraints exclude or the mirror lacks: change the constraints, or run tofu init -upgrade, then check again", e.Pinned)
+		verb := "pin"
+		if e.Pinned == 1 {
+			verb = "pins"
+		}
+		msg += fmt.Sprintf("; %d %s a version the constraints exclude or the mirror lacks: change the constraints, or run tofu init -upgrade, then check again", e.Pinned, verb)
 	}
 	return msg
 }

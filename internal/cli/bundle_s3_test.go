@@ -146,7 +146,7 @@ func TestBundleCreateFromBucket(t *testing.T) {
 	}
 	// The same report, but for the bundle's name.
 	if want := strings.ReplaceAll(fromDir, "dir.tar.gz", "out/bucket.tar.gz"); fromBucket != want ||
-		!strings.Contains(fromBucket, "skipped  notes.txt: not part of the mirror") || !strings.Contains(fromBucket, "bundled 1 providers, 1 versions, 2 archives") {
+		!strings.Contains(fromBucket, "skipped  notes.txt: not part of the mirror") || !strings.Contains(fromBucket, "bundled 1 provider, 1 version, 2 archives") {
 		t.Errorf("create output from the bucket:\n%s\nfrom the directory:\n%s", fromBucket, fromDir)
 	}
 	if left, _ := filepath.Glob(filepath.Join(work, "out", ".tmp-*")); len(left) > 0 {
@@ -214,7 +214,7 @@ func TestBundleImportIntoBucket(t *testing.T) {
 	bucket := srv.URI("mirror", "air/gapped/")
 	code, stdout, stderr := o.run(t, work, "bundle", "import", file, "--out", bucket)
 	noSecret(t, srv, stdout, stderr)
-	if code != ExitOK || !strings.Contains(stdout, "imported 1 providers, 1 versions, 2 archives into "+bucket) {
+	if code != ExitOK || !strings.Contains(stdout, "imported 1 provider, 1 version, 2 archives into "+bucket) {
 		t.Fatalf("bundle import --out %s: exit %d\n%s%s", bucket, code, stdout, stderr)
 	}
 	if w := proxy.takeWrites(); len(w) == 0 {

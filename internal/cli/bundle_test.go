@@ -142,7 +142,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	}
 	first := filepath.Join(work, "first.tar.gz")
 	out := mustRun(t, o, work, "bundle", "create", site, "--out", first, "--lock-files", "live/app")
-	if !strings.Contains(out, "bundled 1 providers, 1 versions, 2 archives") {
+	if !strings.Contains(out, "bundled 1 provider, 1 version, 2 archives") {
 		t.Errorf("create output:\n%s", out)
 	}
 	if strings.Contains(out, "skipped") {
@@ -166,7 +166,7 @@ func TestBundleRoundTrip(t *testing.T) {
 		dest := filepath.Join(t.TempDir(), "new", "mirror")
 		extras := filepath.Join(t.TempDir(), "extras")
 		out := mustRun(t, o, work, "bundle", "import", first, "--out", dest, "--extras", extras)
-		if !strings.Contains(out, "imported 1 providers, 1 versions, 2 archives") {
+		if !strings.Contains(out, "imported 1 provider, 1 version, 2 archives") {
 			t.Errorf("import output:\n%s", out)
 		}
 		verifyClean(t, o, dest)

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	appcheck "github.com/tfmirror/tfmirror/internal/app/check"
@@ -32,25 +29,11 @@ the exit code is 2; a manifest that passes prints what it asks for.`,
 			if err != nil {
 				return err
 			}
-			out := env.printer(cmd)
-			out.Warnings(report.Warnings)
-			platforms := make([]string, len(report.Platforms))
-			for i, p := range report.Platforms {
-				platforms[i] = p.String()
-			}
-			out.Line(fmt.Sprintf("%s: %d providers, %d modules, %d configurations; platforms %s; destinations %s",
-				report.Manifest, report.Providers, report.Modules, report.Configurations, orNone(platforms), strings.Join(report.Destinations, ", ")))
+			env.printer(cmd).Check(report)
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Flags.Config, "config", "c", opts.Flags.Config, "manifest `file` to check")
 	addVarFlags(cmd, &opts.Vars, &opts.NoTests)
 	return cmd
-}
-
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
 }

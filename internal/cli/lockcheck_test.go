@@ -163,7 +163,7 @@ func TestLockCheckVersionNoLongerAllowed(t *testing.T) {
 		t.Errorf("exit %d, want 1 with one version-not-allowed finding\n%s", code, stdout)
 	}
 	code, stdout, stderr := o.run(t, module, "lock", "--fix", "--mirror", site)
-	if code != ExitFailure || !strings.Contains(stderr, "1 lock files would not survive init; 1 pin a version") || !strings.Contains(stderr, "init -upgrade") || string(readLock(t, module)) != string(before) {
+	if code != ExitFailure || !strings.Contains(stderr, "1 lock file would not survive init; 1 pins a version") || !strings.Contains(stderr, "init -upgrade") || string(readLock(t, module)) != string(before) {
 		t.Errorf("--fix: exit %d, want 1 naming init -upgrade, the file left\n%s%s", code, stdout, stderr)
 	}
 }

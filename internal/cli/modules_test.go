@@ -154,7 +154,7 @@ func TestModuleInputErrors(t *testing.T) {
 	}
 	before := git.Requests()
 	code, stdout, stderr := o.run(t, dir, "build", "--dry-run")
-	if code != 0 || !strings.Contains(stdout, "would fetch 1 module versions, keep 0") {
+	if code != 0 || !strings.Contains(stdout, "would fetch 1 module version, keep 0") {
 		t.Errorf("dry run: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if git.Requests() != before {

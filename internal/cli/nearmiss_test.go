@@ -105,7 +105,7 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 			name: "verify", bucket: true, mirror: true,
 			args: func(loc, _ string) []string { return []string{"verify", loc} },
 			accepted: func(t *testing.T, _, _, _, stdout string) {
-				if !strings.Contains(stdout, "1 providers, 1 versions, 1 archives checked: 0 problems") {
+				if !strings.Contains(stdout, "1 provider, 1 version, 1 archive checked: 0 problems") {
 					t.Errorf("verify did not check the mirror:\n%s", stdout)
 				}
 			},

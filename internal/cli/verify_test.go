@@ -58,7 +58,7 @@ func serveSiteSeeing(t *testing.T, o *origin, site, jsonType string, seen func(*
 func TestVerifyDirectoryAndURL(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)
-	if code, stdout, stderr := o.run(t, t.TempDir(), "verify", site); code != ExitOK || !strings.Contains(stdout, "1 providers, 1 versions, 2 archives checked: 0 problems") {
+	if code, stdout, stderr := o.run(t, t.TempDir(), "verify", site); code != ExitOK || !strings.Contains(stdout, "1 provider, 1 version, 2 archives checked: 0 problems") {
 		t.Fatalf("verify %s: exit %d\n%s%s", site, code, stdout, stderr)
 	}
 	url := serveSite(t, &o, site, "application/json")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -216,15 +217,7 @@ func render(pg *page) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// plural is "1 version", "2 versions".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-var pageTemplate = template.Must(template.New(Path).Funcs(template.FuncMap{"plural": plural}).Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New(Path).Funcs(template.FuncMap{"plural": plural.Count}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

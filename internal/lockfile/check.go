@@ -13,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/hclsafe"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -169,7 +170,7 @@ func verdict(path string, src []byte, exists bool, old *File, picked []selected,
 	switch {
 	case !exists && len(picked) > 0:
 		v.Findings = []Finding{{Path: path, Reason: ReasonNoLockFile, Effect: EffectRewrite,
-			Detail: fmt.Sprintf("there is no lock file: init writes one for %d providers", len(picked))}}
+			Detail: "there is no lock file: init writes one for " + plural.Count(len(picked), "provider")}}
 	case exists && !canonical(src, old):
 		v.Findings = append(v.Findings, Finding{Path: path, Reason: ReasonFormat, Effect: EffectNone,
 			Detail: "not in the form init writes: a rewrite for another reason reformats the whole file"})

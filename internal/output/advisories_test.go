@@ -32,7 +32,7 @@ func TestBuildTextShowsAdvisories(t *testing.T) {
 		"mirrored  registry.opentofu.org/acme/probe 1.0.0 linux_amd64 (10 B, signature not checked), known vulnerabilities:\n          GO-2022-1059 in golang.org/x/text v0.3.5 (fixed in 0.3.8)",
 		"held      registry.opentofu.org/acme/probe 1.0.0 darwin_arm64: vulnerabilities: linux_amd64 holds GO-2022-1059",
 		"1 mirrored, 0 already present, 0 skipped, 1 held back, 0 failed",
-		"known vulnerabilities (osv): 1 advisories in 2 packages",
+		"known vulnerabilities (osv): 1 advisory in 2 packages",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, out.String())

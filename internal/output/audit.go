@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	appaudit "github.com/tfmirror/tfmirror/internal/app/audit"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -104,6 +105,6 @@ func (p *Printer) AuditSummary(r *appaudit.Report, err error) {
 	for _, w := range r.Warnings {
 		p.say("warning: " + w)
 	}
-	p.say(fmt.Sprintf("%s against %s: %d packages, %d with known vulnerabilities (%d advisories; %d not allowed by the policy), %d clean, %d without build information, %d without SBOM, %d with a bad SBOM",
-		r.Location, r.Database, c.Packages, c.Vulnerable, r.Advisories, c.Acted, c.Clean, c.NoBuild, c.NoSBOM, c.BadSBOM))
+	p.say(fmt.Sprintf("%s against %s: %s, %d with known vulnerabilities (%s; %d not allowed by the policy), %d clean, %d without build information, %d without SBOM, %d with a bad SBOM",
+		r.Location, r.Database, plural.Count(c.Packages, "package"), c.Vulnerable, plural.Count(r.Advisories, "advisory"), c.Acted, c.Clean, c.NoBuild, c.NoSBOM, c.BadSBOM))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/size"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -313,8 +314,8 @@ func (p *Printer) buildText(rep *appbuild.Report, s buildSummary, err error) {
 	r, c := rep.Build, s.Counts
 	if errors.Is(err, context.Canceled) {
 		left := c.Canceled + r.CountModules(mirror.StatusCanceled)
-		p.say(fmt.Sprintf("\ninterrupted after %s: %d packages published, %d left; run the same command again to resume (partial downloads are kept)",
-			p.Elapsed().Round(100*1e6), c.Mirrored, left))
+		p.say(fmt.Sprintf("\ninterrupted after %s: %s published, %d left; run the same command again to resume (partial downloads are kept)",
+			p.Elapsed().Round(100*1e6), plural.Count(c.Mirrored, "package"), left))
 		return
 	}
 	if len(r.Results) > 0 || len(r.Modules) == 0 {
@@ -337,7 +338,7 @@ func (p *Printer) buildText(rep *appbuild.Report, s buildSummary, err error) {
 		}
 	}
 	if v := s.Vulnerabilities; v != nil {
-		p.say(fmt.Sprintf("known vulnerabilities (%s): %d advisories in %d packages", v.Database, v.Advisories, v.Packages))
+		p.say(fmt.Sprintf("known vulnerabilities (%s): %s in %s", v.Database, plural.Count(v.Advisories, "advisory"), plural.Count(v.Packages, "package")))
 	}
 	if len(r.Warnings) > 0 {
 		p.say("warnings:\n  - " + WithHints(strings.Join(r.Warnings, "\n  - ")))
@@ -360,13 +361,13 @@ func (p *Printer) dryRunText(r *mirror.Report) {
 	}
 	n := r.Count(mirror.StatusPlanned)
 	kept, skipped, failed := r.Count(mirror.StatusPresent), r.Count(mirror.StatusSkipped), r.Count(mirror.StatusFailed)
-	p.say(fmt.Sprintf("\ndry run: would download %d packages (%s), keep %d (%s), skip %d; %d failed; nothing was written",
-		n, size.Format(down), kept, size.Format(keep), skipped, failed))
+	p.say(fmt.Sprintf("\ndry run: would download %s (%s), keep %d (%s), skip %d; %d failed; nothing was written",
+		plural.Count(n, "package"), size.Format(down), kept, size.Format(keep), skipped, failed))
 	if len(r.Warnings) > 0 {
 		p.say("warnings:\n  - " + WithHints(strings.Join(r.Warnings, "\n  - ")))
 	}
 	if len(r.Modules) > 0 {
-		p.say(fmt.Sprintf("dry run: would fetch %d module versions, keep %d; %d failed",
-			r.CountModules(mirror.StatusPlanned), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed)+len(r.Errors)))
+		p.say(fmt.Sprintf("dry run: would fetch %s, keep %d; %d failed",
+			plural.Count(r.CountModules(mirror.StatusPlanned), "module version"), r.CountModules(mirror.StatusPresent), r.CountModules(mirror.StatusFailed)+len(r.Errors)))
 	}
 }

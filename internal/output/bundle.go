@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/size"
 
 	"github.com/tfmirror/tfmirror/internal/bundle"
@@ -27,8 +28,8 @@ func (p *Printer) BundleCreate(report *bundle.CreateReport, err error) {
 	for _, w := range report.Warnings {
 		fmt.Fprintf(p.w, "warning  %s\n", WithHints(w))
 	}
-	fmt.Fprintf(p.w, "bundled %d providers, %d versions, %d archives (%d files, %s) into %s%s\n",
-		report.Providers, report.Versions, report.Archives, report.Files, size.Format(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
+	fmt.Fprintf(p.w, "bundled %s, %s, %s (%s, %s) into %s%s\n",
+		plural.Count(report.Providers, "provider"), plural.Count(report.Versions, "version"), plural.Count(report.Archives, "archive"), plural.Count(report.Files, "file"), size.Format(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
 }
 
 // BundleImport reports a bundle's import, for people or as one JSON
@@ -46,17 +47,17 @@ func (p *Printer) BundleImport(report *bundle.ImportReport, extras string, err e
 		fmt.Fprintf(p.w, "warning  %s\n", WithHints(w))
 	}
 	if report.Extras > 0 {
-		fmt.Fprintf(p.w, "wrote %d lock files and CLI configuration snippets into %s\n", report.Extras, extras)
+		fmt.Fprintf(p.w, "wrote %s and CLI configuration snippets into %s\n", plural.Count(report.Extras, "lock file"), extras)
 	}
-	fmt.Fprintf(p.w, "imported %d providers, %d versions, %d archives%s into %s: %d files written, %d unchanged%s\n",
-		report.Providers, report.Versions, report.Archives, moduleNote(report.Modules, report.ModuleVersions), report.Out, report.Written, report.Unchanged, signedNote(report.KeyID, "manifest signed by"))
+	fmt.Fprintf(p.w, "imported %s, %s, %s%s into %s: %s written, %d unchanged%s\n",
+		plural.Count(report.Providers, "provider"), plural.Count(report.Versions, "version"), plural.Count(report.Archives, "archive"), moduleNote(report.Modules, report.ModuleVersions), report.Out, plural.Count(report.Written, "file"), report.Unchanged, signedNote(report.KeyID, "manifest signed by"))
 }
 
 func moduleNote(modules, versions int) string {
 	if modules == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d modules (%d versions)", modules, versions)
+	return fmt.Sprintf(", %s (%s)", plural.Count(modules, "module"), plural.Count(versions, "version"))
 }
 
 func signedNote(keyID, what string) string {

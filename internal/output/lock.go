@@ -6,6 +6,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/app"
 	applock "github.com/tfmirror/tfmirror/internal/app/lock"
 	"github.com/tfmirror/tfmirror/internal/lockfile"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/views"
 )
 
@@ -17,7 +18,7 @@ func (p *Printer) LockFiles(files []app.LockFile) {
 			p.Line("unchanged " + f.Path)
 			continue
 		}
-		p.Line(fmt.Sprintf("wrote     %s (%d providers)", f.Path, f.Providers))
+		p.Line(fmt.Sprintf("wrote     %s (%s)", f.Path, plural.Count(f.Providers, "provider")))
 	}
 }
 
@@ -63,7 +64,7 @@ func (p *Printer) LockCheck(r *applock.Report, err error) {
 		}
 	}
 	if !p.opts.JSON {
-		p.say(fmt.Sprintf("%d lock files checked: %d would not survive init, %d rewritten", len(r.Verdicts), len(flagged), len(fixed)))
+		p.say(fmt.Sprintf("%s checked: %d would not survive init, %d rewritten", plural.Count(len(r.Verdicts), "lock file"), len(flagged), len(fixed)))
 		return
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/prune"
 )
 
@@ -49,25 +50,17 @@ func printPrune(w io.Writer, grace time.Duration, r *prune.Report, err error) {
 	for _, msg := range r.Warnings {
 		fmt.Fprintf(w, "%-12s %s\n", "warning", msg)
 	}
-	waiting := prunePlural(len(r.Waiting), "version") + " waiting for the grace period"
+	waiting := plural.Count(len(r.Waiting), "version") + " waiting for the grace period"
 	switch {
 	case r.DryRun:
 		fmt.Fprintf(w, "\ndry run of %s: would unlist %s and delete %d (%s), %s; nothing was written\n",
-			r.Location, prunePlural(len(r.Unlisted), "version"), len(r.Deleted), prunePlural(len(r.Files), "file"), waiting)
+			r.Location, plural.Count(len(r.Unlisted), "version"), len(r.Deleted), plural.Count(len(r.Files), "file"), waiting)
 	case err == nil && len(r.Unlisted)+len(r.Deleted)+len(r.Files) == 0:
 		fmt.Fprintf(w, "\nnothing to prune in %s now, %s\n", r.Location, waiting)
 	case err == nil || len(r.Files)+len(r.Unlisted) > 0:
 		fmt.Fprintf(w, "\npruned %s: %s unlisted, %d deleted (%s), %s\n",
-			r.Location, prunePlural(len(r.Unlisted), "version"), len(r.Deleted), prunePlural(len(r.Files), "file"), waiting)
+			r.Location, plural.Count(len(r.Unlisted), "version"), len(r.Deleted), plural.Count(len(r.Files), "file"), waiting)
 	}
-}
-
-// prunePlural is "1 version", "2 versions".
-func prunePlural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 type pruneVersionJSON struct {

@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -25,8 +26,9 @@ func (p *Printer) Verify(r *mirror.VerifyReport, failure error) {
 	for _, w := range r.Warnings {
 		p.say(fmt.Sprintf("warning  %s: %s", w.Path, WithHints(w.Message)))
 	}
-	p.say(fmt.Sprintf("%d providers, %d versions, %d archives checked: %d problems, %d warnings",
-		r.Providers, r.Versions, r.Archives, len(r.Problems), len(r.Warnings)))
+	p.say(fmt.Sprintf("%s, %s, %s checked: %s, %s",
+		plural.Count(r.Providers, "provider"), plural.Count(r.Versions, "version"), plural.Count(r.Archives, "archive"),
+		plural.Count(len(r.Problems), "problem"), plural.Count(len(r.Warnings), "warning")))
 }
 
 // nonNil is s, or an empty slice for nil, so JSON shows [] and not null.

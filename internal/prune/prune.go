@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
@@ -140,7 +141,7 @@ func (e *LimitError) Error() string {
 	}
 	fmt.Fprintf(&b, "prune of %s %s: it would remove %s (unlist %d, delete the files of %d), more than --max-deletions allows (%d); nothing was written. "+
 		"Check that the manifest still selects what the mirror should keep, or raise --max-deletions to allow it:",
-		e.Location, verb, versions(len(e.Versions)), e.Unlist, e.Delete, e.Max)
+		e.Location, verb, plural.Count(len(e.Versions), "version"), e.Unlist, e.Delete, e.Max)
 	for i, v := range e.Versions {
 		if i == limitListed {
 			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Versions)-limitListed)
@@ -381,14 +382,6 @@ func (p *plan) apply(ctx context.Context, tree *layout.Tree, r *Report) error {
 		r.Files = append(r.Files, rel)
 	}
 	return nil
-}
-
-// versions is "1 version", "2 versions".
-func versions(n int) string {
-	if n == 1 {
-		return "1 version"
-	}
-	return fmt.Sprintf("%d versions", n)
 }
 
 func providerNames(ps []addrs.Provider) string {

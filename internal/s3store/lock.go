@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tfmirror/tfmirror/internal/notify"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -228,7 +229,7 @@ func (s *Store) awaitPublishers(ctx context.Context, deadline time.Time, wait ti
 				s.Location(), wait, len(live), live[0], layout.ErrLocked)
 		}
 		if !told {
-			notify.Wait(ctx, fmt.Sprintf("%d builds publishing into %s", len(live), s.Location()), live[0].String(), time.Until(deadline))
+			notify.Wait(ctx, fmt.Sprintf("%s publishing into %s", plural.Count(len(live), "build"), s.Location()), live[0].String(), time.Until(deadline))
 			told = true
 		}
 		if err := syncx.Sleep(ctx, min(lockPoll, time.Until(deadline))); err != nil {

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/htmlcatalog"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -131,7 +132,7 @@ func (r *Report) Lines() []string {
 	}
 	var out []string
 	if r.Seal.Signed {
-		out = append(out, fmt.Sprintf("signed %s (%d archives) with key %s", layout.CatalogSignaturePath, r.Seal.Listed, r.SignedBy))
+		out = append(out, fmt.Sprintf("signed %s (%s) with key %s", layout.CatalogSignaturePath, plural.Count(r.Seal.Listed, "archive"), r.SignedBy))
 	}
 	if r.Replica == nil {
 		return out
@@ -145,9 +146,9 @@ func (r *Report) Lines() []string {
 		out = append(out, "warning  "+what+": "+w)
 	}
 	if r.ProviderReplica {
-		out = append(out, fmt.Sprintf("registry replica in %s: %d providers, %d versions, %d packages", r.Location, rep.Providers, rep.Versions, rep.Packages))
+		out = append(out, fmt.Sprintf("registry replica in %s: %s, %s, %s", r.Location, plural.Count(rep.Providers, "provider"), plural.Count(rep.Versions, "version"), plural.Count(rep.Packages, "package")))
 	} else {
-		out = append(out, fmt.Sprintf("module registry in %s: %d modules", r.Location, rep.Modules))
+		out = append(out, fmt.Sprintf("module registry in %s: %s", r.Location, plural.Count(rep.Modules, "module")))
 	}
 	for _, h := range rep.Hosts {
 		block := replica.ServicesBlock(h, "https://MIRROR/", rep.Services[h])

@@ -90,6 +90,9 @@ type Report struct {
 type ActedError struct{ Packages int }
 
 func (e *ActedError) Error() string {
+	if e.Packages == 1 {
+		return "1 package has known vulnerabilities the policy does not allow"
+	}
 	return fmt.Sprintf("%d packages have known vulnerabilities the policy does not allow", e.Packages)
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/serve"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -183,7 +184,7 @@ func checkOwnCertificate(opts Options, cert tls.Certificate, now time.Time) ([]s
 		}
 	}
 	if left := leaf.NotAfter.Sub(now); left < caRenewBefore {
-		return []string{fmt.Sprintf("--cert %s expires on %s, in %d days: renew it before clients refuse it", opts.CertFile, leaf.NotAfter.UTC().Format(day), int(left.Hours()/24))}, nil
+		return []string{fmt.Sprintf("--cert %s expires on %s, in %s: renew it before clients refuse it", opts.CertFile, leaf.NotAfter.UTC().Format(day), plural.Count(int(left.Hours()/24), "day"))}, nil
 	}
 	return nil, nil
 }
