@@ -354,6 +354,7 @@ func (s *stagingSink) rehash(size int64) error {
 		return fmt.Errorf("re-read partial download: %w", err)
 	}
 	_, err := s.file.Seek(size, io.SeekStart)
+	s.back.Reset(size)
 	return err
 }
 

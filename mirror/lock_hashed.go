@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 )
 
 // lockHashed computes the lock entry of a release that only an upstream's
@@ -88,10 +89,13 @@ type fileSink struct {
 	file  *os.File
 	hash  *hashing.Writer
 	limit int64
+	// back starts the file's writeback as it grows, so the fsync that
+	// publishes it has little left to wait for.
+	back *atomicfile.Writeback
 }
 
 func newFileSink(f *os.File, limit int64) *fileSink {
-	return &fileSink{file: f, hash: hashing.NewWriter(), limit: limit}
+	return &fileSink{file: f, hash: hashing.NewWriter(), limit: limit, back: atomicfile.NewWriteback(f)}
 }
 
 func (s *fileSink) Write(p []byte) (int, error) {
@@ -100,6 +104,7 @@ func (s *fileSink) Write(p []byte) (int, error) {
 	}
 	n, err := s.file.Write(p)
 	_, _ = s.hash.Write(p[:n])
+	s.back.Wrote(n)
 	return n, err
 }
 
@@ -115,5 +120,6 @@ func (s *fileSink) Reset() error {
 		return err
 	}
 	s.hash = hashing.NewWriter()
+	s.back.Reset(0)
 	return nil
 }

@@ -12,6 +12,9 @@
 //     callers that stage their own files use: SyncClose, Rename, SyncDir,
 //     MkdirAll (DirMode whatever the umask) and RenameExchange, which
 //     swaps two directories in one step where Linux can;
+//   - Writeback, which starts writing a large file being downloaded to
+//     disk as it grows, so that the fsync publishing it waits for the last
+//     few megabytes only (sync_file_range on Linux, nothing elsewhere);
 //   - Root, a directory read and written beneath without following a
 //     link: os.Root, O_NOFOLLOW opens, every directory on a path checked,
 //     and anything but a regular file (a link, a device, a named pipe)
