@@ -533,3 +533,27 @@ func TestBundleImportIntoFilesystemLayouts(t *testing.T) {
 		})
 	}
 }
+
+func TestBundleCreateRefusesAnOutInsideTheMirror(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	work := t.TempDir()
+	link := filepath.Join(work, "link")
+	if err := os.Symlink(site, link); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, site)
+	for _, out := range []string{
+		filepath.Join(site, filepath.FromSlash(fooDir), "index.json"), // a file the mirror publishes
+		filepath.Join(site, "mirror.tar.gz"),
+		filepath.Join(site, "new", "mirror.tar.gz"),
+		filepath.Join(link, "mirror.tar.gz"), // through a link to the tree
+		site,
+	} {
+		code, stdout, stderr := o.run(t, work, "bundle", "create", site, "--out", out)
+		if code != ExitUsage || !strings.Contains(stderr, "inside the mirror") {
+			t.Errorf("--out %s: exit %d, want %d naming the mirror it is inside\n%s%s", out, code, ExitUsage, stdout, stderr)
+		}
+	}
+	diffSnapshots(t, before, snapshot(t, site))
+}

@@ -46,11 +46,6 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 	if opts.Out == "" {
 		return nil, inputerr.Wrap(errors.New("--out is required: the bundle file to write"))
 	}
-	if out, err := endpoint.Parse(opts.Out); err == nil && out.Kind == endpoint.Dir {
-		if info, err := os.Stat(out.Path); err == nil && info.IsDir() {
-			return nil, inputerr.Wrap(fmt.Errorf("--out %s is a directory: name the bundle file to write in it, such as %s", opts.Out, filepath.Join(opts.Out, "mirror.tar.gz")))
-		}
-	}
 	ref, err := endpoint.Parse(opts.Site)
 	if err != nil {
 		return nil, err
@@ -62,6 +57,9 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 		if info, err := os.Stat(ref.Path); err != nil || !info.IsDir() {
 			return nil, inputerr.Wrap(fmt.Errorf("%s is not a mirror directory (nor an s3://BUCKET/PREFIX/)", ref))
 		}
+	}
+	if err := checkBundleOut(opts.Out, ref); err != nil {
+		return nil, err
 	}
 	_, s, err := config.Resolve(opts.Flags, opts.Process, true)
 	if err != nil {
@@ -93,6 +91,57 @@ func Create(ctx context.Context, opts CreateOptions) (*CreateReport, error) {
 		report.Skipped = slices.DeleteFunc(report.Skipped, func(f string) bool { return f == htmlcatalog.Path })
 	}
 	return report, err
+}
+
+// checkBundleOut refuses a bundle file that would land in a directory's
+// place or inside the mirror tree it packs, where it would replace one of
+// the mirror's files or become part of the next bundle.
+func checkBundleOut(out string, site endpoint.Ref) error {
+	ref, err := endpoint.Parse(out)
+	if err != nil || ref.Kind != endpoint.Dir {
+		return nil // bundle.Create names what is wrong with it
+	}
+	if site.Kind == endpoint.Dir && inside(site.Path, ref.Path) {
+		return inputerr.Wrap(fmt.Errorf("--out %s is inside the mirror %s: write the bundle outside the tree it packs", out, site))
+	}
+	if info, err := os.Stat(ref.Path); err == nil && info.IsDir() {
+		return inputerr.Wrap(fmt.Errorf("--out %s is a directory: name the bundle file to write in it, such as %s", out, filepath.Join(out, "mirror.tar.gz")))
+	}
+	return nil
+}
+
+// inside reports whether path is dir or lies below it, links resolved as
+// far as they exist.
+func inside(dir, path string) bool {
+	d, err := resolved(dir)
+	if err != nil {
+		return false
+	}
+	p, err := resolved(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
+}
+
+// resolved is path made absolute with the links of its longest existing
+// parent resolved.
+func resolved(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if filepath.Dir(p) == p {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // lockFiles names each directory's lock file in the bundle by the
