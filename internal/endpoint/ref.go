@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 )
 
@@ -74,6 +75,9 @@ func Parse(raw string) (Ref, error) {
 	if strings.TrimSpace(raw) == "" {
 		return Ref{}, inputerr.Wrap(errors.New("the location is empty"))
 	}
+	if err := strayBlank(raw); err != nil {
+		return Ref{}, err
+	}
 	m := schemePrefix.FindStringSubmatch(raw)
 	if m == nil || len(m[1]) == 1 {
 		return directory(raw, raw)
@@ -82,17 +86,35 @@ func Parse(raw string) (Ref, error) {
 	canonical := strings.ReplaceAll(strings.ToLower(scheme), "_", "-")
 	kind, known := schemes[canonical]
 	slashes := strings.HasPrefix(rest, "//")
+	shown := excerpt.WithoutUserinfo(raw)
 	switch {
 	case known && slashes && scheme == canonical:
 		return parseURL(raw, kind, rest[2:])
 	case known && slashes:
-		return Ref{}, nearMiss(raw, canonical+"://"+rest[2:], "write the scheme in lower case")
+		return Ref{}, nearMiss(shown, canonical+"://"+excerpt.WithoutUserinfo(rest[2:]), "write the scheme in lower case")
+	case known && kind == OCILayout && strings.HasPrefix(rest, "/"):
+		return Ref{}, nearMiss(shown, canonical+"://"+rest, "a scheme is followed by two slashes, then the directory")
 	case known:
-		return Ref{}, nearMiss(raw, canonical+"://"+strings.TrimLeft(rest, "/"), "a scheme is followed by two slashes")
+		return Ref{}, nearMiss(shown, canonical+"://"+excerpt.WithoutUserinfo(strings.TrimLeft(rest, "/")), "a scheme is followed by two slashes")
 	case slashes:
-		return Ref{}, unsupported(raw, scheme)
+		return Ref{}, unsupported(shown, scheme)
 	}
 	return directory(raw, raw) // a directory with a colon in its name
+}
+
+// strayBlank refuses a location with blanks around it, or a scheme
+// written without its colon (s3//bucket, oci//host/repo): both come from
+// a slip in a script or a manifest and would otherwise name a directory.
+func strayBlank(raw string) error {
+	if t := strings.TrimSpace(raw); t != raw {
+		return inputerr.Wrap(fmt.Errorf("%q: the location starts or ends with a blank: did you mean %q?", excerpt.WithoutUserinfo(raw), excerpt.WithoutUserinfo(t)))
+	}
+	for name := range schemes {
+		if strings.HasPrefix(strings.ToLower(raw), name+"//") {
+			return nearMiss(excerpt.WithoutUserinfo(raw), name+"://"+excerpt.WithoutUserinfo(raw[len(name)+2:]), "a scheme is followed by a colon")
+		}
+	}
+	return nil
 }
 
 // directory is the location of the directory at path, unless path starts
@@ -123,6 +145,9 @@ func parseURL(raw string, kind Kind, rest string) (Ref, error) {
 		return Ref{}, inputerr.Wrap(fmt.Errorf("%s: names no %s", raw, strings.TrimPrefix(kind.String(), "an ")))
 	}
 	ref := Ref{Raw: raw, Kind: kind}
+	if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") && (kind == OCI || kind == S3) {
+		return Ref{}, inputerr.Wrap(fmt.Errorf("%s: credentials do not belong in the location, where they would be logged: %s", excerpt.WithoutUserinfo(raw), credentialsHint[kind]))
+	}
 	if kind == OCILayout {
 		if err := unexpandedHome(raw, rest); err != nil {
 			return Ref{}, err
@@ -130,6 +155,12 @@ func parseURL(raw string, kind Kind, rest string) (Ref, error) {
 		ref.Path = rest
 	}
 	return ref, nil
+}
+
+// credentialsHint says where each kind of location's credentials come from.
+var credentialsHint = map[Kind]string{
+	OCI: "tfmirror reads a registry's from the Docker configuration (DOCKER_CONFIG), a credential helper, or TFMIRROR_OCI_USERNAME and TFMIRROR_OCI_PASSWORD",
+	S3:  "tfmirror reads a bucket's from the AWS environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or the instance's role)",
 }
 
 func nearMiss(raw, meant, why string) error {

@@ -46,7 +46,8 @@ func TestParseRefusesNearMisses(t *testing.T) {
 		"oci:/reg/x":      "did you mean oci://reg/x?",
 		"oci:reg/x":       "did you mean oci://reg/x?",
 		"OCI://reg/x":     "did you mean oci://reg/x?",
-		"oci-layout:/dir": "did you mean oci-layout://dir?",
+		"oci-layout:/dir": "did you mean oci-layout:///dir?", // an absolute directory keeps its slash
+		"oci-layout:dir":  "did you mean oci-layout://dir?",
 		"oci_layout://d":  "did you mean oci-layout://d?",
 		"HTTPS://m/":      "did you mean https://m/?",
 		"https:/m/":       "did you mean https://m/?",
@@ -60,6 +61,14 @@ func TestParseRefusesNearMisses(t *testing.T) {
 		"~":                     "as $HOME,",
 		"~ops/site":             `"~" is not expanded here`,
 		"oci-layout://~/layout": "as $HOME/layout",
+		// Blanks around a location, a scheme without its colon.
+		" s3://bucket/p/":   `did you mean "s3://bucket/p/"?`,
+		"s3://bucket/p/ ":   `did you mean "s3://bucket/p/"?`,
+		"site\n":            `did you mean "site"?`,
+		"s3//bucket/p/":     "did you mean s3://bucket/p/?",
+		"oci//reg/x":        "did you mean oci://reg/x?",
+		"oci-layout//tmp/l": "did you mean oci-layout://tmp/l?",
+		"https//m/":         "did you mean https://m/?",
 	} {
 		_, err := Parse(raw)
 		if err == nil {
@@ -71,6 +80,27 @@ func TestParseRefusesNearMisses(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %q; want it to say %q", raw, err, want)
+		}
+	}
+}
+
+func TestParseNeverEchoesCredentials(t *testing.T) {
+	for raw, want := range map[string]string{
+		"oci://user:hunter2@reg.example/tf/${type}": "credentials do not belong in the location",
+		"s3://KEY:hunter2@bucket/p/":                "credentials do not belong in the location",
+		"OCI://user:hunter2@reg.example/x":          "did you mean oci://xxxxx@reg.example/x?",
+		"oci:/user:hunter2@reg.example/x":           "did you mean oci://xxxxx@reg.example/x?",
+		" oci://user:hunter2@reg.example/x":         `did you mean "oci://xxxxx@reg.example/x"?`,
+		"oci//user:hunter2@reg.example/x":           "did you mean oci://xxxxx@reg.example/x?",
+		"gs://user:hunter2@bucket/x":                "gs:// locations are not supported",
+	} {
+		_, err := Parse(raw)
+		if err == nil || !inputerr.Is(err) {
+			t.Errorf("Parse(%q) = %v; want an input error", raw, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %q; want it to say %q and never the password", raw, err, want)
 		}
 	}
 }

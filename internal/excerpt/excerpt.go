@@ -13,6 +13,7 @@ package excerpt
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -153,3 +154,15 @@ func escape(s string) string {
 // printing character or a space, as strconv.IsPrint says (which leaves
 // out control and formatting characters such as bidi overrides).
 func printable(r rune) bool { return r == ' ' || strconv.IsPrint(r) }
+
+// userinfo finds what could be the userinfo of a URL in text ("user@",
+// "user:password@"), whether or not a "scheme://" comes before it.
+var userinfo = regexp.MustCompile(`[^\s/@:'"]+(:[^\s/@'"]*)?@`)
+
+// WithoutUserinfo is text with the user name and password of every URL in
+// it replaced by "xxxxx": for locations that did not parse and for other
+// programs' messages, where a secret a user wrote into a URL must not be
+// printed.
+func WithoutUserinfo(text string) string {
+	return userinfo.ReplaceAllString(text, "xxxxx@")
+}

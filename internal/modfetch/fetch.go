@@ -216,7 +216,7 @@ func (s source) showOr(location string) string {
 	if s.shown != "" {
 		return s.shown
 	}
-	return excerpt.Quote(redactText(location))
+	return excerpt.Quote(excerpt.WithoutUserinfo(location))
 }
 
 // checkEmptyDir refuses a dst that is not an empty directory.

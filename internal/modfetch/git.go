@@ -441,7 +441,7 @@ func (g *gitRunner) redact(msg string) string {
 	if g.secret != "" {
 		msg = strings.ReplaceAll(msg, g.secret, "xxxxx")
 	}
-	msg = redactText(strings.TrimSpace(msg))
+	msg = excerpt.WithoutUserinfo(strings.TrimSpace(msg))
 	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " | ")), " ")
 	return tail(escapeControl(msg), maxGitMessage)
 }

@@ -268,16 +268,6 @@ func showLocation(getter string, u *url.URL, subdir string) string {
 	return s
 }
 
-// userinfo finds what could be the userinfo of a URL in text ("user@",
-// "user:password@"), whether or not a "scheme://" comes before it.
-var userinfo = regexp.MustCompile(`[^\s/@:'"]+(:[^\s/@'"]*)?@`)
-
-// redactText removes the userinfo of every URL in text, for locations that
-// did not parse and for git's messages.
-func redactText(text string) string {
-	return userinfo.ReplaceAllString(text, "xxxxx@")
-}
-
 // stripURLError returns the reason of a *url.Error, which would print the
 // URL whole.
 func stripURLError(err error) error {
