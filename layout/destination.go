@@ -122,7 +122,7 @@ func (d TreeDestination) heldVersion(ctx context.Context, p addrs.Provider, q He
 	for _, plat := range q.Platforms {
 		a, ok := prov.Archives[plat.String()]
 		entry, listed := doc.Archives[plat.String()]
-		if !ok || !listed || a.ZH == "" || a.Size <= 0 || !slices.Contains(entry.Hashes, a.ZH) {
+		if !ok || !listed || a.ZH == "" || a.Size <= 0 || !slices.Contains(entry.Hashes, a.ZH) || a.Of(p, q.Version, plat) != nil {
 			continue
 		}
 		if d.intact(ctx, ArchivePath(p, q.Version, plat), a, verify) {

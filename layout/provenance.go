@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"slices"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // Provenance is what a mirror keeps about where a release came from and how
@@ -125,6 +127,27 @@ func (a ProvenanceArchive) SBOMFor(p addrs.Provider, v addrs.Version, plat strin
 		return "", false
 	}
 	return SBOMPath(p, v, pl), true
+}
+
+// conventionalName is how providers name their archives:
+// terraform-provider-TYPE_VERSION_OS_ARCH.zip.
+var conventionalName = regexp.MustCompile(`^terraform-provider-(.+)_([^_]+)_([^_]+_[^_]+)\.zip$`)
+
+// Of reports an error when the entry is another package's than plat of p
+// v: a record copied from another provider's or version's release (a tag
+// re-pointed by hand, a directory copied over another) names that one's
+// archive in its SHA256SUMS and that one's SBOM, all signed by the same
+// key when one publisher signs both. An archive name not in the usual
+// terraform-provider-TYPE_VERSION_OS_ARCH.zip form says nothing either
+// way; the SBOM's name, which tfmirror gives, always does.
+func (a ProvenanceArchive) Of(p addrs.Provider, v addrs.Version, plat addrs.Platform) error {
+	if m := conventionalName.FindStringSubmatch(a.Filename); m != nil && (m[1] != p.Type || m[2] != v.String() || m[3] != plat.String()) {
+		return fmt.Errorf("the provenance of %s %s %s is that of %s: it belongs to another package", p, v, plat, excerpt.Quote(a.Filename))
+	}
+	if a.SBOM != "" && a.SBOM != SBOMName(p, v, plat) {
+		return fmt.Errorf("the provenance of %s %s %s names the SBOM %s, not %s: it belongs to another package", p, v, plat, excerpt.Quote(a.SBOM), SBOMName(p, v, plat))
+	}
+	return nil
 }
 
 // Record is everything kept about a release's origin.

@@ -206,6 +206,9 @@ func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Prov
 		return addrs.Platform{}, none, fmt.Errorf("%s %s: provenance: %w", rel.Provider, rel.Version, err)
 	}
 	pkg := Package{Provider: rel.Provider, Version: rel.Version, Platform: plat}
+	if err := a.Of(rel.Provider, rel.Version, plat); err != nil {
+		return plat, none, &VerificationError{Package: pkg, Problem: "the mirror holds another package in its place", Err: err}
+	}
 	digest, ok := sums[a.Filename]
 	if !ok {
 		return plat, none, &VerificationError{Package: pkg, Problem: fmt.Sprintf("the signed SHA256SUMS has no line for %q", a.Filename)}

@@ -81,6 +81,9 @@ func (s *MirrorSource) packageMeta(ctx context.Context, p addrs.Provider, v addr
 	if !ok {
 		return PackageMeta{}, fmt.Errorf("%s holds no %s package of %s %s: %w", s.Mirror.Location(), plat, p, v, ErrPlatformUnavailable)
 	}
+	if err := a.Of(p, v, plat); err != nil {
+		return PackageMeta{}, &VerificationError{Package: Package{Provider: p, Version: v, Platform: plat}, Problem: s.Mirror.Location() + " holds another package in its place", Err: err}
+	}
 	sum, err := a.ZH.ZHDigest()
 	if err != nil {
 		return PackageMeta{}, fmt.Errorf("%s: %s %s %s: the provenance records no valid zh: hash (%q)", s.Mirror.Location(), p, v, plat, a.ZH)

@@ -165,10 +165,15 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 		r.Archives++
 		listed := l.Packages[plat]
 		computed, ok := v.verifyArchive(ctx, r, Package{Provider: p, Version: ver, Platform: plat}, l.Where, listed)
-		if ok && recErr == nil {
-			v.checkProvenance(r, l.Where, plat.String(), rec.Provenance, sums, computed)
-			v.checkSBOM(ctx, r, l.Where, Package{Provider: p, Version: ver, Platform: plat}, rec.Provenance.Archives[plat.String()])
+		if !ok || recErr != nil {
+			continue
 		}
+		v.checkProvenance(r, l.Where, plat.String(), rec.Provenance, sums, computed)
+		if err := rec.Provenance.Archives[plat.String()].Of(p, ver, plat); err != nil {
+			r.problem(l.Where, "%s: %v", plat, err)
+			continue
+		}
+		v.checkSBOM(ctx, r, l.Where, Package{Provider: p, Version: ver, Platform: plat}, rec.Provenance.Archives[plat.String()])
 	}
 }
 

@@ -72,7 +72,7 @@ func (d *Destination) heldVersion(ctx context.Context, p addrs.Provider, q layou
 	for _, plat := range q.Platforms {
 		a, ok := rel.Archive(plat)
 		prov, recorded := rec.Provenance.Archives[plat.String()]
-		if ok && recorded && prov.ZH == a.ZH && prov.Size == a.Size && (!verify || d.intact(ctx, p, q.Version, a)) {
+		if ok && recorded && prov.ZH == a.ZH && prov.Size == a.Size && prov.Of(p, q.Version, plat) == nil && (!verify || d.intact(ctx, p, q.Version, a)) {
 			out = append(out, layout.HeldPackage{Version: q.Version, Platform: plat, ZH: a.ZH, Size: a.Size, KeyID: rec.Provenance.KeyID, HashesOnly: rec.Provenance.HashesOnly,
 				SBOM: prov.SBOM != ""})
 		}
