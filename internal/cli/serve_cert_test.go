@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -123,6 +124,9 @@ func TestServeOnEveryAddressNamesAHost(t *testing.T) {
 		{[]string{"--listen", "0.0.0.0:0", "--hostname", "mirror.example.com"}, "mirror.example.com", false},
 		{[]string{"--listen", "[::]:0", "--cert", cert, "--key", key}, "mirror.internal", false},
 		{[]string{"--listen", "127.0.0.1:0"}, "127.0.0.1", false},
+		// A specific address the certificate is not for: the name it is.
+		{[]string{"--listen", "127.0.0.1:0", "--hostname", "mirror.example.com"}, "mirror.example.com", false},
+		{[]string{"--listen", "127.0.0.1:0", "--cert", cert, "--key", key}, "mirror.internal", false},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		stdout, stderr := &syncBuffer{}, &syncBuffer{}
@@ -142,5 +146,31 @@ func TestServeOnEveryAddressNamesAHost(t *testing.T) {
 		if got := strings.Contains(out, "pass --hostname"); got != tc.warn {
 			t.Errorf("serve %v: warned %v, want %v:\n%s", tc.args, got, tc.warn, out)
 		}
+	}
+}
+
+func TestServeRefusesBadAddresses(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	for _, args := range [][]string{
+		{"--listen", "bogus"},
+		{"--listen", "127.0.0.1:99999"},
+		{"--listen", "127.0.0.1:http-alt"},
+		{"--listen", "bad host!:8443"},
+		{"--hostname", "bad name!"},
+		{"--hostname", ""},
+		{"--hostname", "-mirror.example.com"},
+	} {
+		// Bounded: a serve that took the address would run until stopped.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var stdout, stderr bytes.Buffer
+		code := Main(ctx, Env{Args: append([]string{"serve", site, "--listen", "127.0.0.1:0"}, args...), Stdout: &stdout, Stderr: &stderr})
+		cancel()
+		if code != ExitUsage {
+			t.Errorf("serve %q: exit %d, want %d\n%s%s", args, code, ExitUsage, stdout.String(), stderr.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(site, ".tfmirror", "serve-ca.pem")); !os.IsNotExist(err) {
+		t.Errorf("a refused serve wrote its CA: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -236,5 +237,33 @@ func TestServeWarnsOfADirectoryWithoutAMirror(t *testing.T) {
 		if code != ExitOK || strings.Contains(out, "holds no mirror yet") != tc.warn {
 			t.Errorf("serve %s: exit %d, warned %v, want %v:\n%s", tc.dir, code, !tc.warn, tc.warn, out)
 		}
+	}
+}
+
+// A peer that fails its TLS handshake is not worth a line anywhere: the
+// standard library's server would write one to the process's standard
+// error, for every such peer.
+func TestServeKeepsHandshakeFailuresOffStandardError(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	var logged syncBuffer
+	log.SetOutput(&logged)
+	defer log.SetOutput(os.Stderr)
+	s := startServe(t, site)
+	for range 3 {
+		conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(s.url, "https://"), "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = conn.Write([]byte("GET / HTTP/1.0\r\n\r\n")) // not TLS
+		_, _ = io.Copy(io.Discard, conn)
+		_ = conn.Close()
+	}
+	if _, err := s.client(t).Get(s.url + "index.json"); err != nil {
+		t.Fatal(err)
+	}
+	s.stop()
+	if strings.Contains(logged.String(), "handshake") {
+		t.Errorf("serve logged failed handshakes:\n%s", logged.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -135,6 +136,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		WriteTimeout:      0, // see Limits.StallTimeout
 		IdleTimeout:       lim.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		// A failed TLS handshake or a broken connection is the peer's
+		// business: never a line on standard error, which --json keeps
+		// to one line, and which any peer could flood.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	s := &Server{URL: "https://" + ln.Addr().String() + "/", srv: srv, root: root, done: make(chan error, 1)}
 	go s.serve(limited)

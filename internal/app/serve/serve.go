@@ -15,12 +15,15 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
 	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/serve"
@@ -90,6 +93,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if opts.CertFile != "" && (opts.NewCA || opts.CAOut != "") {
 		return inputerr.Wrap(errors.New("--new-ca and --ca-out are for the CA serve makes, not with --cert and --key"))
+	}
+	if err := checkAddresses(opts); err != nil {
+		return err
 	}
 	ref, err := endpoint.Parse(opts.Site)
 	if err != nil {
@@ -190,33 +196,65 @@ func checkOwnCertificate(opts Options, cert tls.Certificate, now time.Time) ([]s
 }
 
 // clientURL is the URL clients reach the server at, listening at
-// listenURL: that one, unless it listens on every address (no client
-// dials "[::]"): then the first name the certificate is for, and a
-// warning when that is only serve's default, localhost.
+// listenURL: the first --hostname when there is one (the name clients are
+// meant to use); else that address, when the certificate is valid for it;
+// else the first name the certificate is for that a client can dial (not
+// a wildcard). Listening on every address (no client dials "[::]") with
+// the certificate serve made, that is localhost, with a warning.
 func clientURL(listenURL string, opts Options, cert tls.Certificate) (string, string) {
 	u, err := url.Parse(listenURL)
 	if err != nil {
 		return listenURL, ""
 	}
-	ip := net.ParseIP(u.Hostname())
-	if ip == nil || !ip.IsUnspecified() {
+	leaf, err := leafOf(cert)
+	if err != nil {
 		return listenURL, ""
 	}
-	name, warning := "localhost", ""
-	switch leaf, err := leafOf(cert); {
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	name, warning := "", ""
+	switch dialable := slices.DeleteFunc(certNames(leaf), func(n string) bool { return strings.HasPrefix(n, "*") }); {
 	case len(opts.Hostnames) > 0:
 		name = opts.Hostnames[0]
-	case opts.CertFile != "" && err == nil:
-		// The first name a client can dial: not a wildcard.
-		if names := slices.DeleteFunc(certNames(leaf), func(n string) bool { return strings.HasPrefix(n, "*") }); len(names) > 0 {
-			name = names[0]
-		}
-	case opts.CertFile == "":
+	case (ip == nil || !ip.IsUnspecified()) && leaf.VerifyHostname(host) == nil:
+		return listenURL, ""
+	case len(dialable) > 0:
+		name = dialable[0]
+	default:
+		return listenURL, fmt.Sprintf("the certificate is not valid for %s, nor for any name a client can dial: clients would refuse it", host)
+	}
+	if opts.CertFile == "" && len(opts.Hostnames) == 0 && ip != nil && ip.IsUnspecified() {
 		warning = "serving on every address, but the certificate is for localhost and 127.0.0.1 only: clients on other machines would refuse it; pass --hostname with the name or address they use"
 	}
 	u.Host = net.JoinHostPort(name, u.Port())
 	return u.String(), warning
 }
+
+// checkAddresses refuses a --listen that is not HOST:PORT (or :PORT) and
+// a --hostname that is neither a DNS name nor an IP address, before any
+// file is written or port taken.
+func checkAddresses(opts Options) error {
+	host, port, err := net.SplitHostPort(opts.Listen)
+	if err != nil {
+		return inputerr.Wrap(fmt.Errorf("--listen %s: %v: write HOST:PORT, such as 127.0.0.1:8443 or :8443", excerpt.Quote(opts.Listen), err))
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return inputerr.Wrap(fmt.Errorf("--listen %s: the port must be a number from 0 to 65535", excerpt.Quote(opts.Listen)))
+	}
+	if host != "" && net.ParseIP(host) == nil && !dnsName.MatchString(host) {
+		return inputerr.Wrap(fmt.Errorf("--listen %s: %s is neither an IP address nor a host name", excerpt.Quote(opts.Listen), excerpt.Quote(host)))
+	}
+	for _, h := range opts.Hostnames {
+		if net.ParseIP(h) == nil && !dnsName.MatchString(h) {
+			return inputerr.Wrap(fmt.Errorf("--hostname %s is neither a host name nor an IP address", excerpt.Quote(h)))
+		}
+	}
+	return nil
+}
+
+// dnsName is a host name: dot-separated labels of letters, digits and
+// inner hyphens, each at most 63 characters.
+var dnsName = regexp.MustCompile(`^(?i)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$`)
 
 // leafOf is the certificate a tls.Certificate presents first.
 func leafOf(cert tls.Certificate) (*x509.Certificate, error) {
