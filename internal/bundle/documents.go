@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/lockfile"
 	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -70,6 +74,10 @@ func stagedProblems(s *staged) []mirror.Problem {
 			if err := checkLockFile(s.path(f.Path), f.Path); err != nil {
 				problems = append(problems, mirror.Problem{Path: f.Path, Message: strings.ReplaceAll(err.Error(), "\n", "; ")})
 			}
+		} else if strings.HasPrefix(f.Path, CLIConfigDir+"/") {
+			if err := checkSnippet(s.path(f.Path), f.Path); err != nil {
+				problems = append(problems, mirror.Problem{Path: f.Path, Message: strings.ReplaceAll(err.Error(), "\n", "; ")})
+			}
 		}
 	}
 	read := func(rel string) ([]byte, error) {
@@ -84,6 +92,22 @@ func checkLockFile(file, name string) error {
 		return err
 	}
 	return parseLockFile(data, name)
+}
+
+// checkSnippet refuses a cli-config/ file that is not one of the CLI
+// configuration snippets bundle create writes: another name, or content
+// other than comments and provider_installation blocks. An operator copies
+// these files into a client's configuration, so a bundle cannot carry
+// anything else there (a credentials block, a script).
+func checkSnippet(file, name string) error {
+	if _, known := cliConfigSnippets(nil)[path.Base(name)]; !known {
+		return fmt.Errorf("not a CLI configuration snippet bundle create writes (%s)", strings.Join(slices.Sorted(maps.Keys(cliConfigSnippets(nil))), ", "))
+	}
+	data, err := readLimited(file, maxExtraBytes)
+	if err != nil {
+		return err
+	}
+	return config.CheckInstallationSnippet(data, name)
 }
 
 // parseLockFile refuses what OpenTofu would not read as a lock file.

@@ -49,6 +49,9 @@ func writeExtras(s *staged, dir string, report *ImportReport) error {
 			return fmt.Errorf("extra %s: %w", f.Path, err)
 		}
 		report.Extras++
+		if strings.HasPrefix(f.Path, LockFilesDir+"/") {
+			report.ExtraLockFiles++
+		}
 	}
 	return nil
 }

@@ -106,9 +106,12 @@ type ImportReport struct {
 	Unchanged      int    // files of Out that already had the bundle's content
 	KeyID          string // the trusted key that signed the manifest (TrustKeys set)
 	// Added are the versions the import added, with their new platforms.
-	Added    []layout.ChangedPackage
-	Extras   int // files written under Extras
-	Warnings []string
+	Added  []layout.ChangedPackage
+	Extras int // files written under Extras
+	// ExtraLockFiles are those of them that are lock files (the others
+	// are CLI configuration snippets).
+	ExtraLockFiles int
+	Warnings       []string
 }
 
 // legacyImportAge is how old a staging directory of an older version's

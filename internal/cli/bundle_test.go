@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/testutil/targz"
 	"github.com/tfmirror/tfmirror/layout"
 
@@ -556,4 +557,74 @@ func TestBundleCreateRefusesAnOutInsideTheMirror(t *testing.T) {
 		}
 	}
 	diffSnapshots(t, before, snapshot(t, site))
+}
+
+// withListedFile adds a file to a bundle's entries and to its manifest, in
+// the manifest's canonical form, as a bundle maker would.
+func withListedFile(t *testing.T, es []tarEntry, name, content string) []tarEntry {
+	t.Helper()
+	var m bundle.Manifest
+	if err := json.Unmarshal(es[0].Data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Files = append(m.Files, bundle.File{Path: name, SHA256: sha256Hex([]byte(content)), Size: int64(len(content))})
+	slices.SortFunc(m.Files, func(a, b bundle.File) int { return strings.Compare(a.Path, b.Path) })
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	es[0].Data = append(data, '\n')
+	return append(es, targz.Regular(name, content))
+}
+
+func TestBundleImportExtras(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	work := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "live", "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock := "# This file is maintained automatically by \"tofu init\".\n"
+	if err := os.WriteFile(filepath.Join(work, "live", "app", ".terraform.lock.hcl"), []byte(lock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(work, "b.tar.gz")
+	mustRun(t, o, work, "bundle", "create", site, "--out", good, "--lock-files", "live/app")
+	out := mustRun(t, o, work, "bundle", "import", good, "--out", filepath.Join(work, "imported"), "--extras", filepath.Join(work, "extras"))
+	if !strings.Contains(out, "wrote 1 lock file and 4 CLI configuration snippets into ") {
+		t.Errorf("import output miscounts the extras:\n%s", out)
+	}
+
+	for name, content := range map[string]string{
+		"cli-config/evil.sh":                       "#!/bin/sh\nrm -rf ~\n",
+		"cli-config/tofu-network-mirror.tfrc":      "credentials \"app.terraform.io\" {\n  token = \"x\"\n}\n",
+		"cli-config/terraform-network-mirror.tfrc": "plugin_cache_dir = \"/tmp\"\n",
+	} {
+		file := filepath.Join(t.TempDir(), "tampered.tar.gz")
+		es := targz.Read(t, good)
+		if strings.HasSuffix(name, ".tfrc") { // replace the snippet bundle create wrote
+			es = slices.DeleteFunc(es, func(e tarEntry) bool { return e.Header.Name == name })
+			var m bundle.Manifest
+			if err := json.Unmarshal(es[0].Data, &m); err != nil {
+				t.Fatal(err)
+			}
+			m.Files = slices.DeleteFunc(m.Files, func(f bundle.File) bool { return f.Path == name })
+			data, _ := json.MarshalIndent(m, "", "  ")
+			es[0].Data = append(data, '\n')
+		}
+		targz.Write(t, file, withListedFile(t, es, name, content))
+		dest, extras := filepath.Join(t.TempDir(), "new"), filepath.Join(t.TempDir(), "extras")
+		code, stdout, stderr := o.run(t, work, "bundle", "import", file, "--out", dest, "--extras", extras)
+		if code != ExitVerification || !strings.Contains(stdout+stderr, name) {
+			t.Errorf("%s: exit %d, want %d naming it\n%s%s", name, code, ExitVerification, stdout, stderr)
+		}
+		if _, err := os.Stat(extras); !os.IsNotExist(err) {
+			t.Errorf("%s: extras were written: %v", name, err)
+		}
+	}
+
+	code, _, stderr := o.run(t, work, "bundle", "import", filepath.Join(work, "missing.tar.gz"), "--out", filepath.Join(work, "x"))
+	if code != ExitUsage || !strings.Contains(stderr, "missing.tar.gz: no such bundle file") {
+		t.Errorf("a missing bundle file: exit %d\n%s", code, stderr)
+	}
 }

@@ -9,12 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/app"
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/internal/config"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
@@ -207,8 +209,15 @@ func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	if err != nil {
 		return nil, inputerr.Wrap(fmt.Errorf("--layout: %w", err))
 	}
-	if info, err := os.Stat(opts.Bundle); err != nil || !info.Mode().IsRegular() {
-		return nil, inputerr.Wrap(fmt.Errorf("%s is not a bundle file", opts.Bundle))
+	switch info, err := os.Stat(opts.Bundle); {
+	case opts.Bundle == "":
+		return nil, inputerr.Wrap(errors.New("the bundle file to import is empty"))
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, inputerr.Wrap(fmt.Errorf("%s: no such bundle file", opts.Bundle))
+	case err != nil:
+		return nil, inputerr.Wrap(fmt.Errorf("read the bundle: %w", err))
+	case !info.Mode().IsRegular():
+		return nil, inputerr.Wrap(fmt.Errorf("%s is a %s, not a bundle file", opts.Bundle, atomicfile.TypeName(info.Mode())))
 	}
 	if info, err := os.Stat(opts.Extras); opts.Extras != "" && err == nil && !info.IsDir() {
 		return nil, inputerr.Wrap(fmt.Errorf("--extras %s is a file, not a directory: name the directory to write the bundle's lock-files/ and cli-config/ into", opts.Extras))

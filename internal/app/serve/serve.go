@@ -236,7 +236,7 @@ func clientURL(listenURL string, opts Options, cert tls.Certificate) (string, st
 func checkAddresses(opts Options) error {
 	host, port, err := net.SplitHostPort(opts.Listen)
 	if err != nil {
-		return inputerr.Wrap(fmt.Errorf("--listen %s: %v: write HOST:PORT, such as 127.0.0.1:8443 or :8443", excerpt.Quote(opts.Listen), err))
+		return inputerr.Wrap(fmt.Errorf("--listen %s: %w: write HOST:PORT, such as 127.0.0.1:8443 or :8443", excerpt.Quote(opts.Listen), err))
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return inputerr.Wrap(fmt.Errorf("--listen %s: the port must be a number from 0 to 65535", excerpt.Quote(opts.Listen)))
