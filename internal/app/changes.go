@@ -117,6 +117,20 @@ func RecordChanges(ctx context.Context, trees []*layout.Tree, rec layout.ChangeR
 	return nil
 }
 
+// finishBound bounds the records written after an interrupt.
+const finishBound = 30 * time.Second
+
+// Finishing is the context for recording what a command published before
+// ctx ended (an interrupt): what is published is public, so its change
+// record, first-seen times and findings are written all the same, within
+// a short bound, rather than lost with the interrupt.
+func Finishing(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), finishBound)
+}
+
 // Now is the settings' clock, read once by a command that records
 // changes.
 func Now(s settings.Settings) time.Time {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,15 +77,48 @@ provider "hashicorp/d" { versions = "1.0.0" }
 	}
 	jsonstream.Check(t, stdout.String(), ExitInterrupted)
 	var summary struct {
-		Interrupted bool `json:"interrupted"`
+		Interrupted bool   `json:"interrupted"`
+		Error       string `json:"error"`
 		Counts      struct {
-			Failed, Canceled int
+			Mirrored, Failed, Canceled int
 		} `json:"counts"`
 	}
 	if err := json.Unmarshal(summaryLine(t, stdout.String()), &summary); err != nil || !summary.Interrupted || summary.Counts.Failed != 0 || summary.Counts.Canceled == 0 {
 		t.Errorf("summary %+v (%v): want interrupted, packages canceled and none failed\n%s", summary, err, stdout.String())
 	}
-	if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 || !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("stderr is not one line saying the build was interrupted:\n%s", stderr.String())
+	if strings.TrimSpace(stderr.String()) != "tfmirror: "+summary.Error || summary.Error != "interrupted" {
+		t.Errorf("stderr is not the one line of the summary's error, \"interrupted\":\n%s\nsummary error: %q", stderr.String(), summary.Error)
+	}
+	// What was published before the interrupt is in a change record.
+	if summary.Counts.Mirrored == 0 {
+		t.Fatalf("nothing was published before the interrupt; the test needs some:\n%s", stdout.String())
+	}
+	var index struct {
+		Records []struct {
+			Path string `json:"path"`
+		} `json:"records"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "site", "changes", "index.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &index)
+	}
+	if err != nil || len(index.Records) != 1 {
+		t.Fatalf("the change index after an interrupted build: %v\n%s", err, data)
+	}
+	var rec struct {
+		Added []struct {
+			Platforms []string `json:"platforms"`
+		} `json:"added"`
+	}
+	data, err = os.ReadFile(filepath.Join(dir, "site", filepath.FromSlash(index.Records[0].Path)))
+	if err == nil {
+		err = json.Unmarshal(data, &rec)
+	}
+	added := 0
+	for _, a := range rec.Added {
+		added += len(a.Platforms)
+	}
+	if err != nil || added != summary.Counts.Mirrored {
+		t.Errorf("the change record lists %d packages added (%v), the build published %d:\n%s", added, err, summary.Counts.Mirrored, data)
 	}
 }

@@ -112,6 +112,9 @@ func Main(ctx context.Context, env Env) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case env.session.json:
+		// One line, the summary's "error"; the "error" event has it all.
+		fmt.Fprintln(env.Stderr, "tfmirror: "+output.Headline(err))
 	case errors.Is(err, context.Canceled):
 		// The summary said what was published and what is left.
 		fmt.Fprintln(env.Stderr, "tfmirror: interrupted")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,9 +164,35 @@ func (p *Printer) Summary(fields any, err error) {
 		Interrupted: errors.Is(err, context.Canceled),
 	}
 	if err != nil {
-		s.Error = err.Error()
+		s.Error = Headline(err)
 	}
 	p.emit("summary", merge(s, fields))
+}
+
+// Headline is err on one line, as standard error shows it with --json and
+// the summary's "error" holds it: "interrupted" for an interrupted command
+// (whatever it was doing then), else the error's lines joined (the
+// "error" event keeps them apart).
+func Headline(err error) string {
+	if errors.Is(err, context.Canceled) {
+		return "interrupted"
+	}
+	var b strings.Builder
+	for line := range strings.Lines(err.Error()) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if s := b.String(); s != "" {
+			if strings.HasSuffix(s, ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 // emit writes one JSON line of an event: "event" first, then ev's fields

@@ -318,14 +318,16 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 	r.builder.Work = work
 	report.Build, err = r.execute(ctx, plan)
 	report.Downloaded = r.builder.Progress().Bytes
-	if ferr := r.recordFirstSeen(ctx); ferr != nil {
+	fin, cancel := app.Finishing(ctx)
+	defer cancel()
+	if ferr := r.recordFirstSeen(fin); ferr != nil {
 		err = errors.Join(err, ferr)
 	}
 	if report.Build != nil {
-		r.recordVulnerabilities(ctx, report.Build)
-		r.recordDeprecations(ctx, report.Build)
+		r.recordVulnerabilities(fin, report.Build)
+		r.recordDeprecations(fin, report.Build)
 		rec := app.BuildChanges(report.Build, r.builder.Options.Cooldown.Holds())
-		if cerr := app.RecordChanges(ctx, r.outs.trees(), rec, r.started, r.s, r.opts.Events.line); cerr != nil {
+		if cerr := app.RecordChanges(fin, r.outs.trees(), rec, r.started, r.s, r.opts.Events.line); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}

@@ -258,6 +258,8 @@ func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 		Bundle: opts.Bundle, Out: opts.Out, Into: into, TrustKeys: trusted, Extras: opts.Extras,
 		LockTimeout: s.LockTimeout, Trust: s.Trust, ZipLimits: s.ZipLimits, ModuleLimits: s.ModuleLimits,
 		Record: func(ctx context.Context, tree, staged *layout.Tree, report *bundle.ImportReport) error {
+			ctx, cancel := app.Finishing(ctx) // what was published is recorded
+			defer cancel()
 			if _, err := tree.ImportChanges(ctx, staged); err != nil {
 				return fmt.Errorf("import the bundle's change records into %s: %w", tree.Location(), err)
 			}

@@ -74,6 +74,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		Requirements: in.Requirements, Grace: opts.Grace, MaxDeletions: opts.MaxDeletions,
 		LockTimeout: s.LockTimeout, DryRun: opts.DryRun, Now: s.Now,
 		Record: func(ctx context.Context, tree *layout.Tree, r *prune.Report) error {
+			ctx, cancel := app.Finishing(ctx) // what was pruned is recorded
+			defer cancel()
 			return app.RecordChanges(ctx, []*layout.Tree{tree}, app.PrunedChanges(pruned(r)), started, s, nil)
 		},
 		Refresh: func(ctx context.Context, tree *layout.Tree) error {
