@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -41,6 +42,9 @@ func releases(ctx context.Context, staged *layout.Tree) ([]layout.Release, error
 	var out []layout.Release
 	for _, p := range providers {
 		versions, err := staged.Versions(ctx, p)
+		if errors.Is(err, layout.ErrNotInMirror) {
+			continue // an index with no version left (pruned): nothing to publish
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/size"
+	"github.com/tfmirror/tfmirror/layout"
 
 	"github.com/tfmirror/tfmirror/internal/bundle"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -23,6 +24,11 @@ func (p *Printer) BundleCreate(report *bundle.CreateReport, err error) {
 		return
 	}
 	for _, s := range report.Skipped {
+		if s == layout.VulnerabilitiesPath {
+			// Findings belong to the database they were matched against.
+			fmt.Fprintf(p.w, "skipped  %s: bundles carry no findings; run tfmirror audit --vulndb DB on the imported mirror, with the database at hand there\n", s)
+			continue
+		}
 		fmt.Fprintf(p.w, "skipped  %s: not part of the mirror (no document refers to it)\n", s)
 	}
 	for _, w := range report.Warnings {
