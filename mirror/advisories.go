@@ -22,6 +22,21 @@ type Advisory struct {
 	Fixed   string // the first version that fixes it; "" when none does
 }
 
+// AdvisoryIDs are the distinct ids of advs, sorted: an advisory that
+// affects several modules of one executable is one finding per module, and
+// one id.
+func AdvisoryIDs(advs []Advisory) []string {
+	if len(advs) == 0 {
+		return nil
+	}
+	out := make([]string, len(advs))
+	for i, a := range advs {
+		out[i] = a.ID
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func (a Advisory) String() string {
 	s := fmt.Sprintf("%s in %s %s", a.ID, a.Module, a.Found)
 	if a.Fixed != "" {

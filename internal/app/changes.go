@@ -32,10 +32,7 @@ func BuildChanges(rep *mirror.Report, holds []mirror.Hold) layout.ChangeRecord {
 			addFailure(&rec, rereleased, res)
 		}
 		if res.Advised && len(res.Advisories) > 0 && (res.Status == mirror.StatusMirrored || res.Status == mirror.StatusHeld) {
-			ca := layout.ChangeAdvisory{Package: res.String()}
-			for _, a := range res.Advisories {
-				ca.IDs = append(ca.IDs, a.ID)
-			}
+			ca := layout.ChangeAdvisory{Package: res.String(), IDs: mirror.AdvisoryIDs(res.Advisories)}
 			rec.Advisories = append(rec.Advisories, ca)
 		}
 	}

@@ -60,14 +60,3 @@ func countAdvisories(results []mirror.Result) (packages, advisories int) {
 	slices.Sort(ids)
 	return packages, len(slices.Compact(ids))
 }
-
-func advisoryIDs(advs []mirror.Advisory) []string {
-	if len(advs) == 0 {
-		return nil
-	}
-	out := make([]string, len(advs))
-	for i, a := range advs {
-		out[i] = a.ID
-	}
-	return out
-}

@@ -28,7 +28,7 @@ func (p *Printer) AuditPackage(r appaudit.Package) {
 	if p.opts.JSON {
 		p.emit("audit", auditEvent{
 			Status: string(r.Status), Provider: r.Provider.String(), Version: r.Version.String(), Platform: r.Platform.String(),
-			Advisories: advisoriesJSON(r.Advisories), Acted: advisoryIDs(r.Acted), Message: r.Problem,
+			Advisories: advisoriesJSON(r.Advisories), Acted: mirror.AdvisoryIDs(r.Acted), Message: r.Problem,
 		})
 		return
 	}

@@ -286,7 +286,7 @@ func withOutcomes(s buildSummary, rep *appbuild.Report) buildSummary {
 	for _, res := range r.Results {
 		s.Packages = append(s.Packages, jsonPackage{
 			Provider: res.Provider.String(), Version: res.Version.String(), Platform: res.Platform.String(),
-			Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly, Advisories: advisoryIDs(res.Advisories),
+			Status: string(res.Status), KeyID: res.KeyID, HashesOnly: res.HashesOnly, Advisories: mirror.AdvisoryIDs(res.Advisories),
 		})
 		if res.Err != nil && res.Status == mirror.StatusFailed {
 			s.Errors = append(s.Errors, res.Err.Error())
