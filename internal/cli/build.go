@@ -112,6 +112,7 @@ func runBuild(cmd *cobra.Command, env Env, opts appbuild.Options, out *output.Pr
 	report, err := env.run.build(cmd.Context(), opts)
 	out.StopProgress()
 	if report == nil || report.Build == nil {
+		out.BuildFailed(report, err)
 		return err
 	}
 	out.LockFiles(report.LockFiles)

@@ -48,6 +48,15 @@ func TestJSONOnEveryPath(t *testing.T) {
 			if err := json.Unmarshal(summaryLine(t, stdout), &summary); err != nil || summary.ExitCode != c.code || !strings.Contains(summary.Error, c.error) {
 				t.Errorf("summary %+v (%v), want exit_code %d and an error naming %q", summary, err, c.code, c.error)
 			}
+			if c.args[0] == "build" && name != "unknown flag" {
+				var fields map[string]json.RawMessage
+				_ = json.Unmarshal(summaryLine(t, stdout), &fields)
+				for _, f := range []string{"destinations", "packages", "warnings", "errors", "counts"} {
+					if _, ok := fields[f]; !ok {
+						t.Errorf("the build's summary has no %q: %s", f, summaryLine(t, stdout))
+					}
+				}
+			}
 		})
 	}
 }

@@ -253,6 +253,22 @@ func (p *Printer) BuildSummary(rep *appbuild.Report, err error) {
 	p.buildText(rep, s, err)
 }
 
+// BuildFailed closes a build that ended before it had any outcome (its
+// manifest, a destination or its plan refused): with JSON, the build's
+// summary all the same, its lists empty; for people nothing, the command
+// line prints the error.
+func (p *Printer) BuildFailed(rep *appbuild.Report, err error) {
+	if !p.opts.JSON {
+		return
+	}
+	r := appbuild.Report{}
+	if rep != nil {
+		r = *rep
+	}
+	r.Build = &mirror.Report{}
+	p.BuildSummary(&r, err)
+}
+
 func countsOf(r *mirror.Report) counts {
 	return counts{
 		Mirrored: r.Count(mirror.StatusMirrored), Present: r.Count(mirror.StatusPresent),
