@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,37 @@ provider "hashicorp/d" { versions = "1.0.0" }
 	}
 	if err != nil || added != summary.Counts.Mirrored {
 		t.Errorf("the change record lists %d packages added (%v), the build published %d:\n%s", added, err, summary.Counts.Mirrored, data)
+	}
+}
+
+// Every command's start event comes when it starts, and elapsed_seconds
+// counts from there: verify, audit and bundle made their printer only to
+// print their report, so they said 0 for runs of seconds.
+func TestJSONStartsWhenTheCommandStarts(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	url := serveSiteSeeing(t, &o, site, "application/json", func(*http.Request) { time.Sleep(50 * time.Millisecond) })
+	for _, args := range [][]string{
+		{"verify", "--json", url},
+		{"audit", "--json", url, "--vulndb", tinyOSV(t)},
+	} {
+		code, stdout, stderr := o.run(t, t.TempDir(), args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		var start, summary struct {
+			Time    time.Time `json:"time"`
+			Elapsed float64   `json:"elapsed_seconds"`
+		}
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if err := json.Unmarshal([]byte(lines[0]), &start); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(summaryLine(t, stdout), &summary); err != nil {
+			t.Fatal(err)
+		}
+		if took := summary.Time.Sub(start.Time); took < 200*time.Millisecond || summary.Elapsed < 0.2 {
+			t.Errorf("%v: start at %s, summary %s later, elapsed_seconds %v; the run made several requests of 50 ms", args, start.Time, took, summary.Elapsed)
+		}
 	}
 }

@@ -52,3 +52,15 @@ func TestOCITagOfAnotherProvider(t *testing.T) {
 		t.Errorf("verify: exit %d, want %d naming bar's archive\n%s%s", code, ExitVerification, stdout, stderr)
 	}
 }
+
+// verify of a template that names no repository holding a release is a
+// wrong location (exit 2), as an empty directory or bucket prefix is, not
+// a mirror with problems (exit 3).
+func TestOCIVerifyOfNoRepositories(t *testing.T) {
+	f := newOCIFixture(t)
+	env := []string{"DOCKER_CONFIG=" + f.srv.DockerConfigDir}
+	code, stdout, stderr := f.run(t, f.dir, env, "verify", "--config", "mirror.hcl", "oci://"+f.srv.Host+"/nothere/${hostname}/${namespace}/${type}")
+	if code != ExitUsage || !strings.Contains(stderr, "holds no mirror") {
+		t.Errorf("exit %d, want %d saying it holds no mirror\n%s%s", code, ExitUsage, stdout, stderr)
+	}
+}

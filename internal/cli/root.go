@@ -97,6 +97,7 @@ func Main(ctx context.Context, env Env) int {
 		env.session.quiet, _ = cmd.Flags().GetBool("quiet")
 		env.session.verbose, _ = cmd.Flags().GetBool("verbose")
 		cmd.SetContext(notify.With(cmd.Context(), waits{env, cmd}))
+		env.printer(cmd) // the start event first, and the clock of elapsed_seconds
 	}
 	root.SetArgs(env.Args)
 	cmd, err := root.ExecuteContextC(ctx)

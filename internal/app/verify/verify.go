@@ -77,6 +77,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if (ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout) && report.Versions == 0 && report.Modules == 0 {
+		return nil, endpoint.NoRepositories(ref, len(v.Providers)) // a wrong registry or template
+	}
 	if tree, ok := packages.(*layout.Tree); ok && report.Providers == 0 && report.Modules == 0 {
 		// A wrong directory, URL or prefix, not a mirror without faults;
 		// a mirror emptied by prune keeps its catalog.json.
