@@ -42,6 +42,7 @@ func TestBuildIntoBucketErrors(t *testing.T) {
 		{"wrong secret", replace(srv.Environ(), "AWS_SECRET_ACCESS_KEY", secret), srv.URI("mirror", "site"), "mirror"},
 		{"missing bucket", srv.Environ(), srv.URI("absent", "site"), "absent"},
 		{"endpoint down", replace(srv.Environ(), "AWS_ENDPOINT_URL_S3", "http://"+downAddr), srv.URI("mirror", "site"), downAddr},
+		{"no credentials", noCredentials(t, srv.Environ()), srv.URI("mirror", "site"), "no AWS credentials were found for bucket mirror"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,4 +68,21 @@ func TestBuildIntoBucketErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noCredentials is env without AWS credentials, nor any file or instance
+// role the SDK would find some in.
+func noCredentials(t *testing.T, env []string) []string {
+	t.Helper()
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "AWS_ACCESS_KEY_ID=") && !strings.HasPrefix(kv, "AWS_SECRET_ACCESS_KEY=") && !strings.HasPrefix(kv, "AWS_SESSION_TOKEN=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "AWS_EC2_METADATA_DISABLED=true", "AWS_SHARED_CREDENTIALS_FILE="+empty, "AWS_CONFIG_FILE="+empty)
 }

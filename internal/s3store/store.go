@@ -196,6 +196,13 @@ func (s *Store) where() string {
 	return "the AWS S3 endpoint of region " + s.client.Options().Region
 }
 
+// noCredentials says whether a request failed before it was sent because
+// the SDK found no credentials to sign it with (its identity step, which
+// has no error type of its own).
+func noCredentials(err error) bool {
+	return strings.Contains(err.Error(), "get identity: ")
+}
+
 // checkBucket makes sure the bucket exists and the credentials are
 // accepted, with an error that says which of the usual problems it is.
 func (s *Store) checkBucket(ctx context.Context) error {
@@ -208,6 +215,8 @@ func (s *Store) checkBucket(ctx context.Context) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", loc, err)
+	case status == 0 && noCredentials(err):
+		return fmt.Errorf("%s: no AWS credentials were found for bucket %s (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or the machine's role): %w", loc, s.bucket, err)
 	case status == 0:
 		return fmt.Errorf("%s: cannot reach %s: %w", loc, s.where(), err)
 	case status == http.StatusMovedPermanently:
