@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,7 +52,21 @@ func TestLockCheckAgreesWithInit(t *testing.T) {
 		{"version no longer allowed", "~> 1.0, < 1.2", complete, true, noFix},
 		{"version not in the mirror", "~> 1.0", strings.Replace(complete, `version     = "1.2.0"`, `version     = "1.1.0"`, 1), true, noFix},
 		{"hashes not in the mirror", "~> 1.0", providerBlock.ReplaceAllStringFunc(complete, forgeHashes("registry.opentofu.org/hashicorp/foo")), true, fix},
-		{"a stray hash beside matching ones", "~> 1.0", strings.Replace(complete, "  hashes = [\n", "  hashes = [\n    \"h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\",\n", 1), false, noFix},
+		{"a stray hash beside matching ones", "~> 1.0", providerBlock.ReplaceAllStringFunc(complete, editHashes("registry.opentofu.org/hashicorp/foo", func(h []string) []string {
+			return sorted(append(h, `"h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",`))
+		})), false, noFix},
+		// A hand-merged file: init writes the list back sorted, each once,
+		// h1: and zh: only.
+		{"hashes out of order", "~> 1.0", providerBlock.ReplaceAllStringFunc(complete, editHashes("registry.opentofu.org/hashicorp/foo", func(h []string) []string {
+			h[0], h[len(h)-1] = h[len(h)-1], h[0]
+			return h
+		})), true, fix},
+		{"a hash twice", "~> 1.0", providerBlock.ReplaceAllStringFunc(complete, editHashes("registry.opentofu.org/hashicorp/foo", func(h []string) []string {
+			return append(h[:1], h...)
+		})), true, fix},
+		{"a hash of an unknown scheme", "~> 1.0", providerBlock.ReplaceAllStringFunc(complete, editHashes("registry.opentofu.org/hashicorp/foo", func(h []string) []string {
+			return sorted(append(h, `"h9:whatever",`))
+		})), true, fix},
 		{"written by tofu init", "~> 1.0", written["tofu-1.12.6"], false, noFix},
 		{"written by terraform init", "~> 1.0", written["terraform-1.8.5"], true, fix},
 		{"reordered", "~> 1.0", reorder(t, complete), false, noFix},
@@ -263,6 +278,31 @@ func forgeHashes(provider string) func(string) string {
 		start, end := strings.Index(block, "  hashes = ["), strings.LastIndex(block, "  ]\n")
 		return block[:start] + "  hashes = [\n    \"h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\",\n    \"zh:" + strings.Repeat("0", 64) + "\",\n" + block[end:]
 	}
+}
+
+// editHashes rewrites the hash lines of provider's block (each
+// `"scheme:value",`) with edit.
+func editHashes(provider string, edit func([]string) []string) func(string) string {
+	return func(block string) string {
+		if !strings.Contains(block, `"`+provider+`"`) {
+			return block
+		}
+		start, end := strings.Index(block, "  hashes = [\n"), strings.LastIndex(block, "  ]\n")
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(block[start+len("  hashes = [\n"):end]), "\n") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+		var b strings.Builder
+		for _, l := range edit(lines) {
+			b.WriteString("    " + l + "\n")
+		}
+		return block[:start] + "  hashes = [\n" + b.String() + block[end:]
+	}
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
 }
 
 // reorder puts the provider blocks in reverse order and the attributes

@@ -34,6 +34,7 @@ const (
 	ReasonNoHashMatches   Reason = "checksum-mismatch"   // init fails
 	ReasonMissingH1       Reason = "missing-h1"          // init adds the package's h1:
 	ReasonMirrorHashes    Reason = "missing-mirror-hash" // OpenTofu adds the mirror's hashes
+	ReasonHashList        Reason = "hash-list"           // init sorts the hashes, keeps each once
 	ReasonConstraints     Reason = "constraints"         // rewritten with the rest
 	ReasonFormat          Reason = "format"              // rewritten with the rest
 )
@@ -203,6 +204,12 @@ func compareOne(path string, s selected, old *File, in Install) ([]Finding, erro
 		return []Finding{at}, nil
 	}
 	found := hashFindings(at, prev.Hashes, s.Entry, in)
+	if listed := prev.Listed; listed != nil && !slices.Equal(keptHashes(listed), listed) {
+		f := at
+		f.Reason, f.Effect = ReasonHashList, EffectRewrite
+		f.Detail = "the hashes are not listed as init keeps them (sorted, each once, h1: and zh: only): init rewrites the list"
+		found = append(found, f)
+	}
 	if prev.Constraints != want.Constraints {
 		at.Reason, at.Effect = ReasonConstraints, EffectNone
 		at.Detail = fmt.Sprintf("the file records constraints %q, the configuration says %q: init records them only when it rewrites the file for another reason", prev.Constraints, want.Constraints)
@@ -245,6 +252,15 @@ func hashFindings(at Finding, have []hashing.Hash, entry mirror.LockEntry, in In
 		out = append(out, f)
 	}
 	return out
+}
+
+// keptHashes is a lock's hash list as init writes it back: sorted, each
+// hash once, and only the schemes it checks packages against (it drops
+// the others).
+func keptHashes(have []hashing.Hash) []hashing.Hash {
+	out := slices.DeleteFunc(slices.Clone(have), func(h hashing.Hash) bool { return !preferred(h) })
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // staleLocks are the locks of providers the configuration no longer needs.

@@ -182,9 +182,26 @@ func TestCheckNoHashMatches(t *testing.T) {
 // A stray hash beside ones that match changes nothing: init keeps it.
 func TestCheckExtraHashSurvives(t *testing.T) {
 	f := complete()
-	f.Locks[fooAddr].Hashes = normalizeHashes(append(f.Locks[fooAddr].Hashes, "h1:stray=", "x9:unknown"))
+	f.Locks[fooAddr].Hashes = normalizeHashes(append(f.Locks[fooAddr].Hashes, "h1:stray="))
 	if v := compare(t, f, nil, selectedFoo()); len(v.Findings) != 0 {
 		t.Errorf("findings for a stray hash:\n%s", lines(v))
+	}
+}
+
+// init writes a lock's hashes back sorted, each once, of the schemes it
+// checks: a list that is not (a hand-merged file) is rewritten.
+func TestCheckHashListInitRewrites(t *testing.T) {
+	for name, mutate := range map[string]func([]hashing.Hash) []hashing.Hash{
+		"out of order":      func(h []hashing.Hash) []hashing.Hash { h[0], h[1] = h[1], h[0]; return h },
+		"a hash twice":      func(h []hashing.Hash) []hashing.Hash { return slices.Insert(h, 1, h[0]) },
+		"an unknown scheme": func(h []hashing.Hash) []hashing.Hash { return normalizeHashes(append(h, "x9:unknown")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := complete()
+			f.Locks[fooAddr].Listed = mutate(slices.Clone(f.Locks[fooAddr].Hashes))
+			f.Locks[fooAddr].Hashes = normalizeHashes(f.Locks[fooAddr].Listed)
+			only(t, compare(t, f, nil, selectedFoo()), ReasonHashList, EffectRewrite, "")
+		})
 	}
 }
 

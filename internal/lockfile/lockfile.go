@@ -28,6 +28,9 @@ type Lock struct {
 	// by byte order without duplicates. Parse normalizes them and Bytes
 	// writes them normalized whatever their order.
 	Hashes []hashing.Hash
+	// Listed, for a lock Parse read, are its hashes as the file lists
+	// them: in their order, duplicates too (init rewrites such a list).
+	Listed []hashing.Hash
 }
 
 // File is a whole lock file: one Lock per provider, keyed by the lock's own
@@ -286,7 +289,7 @@ func decodeHashes(lock *Lock, attr *hcl.Attribute) hcl.Diagnostics {
 		}
 		hashes = append(hashes, hashing.Hash(raw))
 	}
-	lock.Hashes = normalizeHashes(hashes)
+	lock.Hashes, lock.Listed = normalizeHashes(hashes), hashes
 	return diags
 }
 

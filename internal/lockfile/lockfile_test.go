@@ -212,7 +212,7 @@ provider "registry.opentofu.org/b/a" {
 			if want.Locks == nil {
 				want = file()
 			}
-			if !reflect.DeepEqual(back, want) {
+			if !reflect.DeepEqual(unlisted(back), want) {
 				t.Fatalf("Parse(Bytes()) = %#v, want %#v", back.Sorted(), want.Sorted())
 			}
 		})
@@ -268,7 +268,7 @@ func TestBytesEscapesHashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back, f) {
+	if !reflect.DeepEqual(unlisted(back), f) {
 		t.Fatalf("round trip gave %#v", back.Sorted()[0])
 	}
 }
@@ -312,7 +312,7 @@ module "reserved" {
 		&Lock{Provider: provider(t, "hashicorp/bar"), Version: version(t, "3.0.10")},
 		&Lock{Provider: provider(t, "example.com:8443/ns/baz"), Version: version(t, "1.0.0+build.5")},
 	)
-	if !reflect.DeepEqual(f, want) {
+	if !reflect.DeepEqual(unlisted(f), want) {
 		t.Fatalf("Parse = %#v\nwant %#v", f.Sorted(), want.Sorted())
 	}
 	wantBytes := header + `
@@ -611,7 +611,7 @@ func TestWriteRead(t *testing.T) {
 		Constraints: "~> 1.1",
 		Hashes:      []hashing.Hash{"h1:bb", "zh:aa"},
 	})
-	if !reflect.DeepEqual(back, want) {
+	if !reflect.DeepEqual(unlisted(back), want) {
 		t.Fatalf("Read = %#v", back.Sorted())
 	}
 	entries, err := os.ReadDir(filepath.Dir(path))
@@ -664,4 +664,13 @@ func TestWriteRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unlisted is f without what Parse keeps of how the file listed each
+// lock's hashes, to compare locks by what they say.
+func unlisted(f *File) *File {
+	for _, l := range f.Locks {
+		l.Listed = nil
+	}
+	return f
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/mirror"
@@ -66,7 +65,8 @@ func newLock(dir string, n mirror.Need, entry mirror.LockEntry, old *File) (*Loc
 	}
 	hashes := entry.Hashes
 	if prev, ok := old.lock(n.Provider); ok && prev.Version.Same(entry.Version) {
-		hashes = append(slices.Clone(prev.Hashes), hashes...)
+		// init keeps the old hashes of the schemes it checks, no others
+		hashes = append(keptHashes(prev.Hashes), hashes...)
 	}
 	return &Lock{Provider: n.Provider, Version: entry.Version, Constraints: constraints, Hashes: normalizeHashes(hashes)}, nil
 }
