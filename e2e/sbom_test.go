@@ -205,6 +205,30 @@ host "registry.opentofu.org" {
 		verifySite(t, work, env, loc)
 	}
 
+	t.Run("an SBOM that hides a module is refused", func(t *testing.T) {
+		// Leaving the vulnerable module out would hide its advisories
+		// from audit; verify reads the executable's own build information.
+		file := filepath.Join(site, filepath.FromSlash(layout.SBOMPath(addrs.MustParseProvider("hashicorp/gomod"), v, addrs.MustParsePlatform("linux_amd64"))))
+		orig, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer writeFile(t, file, string(orig))
+		var doc map[string]any
+		if err := json.Unmarshal(orig, &doc); err != nil {
+			t.Fatal(err)
+		}
+		old := goprovider.VulnerableModule
+		comps := doc["components"].([]any)
+		doc["components"] = slices.DeleteFunc(comps, func(c any) bool { return c.(map[string]any)["name"] == old.Path })
+		edited, _ := json.MarshalIndent(doc, "", "  ")
+		writeFile(t, file, string(edited))
+		stdout, stderr, code := runTfmirror(t, work, env, "verify", site)
+		if code != 3 || !strings.Contains(stdout+stderr, "not the ones the executable was built from") || !strings.Contains(stdout+stderr, old.Path) {
+			t.Errorf("verify of an SBOM without %s: exit %d, want 3 naming it\n%s%s", old.Path, code, stdout, stderr)
+		}
+	})
+
 	t.Run("rebuild writes nothing", func(t *testing.T) {
 		dir, backend := treeHashes(t, site), backendFiles(t, s3, s3Bucket, s3Prefix)
 		uploads, manifests := oci.BlobUploads(t), len(oci.ManifestPuts(t))

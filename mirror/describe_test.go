@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/layout"
 )
@@ -153,14 +154,16 @@ func TestVerifyChecksTheSBOMs(t *testing.T) {
 		return out
 	}
 	var checked []byte
-	accept := func(_ Package, _ layout.ProvenanceArchive, data []byte) error {
+	accept := func(_ Package, _ layout.ProvenanceArchive, data []byte, _ hashing.Program) error {
 		checked = data
 		return nil
 	}
 	if got := verify(accept); len(got) != 0 || string(checked) != h.read(t, layout.SBOMPath(p, v, plat)) {
 		t.Errorf("problems %q, checked %q; want none, and the SBOM checked", got, checked)
 	}
-	refuse := func(Package, layout.ProvenanceArchive, []byte) error { return errors.New("not CycloneDX") }
+	refuse := func(Package, layout.ProvenanceArchive, []byte, hashing.Program) error {
+		return errors.New("not CycloneDX")
+	}
 	if got := verify(refuse); len(got) != 1 || !strings.Contains(got[0], "not CycloneDX") {
 		t.Errorf("problems %q; want the checker's", got)
 	}

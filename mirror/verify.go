@@ -83,8 +83,9 @@ type Verifier struct {
 }
 
 // SBOMChecker checks a package's SBOM (data) against the provenance entry
-// that names it: the command layer's, which knows the format.
-type SBOMChecker func(pkg Package, entry layout.ProvenanceArchive, data []byte) error
+// that names it and the program verify read from the archive: the
+// command layer's, which knows the format.
+type SBOMChecker func(pkg Package, entry layout.ProvenanceArchive, data []byte, program hashing.Program) error
 
 // Verify checks the mirror. Problems are collected, not returned as
 // errors; the error is only for failing to start (no provider list) or a
@@ -173,7 +174,7 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 			r.problem(l.Where, "%s: %v", plat, err)
 			continue
 		}
-		v.checkSBOM(ctx, r, l.Where, Package{Provider: p, Version: ver, Platform: plat}, rec.Provenance.Archives[plat.String()])
+		v.checkSBOM(ctx, r, l.Where, Package{Provider: p, Version: ver, Platform: plat}, rec.Provenance.Archives[plat.String()], computed.Program)
 	}
 }
 
@@ -264,7 +265,7 @@ func (v *Verifier) checkProvenance(r *VerifyReport, where, plat string, prov lay
 // checkSBOM checks that the SBOM the provenance names for a package is
 // there and, with CheckSBOM, describes it. A package published without
 // one (the provenance names none) has nothing to check.
-func (v *Verifier) checkSBOM(ctx context.Context, r *VerifyReport, where string, pkg Package, entry layout.ProvenanceArchive) {
+func (v *Verifier) checkSBOM(ctx context.Context, r *VerifyReport, where string, pkg Package, entry layout.ProvenanceArchive, program hashing.Program) {
 	if entry.SBOM == "" {
 		return
 	}
@@ -280,7 +281,7 @@ func (v *Verifier) checkSBOM(ctx context.Context, r *VerifyReport, where string,
 	if v.CheckSBOM == nil {
 		return
 	}
-	if err := v.CheckSBOM(pkg, entry, data); err != nil {
+	if err := v.CheckSBOM(pkg, entry, data, program); err != nil {
 		r.problem(where, "%s: the SBOM %s is not this package's: %v", pkg.Platform, entry.SBOM, err)
 	}
 }

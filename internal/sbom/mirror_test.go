@@ -1,6 +1,8 @@
 package sbom
 
 import (
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,7 +31,8 @@ func TestDescribeThenCheck(t *testing.T) {
 		t.Fatal("Describe is not Encode of the package described")
 	}
 	entry := layout.ProvenanceArchive{Filename: p.Filename, H1: hashing.Hash(p.H1), ZH: hashing.Hash(p.ZH), GoVersion: "go1.22.5"}
-	if err := Check(pkg, entry, data); err != nil {
+	program := hashing.Program{Executable: p.Executable, Info: p.Build}
+	if err := Check(pkg, entry, data, program); err != nil {
 		t.Fatalf("Check of the package's own SBOM: %v", err)
 	}
 	other := pkg
@@ -52,7 +55,7 @@ func TestDescribeThenCheck(t *testing.T) {
 		{"empty", pkg, entry, "", "not a CycloneDX JSON document"},
 		{"no subject", pkg, entry, `{"bomFormat":"CycloneDX","specVersion":"1.6"}`, "names no package"},
 	} {
-		err := Check(c.pkg, c.entry, []byte(c.data))
+		err := Check(c.pkg, c.entry, []byte(c.data), program)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: Check = %v; want an error naming %q", c.name, err, c.want)
 		}
@@ -72,7 +75,7 @@ func FuzzCheck(f *testing.F) {
 	f.Add([]byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","metadata":{"component":{"name":"x"}}}`))
 	f.Add([]byte(`{"components":[{"purl":"pkg:golang/stdlib@go1.22"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if Check(pkg, entry, data) != nil {
+		if Check(pkg, entry, data, hashing.Program{}) != nil {
 			return
 		}
 		c, err := Decode(data)
@@ -80,4 +83,44 @@ func FuzzCheck(f *testing.F) {
 			t.Errorf("Check accepted a document of %q %q %q (%v)", c.Provider, c.Platform, c.H1, err)
 		}
 	})
+}
+
+// An SBOM edited to leave a module out, or to name another version of it
+// (hiding its advisories from audit), is not the executable's.
+func TestCheckHoldsModulesToTheExecutable(t *testing.T) {
+	p := testPackage(t)
+	if len(p.Build.Deps) == 0 {
+		t.Fatal("the test package has no dependencies")
+	}
+	pkg := mirror.Package{
+		Provider: addrs.MustParseProvider("hashicorp/aws"), Version: addrs.MustParseVersion(p.Version), Platform: addrs.MustParsePlatform(p.Platform),
+	}
+	entry := layout.ProvenanceArchive{Filename: p.Filename, H1: hashing.Hash(p.H1), ZH: hashing.Hash(p.ZH), GoVersion: p.Build.GoVersion}
+	program := hashing.Program{Executable: p.Executable, Info: p.Build}
+	dep := p.Build.Deps[0]
+	for name, edit := range map[string]func(*debug.BuildInfo){
+		"a module left out": func(b *debug.BuildInfo) { b.Deps = b.Deps[1:] },
+		"a fixed version": func(b *debug.BuildInfo) {
+			d := *b.Deps[0]
+			d.Version = "v99.0.0"
+			b.Deps = append([]*debug.Module{&d}, b.Deps[1:]...)
+		},
+	} {
+		edited := p
+		b := *p.Build
+		b.Deps = slices.Clone(p.Build.Deps)
+		edit(&b)
+		edited.Build = &b
+		data, err := Encode(edited)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Check(pkg, entry, data, program)
+		if err == nil || !strings.Contains(err.Error(), "not the ones the executable was built from") || !strings.Contains(err.Error(), dep.Path) {
+			t.Errorf("%s: Check = %v; want the module named", name, err)
+		}
+		if err := Check(pkg, entry, data, hashing.Program{}); err != nil {
+			t.Errorf("%s: without the executable's build information, Check = %v", name, err)
+		}
+	}
 }
