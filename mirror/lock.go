@@ -112,12 +112,44 @@ func (l *Locker) Lock(ctx context.Context, n Need, platforms []addrs.Platform) (
 	if err != nil {
 		return LockEntry{}, fmt.Errorf("%s: %w", n.Root, err)
 	}
+	if err := l.checkListing(ctx, Package{Provider: n.Provider, Version: v}, packages); err != nil {
+		return LockEntry{}, fmt.Errorf("%s: %w", n.Root, err)
+	}
 	hashes := sums.ZHashes()
 	for _, p := range packages {
 		hashes = append(hashes, packageH1s(p)...)
 	}
 	slices.Sort(hashes)
 	return LockEntry{Provider: n.Provider, Version: v, Hashes: slices.Compact(hashes), Packages: packages}, nil
+}
+
+// listingReader is a mirror whose version documents can be read: what a
+// network mirror's clients check each package against.
+type listingReader interface {
+	ListVersion(ctx context.Context, p addrs.Provider, v addrs.Version) layout.Listing
+}
+
+// checkListing refuses a version whose document lists, for a platform
+// locked, a hash its package does not have: init through the mirror
+// checks the package against every hash listed and fails, whatever the
+// lock file says, so no lock file of it can be right.
+func (l *Locker) checkListing(ctx context.Context, rel Package, packages map[addrs.Platform]hashing.ArchiveSums) error {
+	lr, ok := l.Mirror.(listingReader)
+	if !ok {
+		return nil
+	}
+	listing := lr.ListVersion(ctx, rel.Provider, rel.Version)
+	for _, plat := range slices.SortedFunc(maps.Keys(packages), comparePlatforms) {
+		known := packages[plat].All()
+		for _, h := range listing.Packages[plat].Hashes {
+			if !slices.Contains(known, h) {
+				pkg := rel
+				pkg.Platform = plat
+				return &VerificationError{Package: pkg, Problem: fmt.Sprintf("%s lists %s for it, which its archive does not match: init through the mirror fails (tfmirror verify shows what else is wrong)", listing.Where, h)}
+			}
+		}
+	}
+	return nil
 }
 
 // packageH1s are the h1: hashes a lock records for one platform's

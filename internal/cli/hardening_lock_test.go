@@ -54,3 +54,41 @@ func fooRootModule(t *testing.T) string {
 	}
 	return module
 }
+
+// A mirror whose version document lists a hash its package does not have
+// makes every init through it fail (the client checks the package
+// against the hashes listed), whatever the lock file says: lock and lock
+// --check say so (exit 3) rather than pass a lock file init cannot use.
+func TestLockRefusesAListingInitFailsOn(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	doc := filepath.Join(site, filepath.FromSlash("registry.opentofu.org/hashicorp/foo/1.0.0.json"))
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := layout.DecodeVersion(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := "h1:" + strings.Repeat("A", 43) + "="
+	for _, h := range v.Archives["linux_amd64"].Hashes {
+		data = []byte(strings.Replace(string(data), string(h), wrong, 1))
+	}
+	if err := os.WriteFile(doc, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	module := fooRootModule(t)
+	for _, args := range [][]string{
+		{"lock", "--mirror", site, "--platform", "linux_amd64"},
+		{"lock", "--check", "--mirror", site, "--platform", "linux_amd64"},
+	} {
+		code, stdout, stderr := o.run(t, module, args...)
+		if code != ExitVerification || !strings.Contains(stdout+stderr, wrong) || !strings.Contains(stdout+stderr, "init through the mirror fails") {
+			t.Errorf("%v: exit %d, want %d naming the hash listed\n%s%s", args, code, ExitVerification, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(module, ".terraform.lock.hcl")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a lock file was written (%v)", err)
+	}
+}
