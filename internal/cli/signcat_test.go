@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -400,5 +402,44 @@ func TestSignedCatalogThroughBundle(t *testing.T) {
 	code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, unsigned)
 	if code != ExitVerification {
 		t.Errorf("verify --catalog-key of an unsigned import: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// verify --catalog-key holds the change records to the same key: a record
+// edited after it was signed (its digest in the index updated too, the
+// old signature kept) is a problem, and so is one whose digest is not the
+// index's.
+func TestSignedChangeRecordsVerified(t *testing.T) {
+	o, dir, private, public := signedOrigin(t)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	site := filepath.Join(dir, "site")
+	if out := mustRun(t, o, t.TempDir(), "verify", "--catalog-key", public, site); !strings.Contains(out, " 0 problems") {
+		t.Fatalf("verify of the signed mirror:\n%s", out)
+	}
+	indexPath := filepath.Join(site, filepath.FromSlash(layout.ChangeIndexPath))
+	index, err := layout.DecodeChangeIndex(readFile(t, indexPath))
+	if err != nil || len(index.Records) != 1 || !index.Records[0].Signed {
+		t.Fatalf("the change index: %+v (%v), want one signed record", index, err)
+	}
+	rec := filepath.Join(site, filepath.FromSlash(index.Records[0].Path))
+	orig, origIndex := readFile(t, rec), readFile(t, indexPath)
+
+	forged := bytes.Replace(orig, []byte("linux_amd64"), []byte("windows_amd64"), 1)
+	sum := sha256.Sum256(forged)
+	writeFile(t, rec, forged)
+	newIndex := bytes.ReplaceAll(origIndex, []byte(index.Records[0].SHA256), []byte(hex.EncodeToString(sum[:])))
+	if bytes.Equal(newIndex, origIndex) {
+		t.Fatalf("the index does not hold the digest %s:\n%s", index.Records[0].SHA256, origIndex)
+	}
+	writeFile(t, indexPath, newIndex)
+	code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+	if code != ExitVerification || !strings.Contains(stdout+stderr, index.Records[0].Path+".asc") {
+		t.Errorf("verify of an edited signed record: exit %d, want %d naming its signature\n%s%s", code, ExitVerification, stdout, stderr)
+	}
+
+	writeFile(t, indexPath, origIndex) // the index's digest no longer the record's
+	code, stdout, stderr = o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+	if code != ExitVerification || !strings.Contains(stdout+stderr, "the change index lists this record with SHA-256") {
+		t.Errorf("verify of a record that is not the index's: exit %d, want %d\n%s%s", code, ExitVerification, stdout, stderr)
 	}
 }
