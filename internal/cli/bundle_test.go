@@ -134,13 +134,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)
 	work := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(work, "live", "app"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lock := "# This file is maintained automatically by \"tofu init\".\n"
-	if err := os.WriteFile(filepath.Join(work, "live", "app", ".terraform.lock.hcl"), []byte(lock), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAppLock(t, work)
 	first := filepath.Join(work, "first.tar.gz")
 	out := mustRun(t, o, work, "bundle", "create", site, "--out", first, "--lock-files", "live/app")
 	if !strings.Contains(out, "bundled 1 provider, 1 version, 2 archives") {
@@ -173,7 +167,7 @@ func TestBundleRoundTrip(t *testing.T) {
 		verifyClean(t, o, dest)
 		got := publishedFiles(t, dest)
 		diffSnapshots(t, source, got)
-		if data, err := os.ReadFile(filepath.Join(extras, "lock-files", "live", "app", ".terraform.lock.hcl")); err != nil || string(data) != lock {
+		if data, err := os.ReadFile(filepath.Join(extras, "lock-files", "live", "app", ".terraform.lock.hcl")); err != nil || string(data) != appLock {
 			t.Errorf("extras lock file: %q, %v", data, err)
 		}
 		if data, err := os.ReadFile(filepath.Join(extras, "cli-config", "tofu-filesystem-mirror.tfrc")); err != nil || !strings.Contains(string(data), "filesystem_mirror") {
@@ -581,13 +575,7 @@ func TestBundleImportExtras(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)
 	work := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(work, "live", "app"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lock := "# This file is maintained automatically by \"tofu init\".\n"
-	if err := os.WriteFile(filepath.Join(work, "live", "app", ".terraform.lock.hcl"), []byte(lock), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAppLock(t, work)
 	good := filepath.Join(work, "b.tar.gz")
 	mustRun(t, o, work, "bundle", "create", site, "--out", good, "--lock-files", "live/app")
 	out := mustRun(t, o, work, "bundle", "import", good, "--out", filepath.Join(work, "imported"), "--extras", filepath.Join(work, "extras"))
@@ -628,3 +616,18 @@ func TestBundleImportExtras(t *testing.T) {
 		t.Errorf("a missing bundle file: exit %d\n%s", code, stderr)
 	}
 }
+
+// writeAppLock writes a lock file into work/live/app, for bundles that
+// carry lock files (--lock-files live/app).
+func writeAppLock(t *testing.T, work string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(work, "live", "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "live", "app", ".terraform.lock.hcl"), []byte(appLock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appLock is the lock file writeAppLock writes.
+const appLock = "# This file is maintained automatically by \"tofu init\".\n"

@@ -30,15 +30,7 @@ func TestOCITagOfAnotherProvider(t *testing.T) {
 		t.Errorf("build over a tag of another provider: exit %d, want %d, and foo not reported present\n%s%s", code, ExitVerification, stdout, stderr)
 	}
 
-	module := t.TempDir()
-	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
-  required_providers {
-    foo = { source = "hashicorp/foo", version = "1.0.0" }
-  }
-}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	module := fooRootModule(t)
 	code, _, stderr = f.run(t, f.dir, env, "lock", "--config", "mirror.hcl", "--mirror", out, module)
 	if code != ExitVerification || !strings.Contains(stderr, "another package") {
 		t.Errorf("lock from a tag of another provider: exit %d, want %d naming another package\n%s", code, ExitVerification, stderr)
