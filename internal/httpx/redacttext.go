@@ -9,7 +9,7 @@ import (
 // queryParam finds a query parameter in free text: after "?" or "&" (or
 // "\u0026", the "&" of a JSON string), a name, "=", and a value up to the
 // next separator, space, quote or backslash.
-var queryParam = regexp.MustCompile(`([?&]|\\u0026)([A-Za-z0-9_.~%-]+)=([^&\s"'<>\\#]+)`)
+var queryParam = regexp.MustCompile(`([?&]|\\u0026)([A-Za-z0-9_.~%-]+)=([^&\s"'<>\\#()]+)`)
 
 // RedactQueries replaces, in text that may quote URLs (an error from a
 // server, a message about a location), the value of every query
@@ -32,4 +32,19 @@ func RedactQueries(text string) string {
 		}
 		return sub[1] + sub[2] + "=" + redacted
 	})
+}
+
+// userinfoInURL finds the user information of a URL in free text: a
+// scheme and "://", then a user (and password) up to "@".
+var userinfoInURL = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@'"<>]+@`)
+
+// RedactUserinfo replaces, in text that may quote URLs, the user name and
+// password of every URL by "xxxxx", whatever printed it (a module source
+// in a warning, another program's message): a token written into a git
+// URL (https://oauth2:TOKEN@host/...) is never shown.
+func RedactUserinfo(text string) string {
+	if !strings.Contains(text, "://") {
+		return text
+	}
+	return userinfoInURL.ReplaceAllString(text, "${1}"+redacted+"@")
 }

@@ -150,5 +150,5 @@ func (r *Redactor) Redact(text string) string {
 			text = repl.Replace(text)
 		}
 	}
-	return httpx.RedactQueries(text)
+	return httpx.RedactUserinfo(httpx.RedactQueries(text))
 }
