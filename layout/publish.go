@@ -604,6 +604,9 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 		pl.conflict(rel, "the release was verified with other evidence in the destination (key %q, hashes only from %q, %d advertised keys) than in the publication (key %q, hashes only from %q, %d advertised keys)",
 			prov.KeyID, prov.HashesOnly, len(prov.SigningKeys), rec.Provenance.KeyID, rec.Provenance.HashesOnly, len(keys))
 	}
+	if found {
+		pl.keptStillSigned(rel, *prov, *rec)
+	}
 	for plat, a := range rec.Provenance.Archives {
 		d, ok := prov.Archives[plat]
 		if ok && !d.SamePackage(a) && pl.policy == Refuse {
@@ -612,6 +615,36 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 		prov.Archives[plat] = a.Merged(d)
 	}
 	return pl.sboms(ctx, r, prov)
+}
+
+// keptStillSigned refuses a publication whose SHA256SUMS no longer vouch
+// for a package the destination keeps of the release and the publication
+// does not bring: the origin re-released the version with other bytes
+// (or without that platform), and writing its SHA256SUMS, signature and
+// provenance over the kept ones would leave the kept archive signed by
+// nothing. It is a conflict under every policy: the release stays as it
+// was.
+func (pl *planner) keptStillSigned(rel string, prov Provenance, rec Record) {
+	if rec.Sums == nil || rec.Provenance.HashesOnly != "" {
+		return
+	}
+	sums, err := hashing.ParseSums(rec.Sums)
+	if err != nil {
+		return // refused where the sums are written
+	}
+	for _, plat := range slices.Sorted(maps.Keys(prov.Archives)) {
+		kept := prov.Archives[plat]
+		if _, brought := rec.Provenance.Archives[plat]; brought || kept.ZH == "" {
+			continue
+		}
+		digest, listed := sums[kept.Filename]
+		switch {
+		case !listed:
+			pl.conflict(rel, "%s: the origin's SHA256SUMS no longer lists %s, which the mirror keeps: the version was re-released at the origin", plat, kept.Filename)
+		case hashing.ZH(digest) != kept.ZH:
+			pl.conflict(rel, "%s: the mirror keeps %s, but the origin's SHA256SUMS now says %s: the version was re-released at the origin with other bytes", plat, kept.ZH, hashing.ZH(digest))
+		}
+	}
 }
 
 // sboms plans the SBOM of every archive of the release that brings one
