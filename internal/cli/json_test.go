@@ -47,6 +47,9 @@ func TestJSONOnEveryPath(t *testing.T) {
 			if err := json.Unmarshal(summaryLine(t, stdout), &summary); err != nil || summary.ExitCode != c.code || !strings.Contains(summary.Error, c.error) {
 				t.Errorf("summary %+v (%v), want exit_code %d and an error naming %q", summary, err, c.code, c.error)
 			}
+			if !strings.Contains(stdout, `{"event":"error"`) {
+				t.Errorf("no error event before the summary:\n%s", stdout)
+			}
 			if c.args[0] == "build" && name != "unknown flag" {
 				var fields map[string]json.RawMessage
 				_ = json.Unmarshal(summaryLine(t, stdout), &fields)

@@ -124,11 +124,6 @@ func (p *Printer) Finish(err error) {
 	if !p.opts.JSON || p.isSummarized() {
 		return
 	}
-	if err != nil {
-		p.emit("error", struct {
-			Message string `json:"message"`
-		}{err.Error()})
-	}
 	p.Summary(nil, err)
 }
 
@@ -165,6 +160,9 @@ func (p *Printer) Summary(fields any, err error) {
 	}
 	if err != nil {
 		s.Error = Headline(err)
+		p.emit("error", struct {
+			Message string `json:"message"`
+		}{err.Error()})
 	}
 	p.emit("summary", merge(s, fields))
 }
