@@ -343,7 +343,9 @@ func (s *Store) explain(e *Error, err error) error {
 	// about its answer) is quoted bounded and escaped; the notes below
 	// are the store's own.
 	raw := err
-	err = excerpt.Error(err)
+	if !errors.As(err, new(*layout.ConflictError)) { // tfmirror's own lines, kept apart
+		err = excerpt.Error(err)
+	}
 	if errors.Is(kind, ErrNoCredentials) || errors.Is(kind, ErrUnauthorized) {
 		if host, ok := s.hostOf(repo); ok {
 			s.mu.Lock()
