@@ -105,7 +105,7 @@ func RecordChanges(ctx context.Context, trees []*layout.Tree, rec layout.ChangeR
 	for _, t := range trees {
 		report, err := t.RecordChange(ctx, rec, sealer)
 		if report.Warning != "" && warn != nil {
-			warn("warning: " + report.Warning)
+			warn(report.Warning)
 		}
 		if err != nil {
 			return fmt.Errorf("record the changes in %s: %w", t.Location(), err)

@@ -102,6 +102,7 @@ other files or another signer the same way.`,
 func runBuild(cmd *cobra.Command, env Env, opts appbuild.Options, out *output.Printer) error {
 	opts.Events = appbuild.Events{
 		Line: out.Line, Package: out.Event, Module: out.Module,
+		Warning: func(w string) { out.Warnings([]string{w}) },
 		Started: func(packages int, progress func() appbuild.Progress) {
 			out.StartProgress(env.Stderr, packages, progress)
 		},

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,9 @@ module "d" {
 		}
 		if strings.Contains(out, "LEAKTOKEN") {
 			continue
+		}
+		if slices.Contains(args, "--json") && !strings.Contains(stdout, `{"event":"warning","message":"`) {
+			t.Errorf("%v: the configuration's warning is no warning event:\n%s", args, stdout)
 		}
 		if !strings.Contains(out, "good.zip?access_token=xxxxx)") {
 			t.Errorf("%v: the redacted query ate the text after it:\n%s", args, out)

@@ -86,6 +86,7 @@ type Progress = mirror.Progress
 // Events are how a build reports while it runs; every one may be nil.
 type Events struct {
 	Line    func(string)                                        // a message for people
+	Warning func(string)                                        // something the run works around
 	Package func(mirror.Event)                                  // a package finished, a warning
 	Module  func(mirror.ModuleResult)                           // a module version finished
 	Started func(packages int, progress func() mirror.Progress) // execution starts
@@ -94,6 +95,12 @@ type Events struct {
 func (e Events) line(s string) {
 	if e.Line != nil {
 		e.Line(s)
+	}
+}
+
+func (e Events) warn(s string) {
+	if e.Warning != nil {
+		e.Warning(s)
 	}
 }
 
@@ -295,7 +302,7 @@ func (r *run) source(ctx context.Context) (mirror.Source, error) {
 
 func (r *run) run(ctx context.Context) (report *Report, err error) {
 	for _, w := range r.in.Warnings {
-		r.opts.Events.line("warning: " + w)
+		r.opts.Events.warn(w)
 	}
 	for _, n := range r.notes {
 		r.opts.Events.line(n)
@@ -327,7 +334,7 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 		r.recordVulnerabilities(fin, report.Build)
 		r.recordDeprecations(fin, report.Build)
 		rec := app.BuildChanges(report.Build, r.builder.Options.Cooldown.Holds())
-		if cerr := app.RecordChanges(fin, r.outs.trees(), rec, r.started, r.s, r.opts.Events.line); cerr != nil {
+		if cerr := app.RecordChanges(fin, r.outs.trees(), rec, r.started, r.s, r.opts.Events.warn); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}
