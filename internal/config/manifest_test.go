@@ -227,6 +227,15 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "empty versions",
+			src: `platforms = ["linux_amd64"]
+provider "hashicorp/aws" {
+  versions = ""
+}
+`,
+			want: []string{"mirror.hcl:3:14: Empty versions", `versions = ">= 0.0.0"`},
+		},
+		{
 			name: "unclosed block",
 			src:  "provider \"hashicorp/aws\" {\n  versions = \"1.0.0\"\n",
 			want: []string{"mirror.hcl:1:26: Unclosed configuration block"},

@@ -133,6 +133,12 @@ func elementRange(expr hcl.Expression, i int) hcl.Range {
 func versionsString(attr *hcl.Attribute) (string, hcl.Diagnostics) {
 	var text string
 	ds := gohcl.DecodeExpression(attr.Expr, nil, &text)
+	if !ds.HasErrors() && text == "" {
+		// Leaving versions out is refused; an empty string must not
+		// quietly mean every release instead.
+		return "", errAt(attr.Expr.Range(), "Empty versions",
+			`Say which versions to mirror, such as versions = ">= 5.0.0"; for every release write versions = ">= 0.0.0".`)
+	}
 	if !ds.HasErrors() {
 		return text, nil
 	}
