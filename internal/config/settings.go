@@ -107,6 +107,7 @@ func decodeSettings(block *hcl.Block, dir string, s *Settings, seen *bool) hcl.D
 		if s.CatalogKey != "" && !filepath.IsAbs(s.CatalogKey) {
 			s.CatalogKey = filepath.Join(dir, s.CatalogKey)
 		}
+		diags = append(diags, existingFile(attr, "catalog_key", s.CatalogKey)...)
 	}
 	for name, dst := range map[string]**time.Duration{
 		"connect_timeout": &s.ConnectTimeout, "header_timeout": &s.HeaderTimeout, "stall_timeout": &s.StallTimeout,

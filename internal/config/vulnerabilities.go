@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -97,8 +98,25 @@ func decodeVulnDB(attr *hcl.Attribute, dir string) (string, hcl.Diagnostics) {
 	switch {
 	case v == "":
 		return "", errAt(attr.Expr.Range(), "Invalid vulndb", "vulndb names a directory, an OSV zip or an https:// URL.")
-	case strings.Contains(v, "://") || filepath.IsAbs(v):
+	case strings.HasPrefix(strings.ToLower(v), "https://"):
 		return v, nil
+	case strings.Contains(v, "://"):
+		return "", errAt(attr.Expr.Range(), "Invalid vulndb", "A served vulnerability database is read over https:// only; or name a directory or an OSV zip.")
+	case !filepath.IsAbs(v):
+		v = filepath.Join(dir, v)
 	}
-	return filepath.Join(dir, v), nil
+	return v, existingFile(attr, "vulndb", v)
+}
+
+// existingFile refuses, at the attribute, a file or directory it names
+// that is not there (or cannot be read): the manifest's mistake, said
+// where it is, before any command needs the file.
+func existingFile(attr *hcl.Attribute, name, path string) hcl.Diagnostics {
+	if path == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return errAt(attr.Expr.Range(), "Unreadable "+name, fmt.Sprintf("%s names %s, which cannot be read: %v.", name, path, err))
+	}
+	return nil
 }

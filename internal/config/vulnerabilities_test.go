@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,11 +30,15 @@ vulnerabilities "example.com/acme/tool" {
   ignore = { "CVE-2021-38561" = "the provider never parses language tags" }
 }
 `
-	m, err := config.Parse([]byte(src), filepath.Join("/srv", "mirror.hcl"))
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "vulndb", "data", "osv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := config.Parse([]byte(src), filepath.Join(dir, "mirror.hcl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.VulnDB != filepath.Join("/srv", "vulndb/data/osv") {
+	if m.VulnDB != filepath.Join(dir, "vulndb/data/osv") {
 		t.Errorf("vulndb %q", m.VulnDB)
 	}
 	for addr, want := range map[string]string{
@@ -71,6 +76,23 @@ func TestVulnerabilitiesBlockErrors(t *testing.T) {
 		_, err := config.Parse([]byte(src), "mirror.hcl")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s\n  err = %v\n  want %q", src, err, want)
+		}
+	}
+}
+
+// A vulndb or catalog_key the manifest names that is not there, or a
+// database over plain http://, is the manifest's mistake, said at its
+// line, as check finds it.
+func TestManifestFilesMustExist(t *testing.T) {
+	dir := t.TempDir()
+	for src, want := range map[string]string{
+		`vulndb = "nothere/osv"`:                       "mirror.hcl:1:10: Unreadable vulndb",
+		`vulndb = "http://127.0.0.1:1/vulndb"`:         "mirror.hcl:1:10: Invalid vulndb",
+		"settings {\n  catalog_key = \"nokey.asc\"\n}": "mirror.hcl:2:17: Unreadable catalog_key",
+	} {
+		_, err := config.Parse([]byte(src), filepath.Join(dir, "mirror.hcl"))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", src, err, want)
 		}
 	}
 }
