@@ -546,3 +546,27 @@ func TestFetchArchiveStallsMidTransfer(t *testing.T) {
 		})
 	}
 }
+
+// A commit with a submodule is refused, naming it: its files are in
+// another repository tfmirror does not fetch, and the module published
+// without them would be incomplete (OpenTofu's own git fetches them).
+func TestFetchGitRefusesSubmodules(t *testing.T) {
+	ca := testca.New(t)
+	s := newGitServer(t, ca)
+	work := t.TempDir()
+	gitIn(t, work, "init", "--quiet")
+	commitFiles(t, work, map[string]string{"main.tf": "module \"v\" { source = \"./vendored/vpc\" }\n"}, nil)
+	head := gitIn(t, work, "rev-parse", "HEAD")
+	if err := os.WriteFile(filepath.Join(work, ".gitmodules"), []byte("[submodule \"vendored\"]\n\tpath = vendored\n\turl = https://elsewhere.example/vpc.git\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, work, "add", ".gitmodules")
+	gitIn(t, work, "update-index", "--add", "--cacheinfo", "160000,"+head+",vendored")
+	gitIn(t, work, "commit", "--quiet", "-m", "submodule")
+	gitIn(t, work, "tag", "v1")
+	gitIn(t, s.root, "clone", "--quiet", "--bare", work, "sub.git")
+	_, err := gitFetcher(t, ca, Config{}).Fetch(t.Context(), "git::"+s.URL+"/sub.git?ref=v1", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `"vendored" is a git submodule`) {
+		t.Errorf("fetch of a commit with a submodule: %v", err)
+	}
+}

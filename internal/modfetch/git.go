@@ -34,7 +34,8 @@ const (
 // branch, shallow; a full commit hash, fetched by hash where the server
 // allows it and from the whole repository where it does not; nothing: the
 // default branch), checks that HEAD is the commit asked for, and removes
-// .git. Submodules and Git LFS objects are not fetched.
+// .git. A commit with submodules is refused (they are not fetched, and
+// the package would lack their files); Git LFS objects are not fetched.
 func (f *Fetcher) fetchGit(ctx context.Context, src source, dst string) (Result, error) {
 	dst, err := filepath.Abs(dst)
 	if err != nil {

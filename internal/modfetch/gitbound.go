@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 )
 
@@ -175,6 +176,13 @@ func (t *treeSizer) record(rec string) error {
 	}
 	if t.entries++; t.entries > t.limits.MaxFiles {
 		return fmt.Errorf("its files and directories are more than the module limit of %d entries", t.limits.MaxFiles)
+	}
+	if fields[1] == "commit" {
+		// A submodule: its files are in another repository, which
+		// tfmirror does not fetch (OpenTofu's git does); published without
+		// them the module would be incomplete.
+		_, path, _ := strings.Cut(rec, "\t")
+		return fmt.Errorf("%s is a git submodule, which tfmirror does not fetch: vendor its files into the repository, or publish the module as an archive", excerpt.Quote(path))
 	}
 	if fields[1] != "blob" {
 		return nil
