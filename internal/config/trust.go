@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -29,6 +30,7 @@ func decodeTrust(block *hcl.Block, policy *mirror.TrustPolicy, seen map[string]h
 	}
 	diags = append(diags, decodeKeyIDs(content, "key_ids", &rule.KeyIDs)...)
 	diags = append(diags, decodeKeyIDs(content, "accept_new_keys", &rule.AcceptNewKeys)...)
+	diags = append(diags, acceptableKeys(content, rule)...)
 	var ds hcl.Diagnostics
 	rule.RefuseUnsigned, ds = decodeChoice(content, "unsigned", "allow", "refuse")
 	diags = append(diags, ds...)
@@ -103,6 +105,28 @@ func decodeKeyIDs(content *hcl.BodyContent, name string, ids *[]string) hcl.Diag
 	}
 	*ids = list
 	return nil
+}
+
+// acceptableKeys refuses a key accept_new_keys names that key_ids (when
+// set) does not allow: it could never sign a release the rule accepts.
+func acceptableKeys(content *hcl.BodyContent, rule mirror.TrustRule) hcl.Diagnostics {
+	if len(rule.KeyIDs) == 0 {
+		return nil
+	}
+	for _, id := range rule.AcceptNewKeys {
+		if !slices.ContainsFunc(rule.KeyIDs, func(k string) bool { return sameKey(k, id) }) {
+			return errAt(content.Attributes["accept_new_keys"].Expr.Range(), "Key not allowed",
+				fmt.Sprintf("accept_new_keys names %s, which key_ids does not list: add it to key_ids too, or it can never sign a release this rule accepts.", id))
+		}
+	}
+	return nil
+}
+
+// sameKey says whether two key IDs or fingerprints name the same key: a
+// key ID is the last 16 digits of its fingerprint.
+func sameKey(a, b string) bool {
+	a, b = strings.ToUpper(a), strings.ToUpper(b)
+	return strings.HasSuffix(a, b) || strings.HasSuffix(b, a)
 }
 
 // decodeChoice reads an attribute that is one of two words; the result is
