@@ -242,6 +242,11 @@ func (p *Printer) BuildSummary(rep *appbuild.Report, err error) {
 			s.BytesPublished += res.Bytes * int64(len(rep.Destinations))
 		}
 	}
+	for _, res := range r.Modules {
+		if res.Status == mirror.StatusMirrored {
+			s.BytesPublished += res.Bytes * int64(len(rep.Destinations))
+		}
+	}
 	if p.opts.JSON {
 		p.Summary(withOutcomes(s, rep), err)
 		return
