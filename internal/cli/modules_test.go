@@ -84,11 +84,11 @@ module "acme/zip/aws" { versions = ">= 1.0" }
 	if code != 0 {
 		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
 	}
-	var summary struct {
+	var bytes struct {
 		Published int64 `json:"bytes_published"`
 	}
-	if err := json.Unmarshal(summaryLine(t, stdout), &summary); err != nil || summary.Published == 0 {
-		t.Errorf("a build of modules only published %d bytes (%v)", summary.Published, err)
+	if err := json.Unmarshal(summaryLine(t, stdout), &bytes); err != nil || bytes.Published == 0 {
+		t.Errorf("a build of modules only published %d bytes (%v)", bytes.Published, err)
 	}
 	site := filepath.Join(dir, "site")
 	for _, tc := range []struct{ module, version, subdir, commit string }{
