@@ -464,7 +464,7 @@ func SelectModuleVersions(r ModuleRequirement, available addrs.VersionList) ([]a
 // chain of calls that led to it, itself last.
 func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Version, chain []string) []ModuleRequirement {
 	res := ModuleResult{Module: m, Version: v}
-	rec, from, lacking, err := b.held(ctx, m, v)
+	rec, from, lacking, order, err := b.held(ctx, m, v)
 	switch {
 	case err != nil:
 	case rec != nil && !b.Recheck.Selects(m.String(), v):
@@ -480,7 +480,7 @@ func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Ver
 		res.Status = StatusPlanned
 	default:
 		var fetched layout.ModuleRecord
-		fetched, err = b.mirror(ctx, m, v, chain)
+		fetched, err = b.mirror(ctx, m, v, chain, order)
 		rec = &fetched
 		res.Status, res.Bytes, res.Commit = StatusMirrored, rec.Size, rec.Upstream.Commit
 		if from != nil && len(lacking) == 0 && err == nil {
@@ -518,28 +518,37 @@ func (b *ModuleBuilder) finish(res ModuleResult) {
 
 // held asks every destination about a module version. It returns the
 // version's record and a destination holding it with that record (nil
-// when none does), and the destinations that lack that package.
-func (b *ModuleBuilder) held(ctx context.Context, m addrs.Module, v addrs.Version) (*layout.ModuleRecord, Destination, []Destination, error) {
+// when none does), the destinations that lack that package, and every
+// destination in the order to publish into: those that hold a package of
+// the version first, so that one refusing another package (a moved tag)
+// stops the publication before a destination that held nothing takes it.
+func (b *ModuleBuilder) held(ctx context.Context, m addrs.Module, v addrs.Version) (*layout.ModuleRecord, Destination, []Destination, []Destination, error) {
 	found := make([]layout.HeldModule, len(b.Dests))
 	var rec *layout.ModuleRecord
 	var from Destination
 	for i, d := range b.Dests {
 		h, err := d.HeldModule(ctx, m, v)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("ask %s: %w", d.Location(), err)
+			return nil, nil, nil, nil, fmt.Errorf("ask %s: %w", d.Location(), err)
 		}
 		found[i] = h
 		if rec == nil && h.Found && h.Record != nil {
 			rec, from = h.Record, d
 		}
 	}
-	var lacking []Destination
-	for i, d := range b.Dests {
-		if rec == nil || !found[i].Found || found[i].SHA256 != rec.SHA256 {
-			lacking = append(lacking, d)
+	var order, lacking []Destination
+	for _, holds := range []bool{true, false} {
+		for i, d := range b.Dests {
+			if found[i].Found != holds {
+				continue
+			}
+			order = append(order, d)
+			if rec == nil || !found[i].Found || found[i].SHA256 != rec.SHA256 {
+				lacking = append(lacking, d)
+			}
 		}
 	}
-	return rec, from, lacking, nil
+	return rec, from, lacking, order, nil
 }
 
 // copyTo publishes a version one destination holds into those that lack
@@ -613,7 +622,7 @@ func callRequirements(m addrs.Module, v addrs.Version, calls []layout.ModuleCall
 
 // mirror fetches, packs and publishes one module version; one that calls
 // more modules than Tree.MaxCalls is not published.
-func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Version, chain []string) (layout.ModuleRecord, error) {
+func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Version, chain []string, dests []Destination) (layout.ModuleRecord, error) {
 	location, err := b.Source.ModuleLocation(ctx, m, v)
 	if err != nil {
 		return layout.ModuleRecord{}, fmt.Errorf("ask the registry where the package is: %w", err)
@@ -650,7 +659,7 @@ func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Vers
 	rec.Upstream = layout.ModuleUpstream{Location: got.Source, Commit: got.Commit, ArchiveSHA256: got.ArchiveSHA256}
 	rec.Calls = moduleCalls(calls)
 	r := layout.ModuleRelease{Module: m, Version: v, Staged: staged, Record: rec}
-	return rec, b.publishModule(ctx, b.Dests, r)
+	return rec, b.publishModule(ctx, dests, r)
 }
 
 // moduleCalls turns call requirements into a record's sorted, unique
