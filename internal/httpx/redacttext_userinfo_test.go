@@ -5,10 +5,10 @@ import "testing"
 func TestRedactUserinfo(t *testing.T) {
 	for in, want := range map[string]string{
 		"module.c (git::https://oauth2:ghp_TOKEN@host/net.git?ref=v1) in main.tf:1": "module.c (git::https://xxxxx@host/net.git?ref=v1) in main.tf:1",
-		`{"message":"https://user@host/x"}`:                                        `{"message":"https://xxxxx@host/x"}`,
-		"write to ops@example.com about it":                                        "write to ops@example.com about it",
-		"oci://reg.example/repo@sha256:abc":                                        "oci://reg.example/repo@sha256:abc",
-		"no URL here":                                                              "no URL here",
+		`{"message":"https://user@host/x"}`:                                         `{"message":"https://xxxxx@host/x"}`,
+		"write to ops@example.com about it":                                         "write to ops@example.com about it",
+		"oci://reg.example/repo@sha256:abc":                                         "oci://reg.example/repo@sha256:abc",
+		"no URL here":                                                               "no URL here",
 	} {
 		if got := RedactUserinfo(in); got != want {
 			t.Errorf("RedactUserinfo(%q) = %q, want %q", in, got, want)
