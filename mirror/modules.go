@@ -381,7 +381,12 @@ func (b *ModuleBuilder) selectVersions(ctx context.Context, r ModuleRequirement)
 	if r.From != "" {
 		err = fmt.Errorf("%w (required by %s)", err, r.From)
 	}
-	b.errs = append(b.errs, &ModuleError{Module: r.Module, Input: input, Err: err})
+	// A module a mirrored module calls is that module's upstream's
+	// choice, not the user's input: its failure leaves the rest of the
+	// build published (exit 1), where a module the manifest or a
+	// configuration names is refused before anything is written (exit 2).
+	calledByAModule := r.root != ""
+	b.errs = append(b.errs, &ModuleError{Module: r.Module, Input: input && !calledByAModule, Err: err})
 	return nil
 }
 

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,5 +61,23 @@ func TestModuleRefusedByOneDestinationReachesNone(t *testing.T) {
 	m, v := addrs.MustParseModule("acme/net/aws"), addrs.MustParseVersion("1.0.0")
 	if _, err := os.Stat(filepath.Join(fresh, layout.ModuleArchivePath(m, v))); !os.IsNotExist(err) {
 		t.Errorf("the fresh destination took the version the other refused (%v)", err)
+	}
+}
+
+// A module the manifest names that the registry does not know is the
+// user's input error (nothing written); one a mirrored module calls is
+// its upstream's, and the module that calls it stays published (exit 1).
+func TestUnknownCalledModuleIsNoInputError(t *testing.T) {
+	f := newFakeModules()
+	f.add("acme/net/aws", "1.0.0", map[string]string{"main.tf": "# net", "CALLS": "acme/gone/aws ~> 1.0\n"})
+	root := t.TempDir()
+	r := buildModules(t, root, f, false, false, ModuleRequirement{Module: addrs.MustParseModule("acme/net/aws"), Newest: 1})
+	var merr *ModuleError
+	if err := r.Err(); !errors.As(err, &merr) || merr.Input || merr.Module.String() != "registry.opentofu.org/acme/gone/aws" {
+		t.Errorf("an unknown module called by a mirrored one: %v (%+v), want a module error that is not the user's input", err, merr)
+	}
+	r = buildModules(t, t.TempDir(), f, false, false, ModuleRequirement{Module: addrs.MustParseModule("acme/gone/aws"), Newest: 1})
+	if err := r.Err(); !errors.As(err, &merr) || !merr.Input {
+		t.Errorf("an unknown module the manifest names: %v, want the user's input error", err)
 	}
 }

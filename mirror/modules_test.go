@@ -48,7 +48,7 @@ func (f *fakeModules) ModuleVersions(_ context.Context, m addrs.Module) (addrs.V
 		out = append(out, addrs.MustParseVersion(s))
 	}
 	if out == nil {
-		return nil, errors.New("no such module")
+		return nil, fmt.Errorf("no such module: %w", ErrModuleUnknown)
 	}
 	return out, nil
 }
