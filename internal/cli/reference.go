@@ -34,6 +34,9 @@ func WriteReference(dir string) error {
 	}
 	// The commands are never run: the tree is built only for its help.
 	root := newRootCmd(Env{run: &commands{}})
+	// What cobra adds when the command line runs, shown as --help shows it.
+	root.InitDefaultVersionFlag()
+	root.InitDefaultCompletionCmd()
 	var noDate func(*cobra.Command)
 	noDate = func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
