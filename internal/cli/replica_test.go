@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -301,5 +303,45 @@ func TestReplicaNeedsNetworkLayout(t *testing.T) {
 	code, stdout, stderr = o.run(t, dir, "replica", "site")
 	if code != ExitUsage || !strings.Contains(stderr, "is a filesystem mirror") {
 		t.Errorf("replica of a packed layout: exit %d, want %d\n%s%s", code, ExitUsage, stdout, stderr)
+	}
+}
+
+// verify holds the registry replica's download documents to the mirror:
+// one edited to send clients off-site is a problem (exit 3).
+func TestVerifyChecksTheReplicaDownloads(t *testing.T) {
+	o := replicaOrigin(t)
+	dir := t.TempDir()
+	writeManifest(t, dir, replicaManifest+o.hostBlock("registry.opentofu.org"))
+	mustRun(t, o, dir, "build", "--registry-replica")
+	site := filepath.Join(dir, "site")
+	if out := mustRun(t, o, t.TempDir(), "verify", site); !strings.Contains(out, " 0 problems") {
+		t.Fatalf("verify of the built mirror:\n%s", out)
+	}
+	var doc string
+	err := filepath.WalkDir(filepath.Join(site, "replica"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && doc == "" && filepath.Base(filepath.Dir(filepath.Dir(p))) == "download" {
+			doc = p
+		}
+		return err
+	})
+	if err != nil || doc == "" {
+		t.Fatalf("no provider download document in the replica (%v)", err)
+	}
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	d["download_url"] = "https://evil.example/provider.zip"
+	edited, _ := json.Marshal(d)
+	if err := os.WriteFile(doc, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
+	if code != ExitVerification || !strings.Contains(stdout, "evil.example") {
+		t.Errorf("verify of a replica sending clients off-site: exit %d, want %d naming it\n%s%s", code, ExitVerification, stdout, stderr)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/settings"
 	"github.com/tfmirror/tfmirror/internal/signing"
@@ -88,6 +89,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if err := endpoint.RequireMirror(ctx, ref, tree); err != nil {
 			return nil, err
 		}
+	}
+	if tree, ok := packages.(*layout.Tree); ok {
+		problems, err := replica.Check(ctx, tree)
+		if err != nil {
+			return nil, fmt.Errorf("check the registry replica: %w", err)
+		}
+		report.Problems = append(report.Problems, problems...)
 	}
 	report.Warnings = append(report.Warnings, report.Accepted...)
 	if catalog != nil {
