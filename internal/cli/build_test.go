@@ -36,6 +36,19 @@ func newOrigin(t *testing.T) origin {
 	return origin{reg: reg, environ: []string{"SSL_CERT_FILE=" + caFile}}
 }
 
+// fooOrigin is an origin with hashicorp/foo 1.0.0 for linux_amd64, and a
+// directory with a manifest that mirrors just that.
+func fooOrigin(t *testing.T) (origin, string) {
+	t.Helper()
+	o := newOrigin(t)
+	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
+	dir := t.TempDir()
+	writeManifest(t, dir, `platforms = ["linux_amd64"]
+provider "hashicorp/foo" { versions = "1.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+	return o, dir
+}
+
 // hostBlock points registry.opentofu.org at the fake registry.
 func (o origin) hostBlock(host string) string {
 	return `host "` + host + `" {

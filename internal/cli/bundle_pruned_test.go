@@ -42,12 +42,7 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 // A mirror's findings are not carried by its bundle, and bundle create
 // says why rather than calling vulnerabilities.json a stray file.
 func TestBundleSaysFindingsAreNotCarried(t *testing.T) {
-	o := newOrigin(t)
-	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+	o, dir := fooOrigin(t)
 	mustRun(t, o, dir, "build", "--vulndb", tinyOSV(t))
 	site := filepath.Join(dir, "site")
 	if _, err := os.Stat(filepath.Join(site, "vulnerabilities.json")); err != nil {

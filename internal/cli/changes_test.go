@@ -154,12 +154,7 @@ provider "hashicorp/foo" {
 // index and the feed; the importing mirror takes them (checked) and adds
 // its own record of what the import added.
 func TestChangeRecordsThroughBundle(t *testing.T) {
-	o := newOrigin(t)
-	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+	o, dir := fooOrigin(t)
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	o.runAt(t, dir, t0, "build")
 	site := filepath.Join(dir, "site")

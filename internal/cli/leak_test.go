@@ -12,12 +12,7 @@ import (
 // a configuration whose git module is not installed is reported by every
 // command that reads it, text and --json.
 func TestModuleSourceTokenNeverPrinted(t *testing.T) {
-	o := newOrigin(t)
-	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+	o, dir := fooOrigin(t)
 	app := filepath.Join(dir, "app")
 	if err := os.MkdirAll(app, 0o755); err != nil {
 		t.Fatal(err)

@@ -10,12 +10,7 @@ import (
 )
 
 func TestConcurrentBuildsDoNotInterleave(t *testing.T) {
-	o := newOrigin(t)
-	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+	o, dir := fooOrigin(t)
 	// Another build holds the tree.
 	other, err := layout.Open(filepath.Join(dir, "site"))
 	if err != nil {

@@ -6,12 +6,7 @@ import (
 )
 
 func TestNetworkFlags(t *testing.T) {
-	o := newOrigin(t)
-	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+	o, dir := fooOrigin(t)
 
 	code, stdout, stderr := o.run(t, dir, "build", "--retries", "0", "--connect-timeout", "5s", "--header-timeout", "5s", "--stall-timeout", "5s")
 	if code != ExitOK {

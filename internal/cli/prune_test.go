@@ -240,12 +240,7 @@ func TestPruneCommandGraceJSON(t *testing.T) {
 // Usage mistakes exit 2: a filesystem mirror, a missing directory, bad
 // flags, a manifest that selects nothing.
 func TestPruneCommandUsage(t *testing.T) {
-	o := newOrigin(t)
-	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+	o, dir := fooOrigin(t)
 	if code, stdout, stderr := o.run(t, dir, "build", "--layout", "packed", "--out", "packed"); code != ExitOK {
 		t.Fatalf("build --layout packed: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -15,12 +15,7 @@ import (
 func TestRegistryReplicaIntoBucket(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "mirror")
-	o := newOrigin(t)
-	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+	o, dir := fooOrigin(t)
 	o.environ = append(o.environ, srv.Environ()...)
 	o.environ = append(o.environ, "XDG_CACHE_HOME="+t.TempDir())
 	bucket := srv.URI("mirror", "site/")
