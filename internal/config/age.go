@@ -16,7 +16,7 @@ func ParseAge(s string) (time.Duration, error) {
 	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(s, suffix); ok {
 			v, err := strconv.Atoi(n)
-			if err != nil && !strings.ContainsFunc(n, func(r rune) bool { return r < '0' || r > '9' }) || v > 3650 {
+			if err != nil && n != "" && !strings.ContainsFunc(n, func(r rune) bool { return r < '0' || r > '9' }) || v > 3650 {
 				return 0, fmt.Errorf("%q: too long, at most 3650%s", s, suffix)
 			}
 			if err != nil || v < 0 {

@@ -17,6 +17,7 @@ func TestParseAge(t *testing.T) {
 		"4000d":        "too long, at most 3650d",
 		"-1d":          "want a whole number of days or weeks",
 		"1.5d":         "want a whole number of days or weeks",
+		"d":            "want a whole number of days or weeks",
 		"soon":         "want a duration",
 	} {
 		if _, err := ParseAge(in); err == nil || !strings.Contains(err.Error(), want) {
