@@ -582,15 +582,23 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 			return err
 		}
 	}
-	if err := pl.origin(ctx, SumsPath(r.Provider, r.Version), sums); err != nil {
-		return err
-	}
-	if err := pl.origin(ctx, SignaturePath(r.Provider, r.Version), rec.Signature); err != nil {
-		return err
-	}
 	prov, found, err := pl.provenance(ctx, r.Provider, r.Version)
 	if err != nil {
 		return err
+	}
+	keepSigner := false
+	if found {
+		if keepSigner, err = pl.signedAlike(ctx, r, *prov); err != nil {
+			return err
+		}
+	}
+	if err := pl.origin(ctx, SumsPath(r.Provider, r.Version), sums); err != nil {
+		return err
+	}
+	if !keepSigner {
+		if err := pl.origin(ctx, SignaturePath(r.Provider, r.Version), rec.Signature); err != nil {
+			return err
+		}
 	}
 	rel := ProvenancePath(r.Provider, r.Version)
 	keys := rec.Provenance.SigningKeys
@@ -598,6 +606,9 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 		keys = []string{}
 	}
 	switch {
+	case keepSigner:
+		// The kept signature vouches for the same SHA256SUMS: the
+		// release keeps the signer it was first mirrored with.
 	case pl.policy != Refuse || !found:
 		prov.SetSigner(rec.Provenance, keys)
 	case !prov.SameSigner(rec.Provenance):
@@ -615,6 +626,25 @@ func (pl *planner) record(ctx context.Context, r Release) error {
 		prov.Archives[plat] = a.Merged(d)
 	}
 	return pl.sboms(ctx, r, prov)
+}
+
+// signedAlike reports whether a publication brings the very SHA256SUMS the
+// destination keeps for the release, signed by another key (the origin
+// re-signed it after a key rotation): the kept signature still vouches for
+// every line of it, the new platforms' included, so the release keeps its
+// signature and signer, and the mirror's key history stays what it was.
+func (pl *planner) signedAlike(ctx context.Context, r Release, kept Provenance) (bool, error) {
+	rec := r.Record
+	if kept.KeyID == "" || rec.Provenance.KeyID == "" || kept.KeyID == rec.Provenance.KeyID ||
+		kept.HashesOnly != "" || rec.Provenance.HashesOnly != "" || rec.Sums == nil {
+		return false, nil
+	}
+	sums, _, err := pl.tree.readTagged(ctx, SumsPath(r.Provider, r.Version), MaxSumsBytes)
+	if err != nil || !bytes.Equal(sums, rec.Sums) {
+		return false, err
+	}
+	sig, _, err := pl.tree.readTagged(ctx, SignaturePath(r.Provider, r.Version), MaxSumsBytes)
+	return err == nil && sig != nil, err
 }
 
 // keptStillSigned refuses a publication whose SHA256SUMS no longer vouch
