@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/layout"
@@ -66,7 +69,7 @@ func checkProviders(ctx context.Context, tree *layout.Tree) ([]layout.Problem, e
 		}
 		for _, v := range versions {
 			l := tree.ListVersion(ctx, p, v)
-			for plat := range l.Packages {
+			for _, plat := range slices.SortedFunc(maps.Keys(l.Packages), func(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) }) {
 				doc := DownloadPath(p, v, plat)
 				var d regproto.Download
 				if ok, prob := readDoc(ctx, tree, doc, &d); !ok {
