@@ -83,39 +83,47 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if (ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout) && report.Versions == 0 && report.Modules == 0 {
 		return nil, endpoint.NoRepositories(ref, len(v.Providers)) // a wrong registry or template
 	}
-	if tree, ok := packages.(*layout.Tree); ok && report.Providers == 0 && report.Modules == 0 {
-		// A wrong directory, URL or prefix, not a mirror without faults;
-		// a mirror emptied by prune keeps its catalog.json.
-		if err := endpoint.RequireMirror(ctx, ref, tree); err != nil {
+	if tree, ok := packages.(*layout.Tree); ok {
+		if err := checkTree(ctx, ref, tree, catalog, s.CatalogKeys, report); err != nil {
 			return nil, err
 		}
-	}
-	if tree, ok := packages.(*layout.Tree); ok {
-		problems, err := replica.Check(ctx, tree)
-		if err != nil {
-			return nil, fmt.Errorf("check the registry replica: %w", err)
-		}
-		report.Problems = append(report.Problems, problems...)
 	}
 	report.Warnings = append(report.Warnings, report.Accepted...)
-	if catalog != nil {
-		problems, err := app.CatalogProblems(ctx, packages, *catalog)
-		if err != nil {
-			return nil, err
-		}
-		report.Problems = append(report.Problems, problems...)
-		if tree, ok := packages.(*layout.Tree); ok {
-			problems, err := changeProblems(ctx, tree, s.CatalogKeys)
-			if err != nil {
-				return nil, err
-			}
-			report.Problems = append(report.Problems, problems...)
-		}
-	}
 	if len(report.Problems) > 0 {
 		return report, &app.ProblemsError{Problems: len(report.Problems)}
 	}
 	return report, nil
+}
+
+// checkTree adds to report what only a tree (a directory, a URL, a
+// bucket) can be checked for: that it holds a mirror at all, its registry
+// replica's download documents, and, with a signed catalog, the archives
+// it lists and the change records.
+func checkTree(ctx context.Context, ref endpoint.Ref, tree *layout.Tree, catalog *layout.Catalog, keys *signing.TrustedKeys, report *mirror.VerifyReport) error {
+	if report.Providers == 0 && report.Modules == 0 {
+		// A wrong directory, URL or prefix, not a mirror without faults;
+		// a mirror emptied by prune keeps its catalog.json.
+		if err := endpoint.RequireMirror(ctx, ref, tree); err != nil {
+			return err
+		}
+	}
+	problems, err := replica.Check(ctx, tree)
+	if err != nil {
+		return fmt.Errorf("check the registry replica: %w", err)
+	}
+	report.Problems = append(report.Problems, problems...)
+	if catalog == nil {
+		return nil
+	}
+	if problems, err = app.CatalogProblems(ctx, tree, *catalog); err != nil {
+		return err
+	}
+	report.Problems = append(report.Problems, problems...)
+	if problems, err = changeProblems(ctx, tree, keys); err != nil {
+		return err
+	}
+	report.Problems = append(report.Problems, problems...)
+	return nil
 }
 
 // changeProblems checks the change records the index lists: each must be
