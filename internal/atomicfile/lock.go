@@ -163,14 +163,28 @@ func recordHolder(f *os.File) {
 // short.
 const maxHolderBytes = 256
 
+// holderSettle bounds how long readHolder waits for a holder that has
+// just taken the lock to write who it is (recordHolder follows the lock
+// at once).
+const holderSettle = 100 * time.Millisecond
+
 // readHolder reads who holds the lock from the lock file this process
-// opened (and checked), never more than maxHolderBytes.
+// opened (and checked), never more than maxHolderBytes. A lock taken a
+// moment ago may not name its holder yet: the file is read again for a
+// short while before the holder is called unknown.
 func readHolder(f *os.File) string {
 	buf := make([]byte, maxHolderBytes)
-	n, _ := f.ReadAt(buf, 0)
-	holder := strings.TrimSpace(string(buf[:n]))
-	if holder == "" {
-		return "an unknown process"
+	for deadline := time.Now().Add(holderSettle); ; time.Sleep(5 * time.Millisecond) {
+		n, _ := f.ReadAt(buf, 0)
+		holder := strings.TrimSpace(string(buf[:n]))
+		if strings.HasSuffix(string(buf[:n]), "\n") && holder != "" {
+			return holder
+		}
+		if time.Now().After(deadline) {
+			if holder == "" {
+				return "an unknown process"
+			}
+			return holder
+		}
 	}
-	return holder
 }

@@ -179,3 +179,33 @@ func TestRootTryLock(t *testing.T) {
 	}
 	checkContent(t, filepath.Join(dir, "staged"), content)
 }
+
+// A holder that has just taken the lock writes who it is a moment later:
+// the process that finds the lock held waits that moment rather than
+// calling it unknown.
+func TestReadHolderWaitsForANewHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		recordHolder(w)
+	}()
+	if got := readHolder(r); !strings.HasPrefix(got, fmt.Sprintf("pid %d since ", os.Getpid())) {
+		t.Errorf("readHolder = %q, want the holder written a moment after", got)
+	}
+	if err := w.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := readHolder(r); got != "an unknown process" {
+		t.Errorf("readHolder of an empty lock file = %q", got)
+	}
+}
