@@ -562,6 +562,18 @@ func (t *Tree) changeFiles(ctx context.Context, set fileSet) error {
 // its bytes, and a signature beside it is no larger than MaxSumsBytes.
 // Each problem is returned by path.
 func (t *Tree) CheckChanges(ctx context.Context) map[string]error {
+	return t.checkChanges(ctx, nil)
+}
+
+// CheckSignedChanges is CheckChanges that also holds the signature of
+// every record the index calls signed to verify (a signature by a key the
+// operator trusts): a record edited after it was signed, its digest in the
+// index updated too, is a problem at its signature's path.
+func (t *Tree) CheckSignedChanges(ctx context.Context, verify func(record, sig []byte) error) map[string]error {
+	return t.checkChanges(ctx, verify)
+}
+
+func (t *Tree) checkChanges(ctx context.Context, verify func(record, sig []byte) error) map[string]error {
 	problems := map[string]error{}
 	idx, err := t.ReadChangeIndex(ctx)
 	if err != nil {
@@ -569,18 +581,32 @@ func (t *Tree) CheckChanges(ctx context.Context) map[string]error {
 		return problems
 	}
 	for _, e := range idx.Records {
-		if _, err := t.readListedRecord(ctx, e); err != nil {
+		data, err := t.readListedRecord(ctx, e)
+		if err != nil {
 			problems[e.Path] = err
 		}
-		if info, err := t.r.Stat(ctx, e.Path+ChangeSignatureSuffix); err == nil && info.Size > MaxSumsBytes {
-			problems[e.Path+ChangeSignatureSuffix] = fmt.Errorf("larger than %d bytes", MaxSumsBytes)
+		sigPath := e.Path + ChangeSignatureSuffix
+		if info, err := t.r.Stat(ctx, sigPath); err == nil && info.Size > MaxSumsBytes {
+			problems[sigPath] = fmt.Errorf("larger than %d bytes", MaxSumsBytes)
+			continue
+		}
+		if verify == nil || !e.Signed || data == nil {
+			continue
+		}
+		sig, err := t.r.ReadFile(ctx, sigPath, MaxSumsBytes)
+		if err == nil {
+			err = verify(data, sig)
+		}
+		if err != nil {
+			problems[sigPath] = fmt.Errorf("the change index says this record is signed, but no trusted key signed it: %w", err)
 		}
 	}
 	return problems
 }
 
 // readListedRecord reads the record an index entry lists, checking it
-// against the entry.
+// against the entry; a record that was read but fails a check comes back
+// with the error, so that its signature can still be checked.
 func (t *Tree) readListedRecord(ctx context.Context, e ChangeEntry) ([]byte, error) {
 	data, err := t.r.ReadFile(ctx, e.Path, MaxChangeRecordBytes)
 	if err != nil {
@@ -588,13 +614,13 @@ func (t *Tree) readListedRecord(ctx context.Context, e ChangeEntry) ([]byte, err
 	}
 	r, err := DecodeChangeRecord(data)
 	if err != nil {
-		return nil, err
+		return data, err
 	}
 	switch {
 	case sha256Hex(data) != e.SHA256:
-		return nil, errors.New("the record's digest is not the one the index lists")
+		return data, fmt.Errorf("the record's digest is not the one the index lists: the change index lists this record with SHA-256 %s, but it is %s", e.SHA256, sha256Hex(data))
 	case ChangePath(r.Time, data) != e.Path || !r.Time.Equal(e.Time):
-		return nil, errors.New("the record's time or digest is not the one its name and the index give")
+		return data, errors.New("the record's time or digest is not the one its name and the index give")
 	}
 	return data, nil
 }

@@ -7,11 +7,11 @@ package verify
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
@@ -119,51 +119,23 @@ func checkTree(ctx context.Context, ref endpoint.Ref, tree *layout.Tree, catalog
 		return err
 	}
 	report.Problems = append(report.Problems, problems...)
-	if problems, err = changeProblems(ctx, tree, keys); err != nil {
-		return err
-	}
-	report.Problems = append(report.Problems, problems...)
+	report.Problems = append(report.Problems, changeProblems(ctx, tree, keys)...)
 	return nil
 }
 
-// changeProblems checks the change records the index lists: each must be
-// there with the digest the index gives it, and one the index calls
-// signed must carry a signature by one of keys (--catalog-key), the keys
-// the catalog is held to: the feed a team follows says only what the
-// mirror's signer wrote.
-func changeProblems(ctx context.Context, tree *layout.Tree, keys *signing.TrustedKeys) ([]mirror.Problem, error) {
-	index, err := tree.ReadChangeIndex(ctx)
-	if err != nil {
-		return []mirror.Problem{{Path: layout.ChangeIndexPath, Message: err.Error()}}, nil
-	}
+// changeProblems checks the change records the index lists, each signed
+// one held to keys (--catalog-key), the keys the catalog is held to: the
+// feed a team follows says only what the mirror's signer wrote.
+func changeProblems(ctx context.Context, tree *layout.Tree, keys *signing.TrustedKeys) []mirror.Problem {
+	found := tree.CheckSignedChanges(ctx, func(record, sig []byte) error {
+		_, err := keys.VerifyArmored(record, sig)
+		return err
+	})
 	var out []mirror.Problem
-	for _, e := range index.Records {
-		data, err := tree.Reader().ReadFile(ctx, e.Path, layout.MaxChangeRecordBytes)
-		if err != nil {
-			out = append(out, mirror.Problem{Path: e.Path, Message: fmt.Sprintf("the change index lists this record, which cannot be read: %v", err)})
-			continue
-		}
-		if got := hex.EncodeToString(sha256Of(data)); got != e.SHA256 {
-			out = append(out, mirror.Problem{Path: e.Path, Message: fmt.Sprintf("the change index lists this record with SHA-256 %s, but it is %s", e.SHA256, got)})
-			continue
-		}
-		if !e.Signed {
-			continue
-		}
-		sig, err := tree.Reader().ReadFile(ctx, e.Path+layout.ChangeSignatureSuffix, layout.MaxChangeRecordBytes)
-		if err == nil {
-			_, err = keys.VerifyArmored(data, sig)
-		}
-		if err != nil {
-			out = append(out, mirror.Problem{Path: e.Path + layout.ChangeSignatureSuffix, Message: fmt.Sprintf("the change index says this record is signed, but no --catalog-key signed it: %v", err)})
-		}
+	for _, rel := range slices.Sorted(maps.Keys(found)) {
+		out = append(out, mirror.Problem{Path: rel, Message: found[rel].Error()})
 	}
-	return out, nil
-}
-
-func sha256Of(data []byte) []byte {
-	sum := sha256.Sum256(data)
-	return sum[:]
+	return out
 }
 
 // signedCatalog reads the mirror's catalog.json and checks its signature
