@@ -91,6 +91,10 @@ module "acme/zip/aws" { versions = ">= 1.0" }
 		t.Errorf("a build of modules only published %d bytes (%v)", bytes.Published, err)
 	}
 	site := filepath.Join(dir, "site")
+	// The module replica's documents are the mirror's own (replica.Check).
+	if out := mustRun(t, o, t.TempDir(), "verify", site); !strings.Contains(out, " 0 problems") {
+		t.Errorf("verify of the modules' mirror:\n%s", out)
+	}
 	for _, tc := range []struct{ module, version, subdir, commit string }{
 		{"acme/tagged/aws", "1.0.0", "", commits["tagged"]},
 		{"acme/pinned/aws", "1.0.0", "modules/x", commits["pinned"]},

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -19,114 +16,80 @@ import (
 // maxDownloadDoc bounds a download document Check reads.
 const maxDownloadDoc = 1 << 20
 
-// Check reads the download documents of the tree's registry replica, for
-// the packages and module versions the tree holds, and reports each that
-// sends clients anywhere but to the tree's own file: OpenTofu installs
-// through these documents, so one edited to point off-site would hand out
-// another package. A module document may name an oci:// location
-// (--oci-module-locations). A document the replica lacks is not a problem
-// (the writer leaves out what it cannot vouch for). A mirror that cannot
-// be listed (over HTTP) is not checked.
+// Check reads every download document of the tree's registry replica and
+// reports each that sends clients anywhere but to the tree's own file for
+// the package or module version its path names: OpenTofu installs through
+// these documents, so one edited to point off-site would hand out another
+// package. A module document may name an oci:// location
+// (--oci-module-locations). A mirror that cannot be listed (over HTTP) is
+// not checked.
 func Check(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
-	hasProviders, hasModules, err := Holds(ctx, tree)
+	files, err := tree.List(ctx, Dir)
 	if errors.Is(err, layout.ErrReadOnly) {
 		return nil, nil // a mirror over HTTP cannot be listed: its replica is not known
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("registry replica: %w", err)
 	}
 	var out []layout.Problem
-	if hasProviders {
-		found, err := checkProviders(ctx, tree)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, found...)
-	}
-	if hasModules {
-		found, err := checkModules(ctx, tree)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, found...)
-	}
-	return out, nil
-}
-
-func checkProviders(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
-	var out []layout.Problem
-	providers, err := tree.Providers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range providers {
-		versions, err := tree.Versions(ctx, p)
-		if errors.Is(err, layout.ErrNotInMirror) {
+	for _, doc := range files {
+		target, module, ok := downloadTarget(doc)
+		if !ok {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range versions {
-			l := tree.ListVersion(ctx, p, v)
-			for _, plat := range slices.SortedFunc(maps.Keys(l.Packages), func(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) }) {
-				doc := DownloadPath(p, v, plat)
-				var d regproto.Download
-				if ok, prob := readDoc(ctx, tree, doc, &d); !ok {
-					out = append(out, prob...)
-					continue
-				}
-				if want := relativeURL(doc, layout.ArchivePath(p, v, plat)); d.DownloadURL != want {
-					out = append(out, layout.Problem{Path: doc, Message: fmt.Sprintf("the replica sends clients to %s, not to the mirror's %s", excerpt.Quote(d.DownloadURL), want)})
-				}
-			}
-		}
-	}
-	return out, nil
-}
-
-func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
-	var out []layout.Problem
-	modules, err := tree.Modules(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range modules {
-		versions, err := tree.ModuleVersions(ctx, m)
-		if err != nil {
-			continue // verify reports it
-		}
-		for _, v := range versions {
-			rec, err := tree.ReadModuleRecord(ctx, m, v)
-			if err != nil {
-				continue // verify reports it
-			}
-			doc := ModuleDownloadPath(m, v)
+		var sent string
+		if module {
 			var d regproto.ModuleDownload
-			if ok, prob := readDoc(ctx, tree, doc, &d); !ok {
-				out = append(out, prob...)
-				continue
-			}
-			if want := ModuleLocation(m, v, rec.Subdir); d.Location != want && !strings.HasPrefix(d.Location, "oci://") {
-				out = append(out, layout.Problem{Path: doc, Message: fmt.Sprintf("the replica sends clients to %s, not to the mirror's %s", excerpt.Quote(d.Location), want)})
-			}
+			err = readDoc(ctx, tree, doc, &d)
+			sent = d.Location
+		} else {
+			var d regproto.Download
+			err = readDoc(ctx, tree, doc, &d)
+			sent = d.DownloadURL
+		}
+		switch {
+		case err != nil:
+			out = append(out, layout.Problem{Path: doc, Message: fmt.Sprintf("the replica's download document cannot be read: %v", err)})
+		case sent == target, module && strings.HasPrefix(sent, "oci://"),
+			module && strings.HasPrefix(sent, target+"//") && !strings.Contains(sent[len(target):], ".."):
+		default:
+			out = append(out, layout.Problem{Path: doc, Message: fmt.Sprintf("the replica sends clients to %s, not to the mirror's %s", excerpt.Quote(sent), target)})
 		}
 	}
 	return out, nil
 }
 
-// readDoc decodes the document at rel into v: false with no problem when
-// the replica has none, false with the problem when it cannot be read.
-func readDoc(ctx context.Context, tree *layout.Tree, rel string, v any) (bool, []layout.Problem) {
+// downloadTarget is where the download document at rel must send clients
+// (relative to it), from what its path names: a provider package
+// (replica/HOST/v1/providers/NS/TYPE/VERSION/download/OS/ARCH) or a
+// module version (replica/HOST/v1/modules/NS/NAME/SYSTEM/VERSION/download).
+func downloadTarget(rel string) (target string, module, ok bool) {
+	p := strings.Split(rel, "/")
+	switch {
+	case len(p) == 10 && p[2] == "v1" && p[3] == "providers" && p[7] == "download":
+		prov, err1 := addrs.ParseProvider(p[1] + "/" + p[4] + "/" + p[5])
+		v, err2 := addrs.ParseVersion(p[6])
+		plat, err3 := addrs.ParsePlatform(p[8] + "_" + p[9])
+		if err1 != nil || err2 != nil || err3 != nil {
+			return "", false, false
+		}
+		return relativeURL(rel, layout.ArchivePath(prov, v, plat)), false, true
+	case len(p) == 9 && p[2] == "v1" && p[3] == "modules" && p[8] == "download":
+		m, err1 := addrs.ParseModule(p[1] + "/" + p[4] + "/" + p[5] + "/" + p[6])
+		v, err2 := addrs.ParseVersion(p[7])
+		if err1 != nil || err2 != nil {
+			return "", false, false
+		}
+		return relativeURL(rel, layout.ModuleArchivePath(m, v)), true, true
+	}
+	return "", false, false
+}
+
+// readDoc decodes the JSON document at rel into v.
+func readDoc(ctx context.Context, tree *layout.Tree, rel string, v any) error {
 	data, err := tree.Reader().ReadFile(ctx, rel, maxDownloadDoc)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err == nil {
-		err = json.Unmarshal(data, v)
-	}
 	if err != nil {
-		return false, []layout.Problem{{Path: rel, Message: fmt.Sprintf("the replica's download document cannot be read: %v", err)}}
+		return err
 	}
-	return true, nil
+	return json.Unmarshal(data, v)
 }
