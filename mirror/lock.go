@@ -83,6 +83,7 @@ type Locker struct {
 	hashing  syncx.KeyedMutex
 	mu       sync.Mutex
 	computed map[string]hashing.ArchiveSums
+	listed   map[string]layout.Listing // by "provider version": read once
 }
 
 // Lock selects the version a root module would install from the mirror
@@ -138,7 +139,19 @@ func (l *Locker) checkListing(ctx context.Context, rel Package, packages map[add
 	if !ok {
 		return nil
 	}
-	listing := lr.ListVersion(ctx, rel.Provider, rel.Version)
+	key := rel.Provider.String() + " " + rel.Version.String()
+	l.mu.Lock()
+	listing, ok := l.listed[key]
+	l.mu.Unlock()
+	if !ok {
+		listing = lr.ListVersion(ctx, rel.Provider, rel.Version)
+		l.mu.Lock()
+		if l.listed == nil {
+			l.listed = map[string]layout.Listing{}
+		}
+		l.listed[key] = listing
+		l.mu.Unlock()
+	}
 	for _, plat := range slices.SortedFunc(maps.Keys(packages), comparePlatforms) {
 		known := packages[plat].All()
 		for _, h := range listing.Packages[plat].Hashes {

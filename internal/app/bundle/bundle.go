@@ -124,7 +124,7 @@ func inside(dir, path string) bool {
 		return false
 	}
 	rel, err := filepath.Rel(d, p)
-	return err == nil && filepath.IsLocal(rel) || rel == "."
+	return err == nil && filepath.IsLocal(rel) // "." (dir itself) is local too
 }
 
 // resolved is path made absolute with the links of its longest existing
