@@ -35,7 +35,13 @@ is found.
 With --catalog-key, catalog.json must carry a signature (catalog.json.asc,
 written by build --sign-key) by one of those OpenPGP public keys, and list
 exactly the tree's archives: every listed archive present with the listed
-digest (its bytes are read again), nothing unlisted.
+digest (its bytes are read again), nothing unlisted; and every change
+record the index lists must match it, each signed one signed by one of
+those keys.
+
+Each package's SBOM must describe it: the Go version and modules of the
+executable in its archive. A registry replica's download documents must
+send clients to the mirror's own files.
 
 Each problem is printed with its path. The exit code is 3 if there is any.`,
 		Example: `  tfmirror verify site
