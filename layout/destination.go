@@ -120,9 +120,9 @@ func (d TreeDestination) heldVersion(ctx context.Context, p addrs.Provider, q He
 	}
 	var out []HeldPackage
 	for _, plat := range q.Platforms {
-		a, ok := prov.Archives[plat.String()]
+		a, ok, err := prov.Entry(p, q.Version, plat)
 		entry, listed := doc.Archives[plat.String()]
-		if !ok || !listed || a.ZH == "" || a.Size <= 0 || !slices.Contains(entry.Hashes, a.ZH) || a.Of(p, q.Version, plat) != nil {
+		if !ok || err != nil || !listed || a.ZH == "" || a.Size <= 0 || !slices.Contains(entry.Hashes, a.ZH) {
 			continue
 		}
 		if d.intact(ctx, ArchivePath(p, q.Version, plat), a, verify) {

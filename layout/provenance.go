@@ -150,6 +150,16 @@ func (a ProvenanceArchive) Of(p addrs.Provider, v addrs.Version, plat addrs.Plat
 	return nil
 }
 
+// Entry is the record's entry for plat of p v, and whether it has one:
+// an error when the entry is another package's (ProvenanceArchive.Of).
+func (p Provenance) Entry(prov addrs.Provider, v addrs.Version, plat addrs.Platform) (ProvenanceArchive, bool, error) {
+	a, ok := p.Archives[plat.String()]
+	if !ok {
+		return a, false, nil
+	}
+	return a, true, a.Of(prov, v, plat)
+}
+
 // Record is everything kept about a release's origin.
 type Record struct {
 	Provenance Provenance

@@ -242,16 +242,16 @@ func (l *Locker) platformHashes(ctx context.Context, rel Package, prov layout.Pr
 
 func (l *Locker) platformHash(ctx context.Context, rel Package, prov layout.Provenance, sums hashing.Sums, name string) (addrs.Platform, hashing.ArchiveSums, error) {
 	var none hashing.ArchiveSums
-	a, ok := prov.Archives[name]
-	if !ok {
-		return addrs.Platform{}, none, &ResolveError{Provider: rel.Provider, Input: true, Err: fmt.Errorf("%s %s: the mirror has no %s package", rel.Provider, rel.Version, name)}
-	}
 	plat, err := addrs.ParsePlatform(name)
 	if err != nil {
 		return addrs.Platform{}, none, fmt.Errorf("%s %s: provenance: %w", rel.Provider, rel.Version, err)
 	}
+	a, ok, err := prov.Entry(rel.Provider, rel.Version, plat)
+	if !ok {
+		return addrs.Platform{}, none, &ResolveError{Provider: rel.Provider, Input: true, Err: fmt.Errorf("%s %s: the mirror has no %s package", rel.Provider, rel.Version, name)}
+	}
 	pkg := Package{Provider: rel.Provider, Version: rel.Version, Platform: plat}
-	if err := a.Of(rel.Provider, rel.Version, plat); err != nil {
+	if err != nil {
 		return plat, none, &VerificationError{Package: pkg, Problem: "the mirror holds another package in its place", Err: err}
 	}
 	digest, ok := sums[a.Filename]

@@ -77,11 +77,11 @@ func (s *MirrorSource) packageMeta(ctx context.Context, p addrs.Provider, v addr
 	if err != nil {
 		return PackageMeta{}, err
 	}
-	a, ok := rec.Provenance.Archives[plat.String()]
+	a, ok, err := rec.Provenance.Entry(p, v, plat)
 	if !ok {
 		return PackageMeta{}, fmt.Errorf("%s holds no %s package of %s %s: %w", s.Mirror.Location(), plat, p, v, ErrPlatformUnavailable)
 	}
-	if err := a.Of(p, v, plat); err != nil {
+	if err != nil {
 		return PackageMeta{}, &VerificationError{Package: Package{Provider: p, Version: v, Platform: plat}, Problem: s.Mirror.Location() + " holds another package in its place", Err: err}
 	}
 	sum, err := a.ZH.ZHDigest()

@@ -170,11 +170,12 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 			continue
 		}
 		v.checkProvenance(r, l.Where, plat.String(), rec.Provenance, sums, computed)
-		if err := rec.Provenance.Archives[plat.String()].Of(p, ver, plat); err != nil {
+		entry, _, err := rec.Provenance.Entry(p, ver, plat)
+		if err != nil {
 			r.problem(l.Where, "%s: %v", plat, err)
 			continue
 		}
-		v.checkSBOM(ctx, r, l.Where, Package{Provider: p, Version: ver, Platform: plat}, rec.Provenance.Archives[plat.String()], computed.Program)
+		v.checkSBOM(ctx, r, l.Where, Package{Provider: p, Version: ver, Platform: plat}, entry, computed.Program)
 	}
 }
 

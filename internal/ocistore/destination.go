@@ -71,8 +71,8 @@ func (d *Destination) heldVersion(ctx context.Context, p addrs.Provider, q layou
 	var out []layout.HeldPackage
 	for _, plat := range q.Platforms {
 		a, ok := rel.Archive(plat)
-		prov, recorded := rec.Provenance.Archives[plat.String()]
-		if ok && recorded && prov.ZH == a.ZH && prov.Size == a.Size && prov.Of(p, q.Version, plat) == nil && (!verify || d.intact(ctx, p, q.Version, a)) {
+		prov, recorded, err := rec.Provenance.Entry(p, q.Version, plat)
+		if ok && recorded && err == nil && prov.ZH == a.ZH && prov.Size == a.Size && (!verify || d.intact(ctx, p, q.Version, a)) {
 			out = append(out, layout.HeldPackage{Version: q.Version, Platform: plat, ZH: a.ZH, Size: a.Size, KeyID: rec.Provenance.KeyID, HashesOnly: rec.Provenance.HashesOnly,
 				SBOM: prov.SBOM != ""})
 		}
