@@ -185,6 +185,10 @@ func linkTarget(root *os.Root, name string) (fs.FileInfo, error) {
 		return nil, fmt.Errorf("symbolic link %s is in a loop of links: %w", name, err)
 	case err != nil:
 		return nil, fmt.Errorf("symbolic link %s points outside the module package: %w", name, err)
+	case info.IsDir():
+		return nil, fmt.Errorf("symbolic link %s points at a directory: a module package is a zip, which OpenTofu unpacks without links, "+
+			"and a copy of the directory in the link's place would resolve the relative paths in it (../, path.module) from another place "+
+			"than OpenTofu resolves them from through the link; replace the link with the directory itself", name)
 	case !info.Mode().IsRegular():
 		return nil, fmt.Errorf("symbolic link %s points at a %s, not a regular file", name, atomicfile.TypeName(info.Mode()))
 	}
