@@ -220,7 +220,8 @@ func TestLockTakesTheManifestsPlatforms(t *testing.T) {
 
 // A file without the mirror's zh: survives terraform init, and tofu init
 // through a filesystem mirror; only tofu init through a network mirror
-// adds it. --client and --via narrow the check to what the team runs.
+// adds it. --client and --via narrow the check to what the team runs;
+// --check with --fix, which contradict each other, is refused.
 func TestLockCheckClientAndMethod(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)
@@ -246,6 +247,9 @@ func TestLockCheckClientAndMethod(t *testing.T) {
 	}
 	if code, _, stderr := o.run(t, module, "lock", "--client", "tofu", "--mirror", site); code != ExitUsage || !strings.Contains(stderr, "--check") {
 		t.Errorf("--client without --check: exit %d, want %d naming --check\n%s", code, ExitUsage, stderr)
+	}
+	if code, _, stderr := o.run(t, module, "lock", "--check", "--fix", "--mirror", site); code != ExitUsage || !strings.Contains(stderr, "--check writes nothing") {
+		t.Errorf("--check --fix: exit %d, want %d, refused before anything is written\n%s", code, ExitUsage, stderr)
 	}
 	if got := string(readLock(t, module)); got != noZH {
 		t.Error("a check or a refused run changed the lock file")

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -224,6 +225,9 @@ func decodeConfiguration(block *hcl.Block, dir string) ([]string, hcl.Diagnostic
 	}
 	var dirs []string
 	for _, m := range matches {
+		if hiddenFromGlob(pattern, m) {
+			continue
+		}
 		if info, err := os.Stat(m); err == nil && info.IsDir() {
 			abs, err := filepath.Abs(m)
 			if err != nil {
@@ -237,6 +241,24 @@ func decodeConfiguration(block *hcl.Block, dir string) ([]string, hcl.Diagnostic
 			fmt.Sprintf("%q matches no directory (paths are relative to the manifest).", block.Labels[0]))
 	}
 	return dirs, nil
+}
+
+// hiddenFromGlob reports whether match, which pattern matched, reaches a
+// name that starts with a dot through a wildcard: the shell leaves such
+// names out (live/* is not live/.terraform), and so do configuration
+// blocks, unless the pattern's own part starts with a dot.
+func hiddenFromGlob(pattern, match string) bool {
+	pp := strings.Split(filepath.Clean(pattern), string(filepath.Separator))
+	mp := strings.Split(filepath.Clean(match), string(filepath.Separator))
+	if len(pp) != len(mp) {
+		return false
+	}
+	for i, part := range pp {
+		if strings.HasPrefix(mp[i], ".") && !strings.HasPrefix(part, ".") && strings.ContainsAny(part, `*?[\`) {
+			return true
+		}
+	}
+	return false
 }
 
 func decodeHost(block *hcl.Block, services map[addrs.Hostname]map[string]string) hcl.Diagnostics {

@@ -863,7 +863,7 @@ func TestManifestWithoutProvidersIsValid(t *testing.T) {
 
 func TestConfigurationBlocks(t *testing.T) {
 	dir := t.TempDir()
-	for _, d := range []string{"live/app-a", "live/app-b", "live/notes.txt.d", "modules/x"} {
+	for _, d := range []string{"live/app-a", "live/app-b", "live/notes.txt.d", "live/.terraform", "live/.hidden/x", "modules/x"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -874,6 +874,7 @@ func TestConfigurationBlocks(t *testing.T) {
 	src := `configuration "live/app-*" {}
 configuration "live/*" {}
 configuration "modules/x" {}
+configuration "live/.hid*/x" {}
 `
 	m, err := config.Parse([]byte(src), filepath.Join(dir, "mirror.hcl"))
 	if err != nil {
@@ -887,9 +888,9 @@ configuration "modules/x" {}
 		}
 		rel = append(rel, filepath.ToSlash(r))
 	}
-	want := []string{"live/app-a", "live/app-b", "live/notes.txt.d", "modules/x"}
+	want := []string{"live/.hidden/x", "live/app-a", "live/app-b", "live/notes.txt.d", "modules/x"}
 	if !slices.Equal(rel, want) {
-		t.Errorf("configurations = %q, want %q (directories only, deduplicated, sorted)", rel, want)
+		t.Errorf("configurations = %q, want %q (directories only, deduplicated, sorted; a wildcard skips names with a leading dot, as the shell does)", rel, want)
 	}
 	_, err = config.Parse([]byte(`configuration "nope-*" {}`), filepath.Join(dir, "mirror.hcl"))
 	if err == nil || !strings.Contains(err.Error(), "mirror.hcl:1:15: No configuration found") {

@@ -68,6 +68,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Mirror == "" {
 		return nil, inputerr.Wrap(errors.New("--mirror is required: a mirror directory or https:// URL"))
 	}
+	if opts.Check && opts.Fix {
+		return nil, inputerr.Wrap(errors.New("--check writes nothing and --fix writes what would not survive init: give one of them"))
+	}
 	if (len(opts.Clients) > 0 || opts.Via != "") && !opts.Check && !opts.Fix {
 		return nil, inputerr.Wrap(errors.New("--client and --via say what --check and --fix check: give one of them"))
 	}
