@@ -199,7 +199,9 @@ func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, erro
 		if !allowed.Has(*n.Locked) {
 			return addrs.Version{}, inputErr("%w", &LockedError{Provider: n.Provider, Version: *n.Locked, Constraints: constraints, NotAllowed: true})
 		}
-		if !slices.ContainsFunc(available, n.Locked.Same) {
+		// The very version: init takes a version with other build
+		// metadata (1.0.0+meta against 1.0.0) for another, not held.
+		if !slices.Contains(available, *n.Locked) {
 			return addrs.Version{}, inputErr("%w", &LockedError{Provider: n.Provider, Version: *n.Locked, Constraints: constraints})
 		}
 		return *n.Locked, nil

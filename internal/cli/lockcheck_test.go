@@ -168,6 +168,41 @@ func TestLockCheckVersionNoLongerAllowed(t *testing.T) {
 	}
 }
 
+// A locked version with build metadata is another version to init: the
+// mirror holds 1.0.0, not 1.0.0+meta ("the previously-selected version
+// is no longer available"). check says so, and lock and --fix write no
+// file of it (they wrote one without hashes, exit 0).
+func TestLockedVersionWithMetadataIsNotHeld(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	module, complete := lockedModule(t, o, site)
+	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
+  required_providers {
+    foo = { source = "hashicorp/foo", version = "< 2.0" }
+  }
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`version += "([0-9.]+)"`).FindStringSubmatch(string(complete))
+	if m == nil {
+		t.Fatalf("no version in\n%s", complete)
+	}
+	meta := strings.Replace(string(complete), m[0], `version     = "`+m[1]+`+meta"`, 1)
+	writeLock(t, module, meta)
+	code, stdout, _ := o.run(t, module, "lock", "--check", "--mirror", site, "--json")
+	got := findings(t, stdout)
+	if code != ExitFailure || len(got) != 1 || got[0]["reason"] != "version-not-held" || got[0]["effect"] != "fail" {
+		t.Errorf("--check: exit %d, want 1 with one version-not-held finding\n%s", code, stdout)
+	}
+	for _, args := range [][]string{{"lock", "--fix", "--mirror", site}, {"lock", "--mirror", site}} {
+		code, stdout, stderr := o.run(t, module, args...)
+		if code == ExitOK || string(readLock(t, module)) != meta {
+			t.Errorf("%v: exit %d, want a failure and the file left as it was\n%s%s", args, code, stdout, stderr)
+		}
+	}
+}
+
 func TestLockCheckStaleAndMissingProviders(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)

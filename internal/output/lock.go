@@ -67,11 +67,6 @@ func (p *Printer) LockCheck(r *applock.Report, err error) {
 		p.say(fmt.Sprintf("%s checked: %d would not survive init, %d rewritten", plural.Count(len(r.Verdicts), "lock file"), len(flagged), len(fixed)))
 		return
 	}
-	if err != nil {
-		p.emit("error", struct {
-			Message string `json:"message"`
-		}{err.Error()})
-	}
 	p.Summary(struct {
 		Checked int      `json:"lock_files_checked"`
 		Flagged []string `json:"lock_files_flagged"`

@@ -48,7 +48,8 @@ func load() (*jsonschema.Schema, error) {
 }
 
 // Check fails t unless stdout is a --json stream as documented, ending in
-// a summary whose exit code is code.
+// a summary whose exit code is code, with at most one error event (none
+// when the exit code is 0).
 func Check(t testing.TB, stdout string, code int) {
 	t.Helper()
 	s, err := load()
@@ -77,5 +78,8 @@ func Check(t testing.TB, stdout string, code int) {
 	}
 	if last.Event != "summary" || last.ExitCode == nil || *last.ExitCode != code {
 		t.Errorf("the --json stream does not end with a summary with exit_code %d:\n%s", code, stdout)
+	}
+	if n := strings.Count(stdout, `{"event":"error",`); n > 1 || (n == 1 && code == 0) {
+		t.Errorf("the --json stream has %d error events, want one before the summary of a failed run, none else:\n%s", n, stdout)
 	}
 }
