@@ -92,6 +92,14 @@ func (c ModuleConstraint) Allows(v Version) bool {
 	return c.cons.Check(gv)
 }
 
+// Holds reports whether the version v, as text, satisfies the constraint
+// as OpenTofu checks a module it installed earlier: go-version's check
+// alone. A version that does not parse satisfies nothing.
+func (c ModuleConstraint) Holds(v string) bool {
+	gv, err := goversion.NewVersion(v)
+	return err == nil && (c.cons == nil || c.cons.Check(gv))
+}
+
 func (c ModuleConstraint) namesExactly(v *goversion.Version) bool {
 	for part := range strings.SplitSeq(c.text, ",") {
 		part = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(part), "="))

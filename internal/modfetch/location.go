@@ -6,10 +6,10 @@ import (
 	"net"
 	"net/url"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/httpx"
 )
@@ -32,21 +32,15 @@ type source struct {
 	subdir  string      // cleaned, slash-separated; may hold glob patterns; "" for the root
 }
 
-// forcedGetter matches go-getter's "getter::" prefix.
-var forcedGetter = regexp.MustCompile(`^([A-Za-z0-9]+)::(.+)$`)
-
 // parseLocation parses a location as go-getter would, accepting only the
 // forms this package fetches. Once the URL parses, the source's shown is
 // set, refusals included.
 func parseLocation(loc string) (source, error) {
-	getter, rest := "", loc
-	if m := forcedGetter.FindStringSubmatch(loc); m != nil {
-		getter, rest = m[1], m[2]
-	}
+	getter, rest := addrs.SplitForcedGetter(loc)
 	if getter != "" && getter != "git" {
 		return source{}, fmt.Errorf("%s:: sources are not supported: only https archives and git::https repositories", excerpt.Text(getter, 0))
 	}
-	raw, subdir := splitSubdir(rest)
+	raw, subdir := addrs.SplitModuleSubdir(rest)
 	u, err := url.Parse(raw)
 	if err != nil {
 		return source{}, fmt.Errorf("not a URL: %w", stripURLError(err))
@@ -68,32 +62,6 @@ func parseLocation(loc string) (source, error) {
 		return src, src.parseGitQuery()
 	}
 	return src, src.parseArchiveKind()
-}
-
-// splitSubdir is go-getter's SourceDirSubdir: the first "//" after the
-// scheme's "://" splits the source from the subdirectory, and a "?query"
-// after the subdirectory belongs to the source.
-func splitSubdir(src string) (string, string) {
-	stop := len(src)
-	if i := strings.Index(src, "?"); i > -1 {
-		stop = i
-	}
-	offset := 0
-	if i := strings.Index(src[:stop], "://"); i > -1 {
-		offset = i + 3
-	}
-	i := strings.Index(src[offset:stop], "//")
-	if i == -1 {
-		return src, ""
-	}
-	i += offset
-	subdir := src[i+2:]
-	src = src[:i]
-	if q := strings.Index(subdir, "?"); q > -1 {
-		src += subdir[q:]
-		subdir = subdir[:q]
-	}
-	return src, subdir
 }
 
 // cleanSubdir validates a subdirectory: relative, no "..", no backslash,

@@ -110,19 +110,3 @@ func TestLocationIsRedactedInErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestSplitSubdir(t *testing.T) {
-	tests := []struct{ in, src, subdir string }{
-		{"https://h/r.zip", "https://h/r.zip", ""},
-		{"https://h/r.zip//a/b", "https://h/r.zip", "a/b"},
-		{"https://h/r.git//a?ref=v1", "https://h/r.git?ref=v1", "a"},
-		{"https://h/r.git?ref=v1//x", "https://h/r.git?ref=v1//x", ""},
-		{"https://h//a//b", "https://h", "a//b"},
-	}
-	for _, tc := range tests {
-		src, subdir := splitSubdir(tc.in)
-		if src != tc.src || subdir != tc.subdir {
-			t.Errorf("splitSubdir(%q) = %q, %q; want %q, %q", tc.in, src, subdir, tc.src, tc.subdir)
-		}
-	}
-}

@@ -375,6 +375,11 @@ func (l *loader) resolve(parent *frame, c *callDecl) (frame, bool) {
 			l.displayPath(candidates[len(candidates)-1]), moduleAddr(childPath), errText(lastErr)))
 		return frame{}, false
 
+	case installed && staleRecord(rec, c) != "":
+		l.warn(fmt.Sprintf("%s (%s) in %s: %s; run \"tofu init\" to include its providers",
+			moduleAddr(childPath), describeSource(c), where, staleRecord(rec, c)))
+		return frame{}, false
+
 	case installed:
 		real, err := realDir(installedDir)
 		if err == nil {

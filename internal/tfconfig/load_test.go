@@ -720,6 +720,54 @@ module "sub" { source = "./sub" }
 			want: map[string][]Constraint{qux: cs("~> 1.0", "root/.terraform/modules/net/main.tf:4"), bar: none()},
 		},
 		{
+			name: "installed registry module, the host left out",
+			files: map[string]string{
+				"root/main.tf": `module "net" {
+  source  = "x/y/aws"
+  version = "1.0.0"
+}`,
+				"root/.terraform/modules/modules.json": `{"Modules":[{"Key":"net","Source":"registry.opentofu.org/x/y/aws","Version":"1.0.0","Dir":".terraform/modules/net"}]}`,
+				"root/.terraform/modules/net/main.tf":  `resource "foo_thing" "a" {}`,
+			},
+			want: map[string][]Constraint{foo: none()},
+		},
+		{
+			name: "installed module whose call changed since",
+			files: map[string]string{
+				"root/main.tf": `module "net" {
+  source = "git::https://example.com/net.git//m?ref=v2"
+}
+module "reg" {
+  source  = "registry.terraform.io/x/y/aws"
+  version = "~> 2.0"
+}
+module "unversioned" {
+  source  = "git::https://example.com/u.git//./m?ref=v1"
+  version = "1.0.0"
+}
+module "same" {
+  source = "git::https://example.com/s.git//./m/../n?ref=v1"
+}
+`,
+				"root/.terraform/modules/modules.json": `{"Modules":[
+  {"Key":"net","Source":"git::https://example.com/net.git//m?ref=v1","Dir":".terraform/modules/net/m"},
+  {"Key":"reg","Source":"registry.terraform.io/x/y/aws","Version":"1.0.0","Dir":".terraform/modules/reg"},
+  {"Key":"unversioned","Source":"git::https://example.com/u.git//m?ref=v1","Dir":".terraform/modules/unversioned/m"},
+  {"Key":"same","Source":"git::https://example.com/s.git//n?ref=v1","Dir":".terraform/modules/same/n"}
+]}`,
+				"root/.terraform/modules/net/m/main.tf":         `resource "qux_thing" "a" {}`,
+				"root/.terraform/modules/reg/main.tf":           `resource "qux_thing" "a" {}`,
+				"root/.terraform/modules/unversioned/m/main.tf": `resource "qux_thing" "a" {}`,
+				"root/.terraform/modules/same/n/main.tf":        `resource "bar_thing" "a" {}`,
+			},
+			want: map[string][]Constraint{bar: none()},
+			wantWarnings: []string{
+				`module.net (git::https://example.com/net.git//m?ref=v2) in root/main.tf:1: its source has changed since "tofu init" installed it from "git::https://example.com/net.git//m?ref=v1"; run "tofu init" to include its providers`,
+				`module.reg (registry.terraform.io/x/y/aws) in root/main.tf:4: it asks for "~> 2.0", but "tofu init" installed version 1.0.0; run "tofu init" to include its providers`,
+				`module.unversioned (git::https://example.com/u.git//./m?ref=v1) in root/main.tf:8: it has a version constraint, but "tofu init" installed it without a version; run "tofu init" to include its providers`,
+			},
+		},
+		{
 			name: "remote module not installed",
 			files: map[string]string{
 				"root/main.tf": `

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/hclsafe"
 )
 
@@ -71,4 +72,31 @@ func readManifest(path string) (map[string]manifestRecord, error) {
 		m[rec.Key] = rec
 	}
 	return m, nil
+}
+
+// staleRecord says how a remote module call no longer matches what "tofu
+// init" installed for it, as OpenTofu checks before it loads an installed
+// module ("Module source has changed", "Module version requirements have
+// changed"), or "" when it matches or cannot be told: a source whose
+// recorded form go-getter's detectors decide is taken as it is.
+func staleRecord(rec manifestRecord, c *callDecl) string {
+	if !c.static {
+		return ""
+	}
+	if want, ok := addrs.RecordedModuleSource(c.source); ok && want != rec.Source {
+		return fmt.Sprintf("its source has changed since \"tofu init\" installed it from %q", rec.Source)
+	}
+	if c.version == nil {
+		return ""
+	}
+	cons, err := addrs.ParseModuleConstraint(c.version.text)
+	switch {
+	case err != nil:
+		return "" // reported where the call was decoded
+	case rec.Version == "":
+		return "it has a version constraint, but \"tofu init\" installed it without a version"
+	case !cons.Holds(rec.Version):
+		return fmt.Sprintf("it asks for %q, but \"tofu init\" installed version %s", c.version.text, rec.Version)
+	}
+	return ""
 }
