@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/mod/sumdb/dirhash"
 
@@ -156,19 +159,146 @@ func materializePackage(ctx context.Context, store *Tree, work *Workspace, root 
 	final := t.Path(pkg)
 	rec, err := store.ReadRecord(ctx, p, v)
 	if err == nil {
-		if a, ok := rec.Provenance.Archives[plat.String()]; ok && dirHashIs(final, string(a.H1)) {
+		if a, ok := rec.Provenance.Archives[plat.String()]; ok && dirHashIs(final, string(a.H1), limits) {
 			return nil // already unpacked and intact
 		}
 	}
 	return InstallPackageDir(work.unpackDir(), src, final, limits)
 }
 
-func dirHashIs(dir, want string) bool {
+func dirHashIs(dir, want string, limits hashing.ZipLimits) bool {
 	if want == "" {
 		return false
 	}
-	got, err := dirhash.HashDir(dir, "", dirhash.Hash1)
+	got, err := dirH1(dir, limits)
 	return err == nil && got == want
+}
+
+// dirH1 is the h1: hash of an unpacked package directory as a client
+// computes it (dirhash's Hash1 of its files), read as hostile input:
+// through an os.Root, regular files only, within limits.
+func dirH1(dir string, limits hashing.ZipLimits) (string, error) {
+	limits = limits.WithDefaults()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = root.Close() }()
+	var files []string
+	var size int64
+	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s is a %s, not a regular file", name, atomicfile.TypeName(d.Type()))
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if size += info.Size(); size > limits.MaxUnpackedBytes || len(files) >= limits.MaxEntries {
+			return fmt.Errorf("the package exceeds the limits of %d files and %d unpacked bytes", limits.MaxEntries, limits.MaxUnpackedBytes)
+		}
+		files = append(files, name)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return dirhash.Hash1(files, func(name string) (io.ReadCloser, error) { return root.Open(name) })
+}
+
+// CheckFilesystem checks the filesystem view at root against its store,
+// as clients read it: each package the store lists must be there, as its
+// packed archive with the store's bytes or as its unpacked directory with
+// the h1: hash the provenance records. A store without a record of a
+// version is verify's to report; its packages are skipped here.
+func CheckFilesystem(ctx context.Context, store *Tree, root string, limits hashing.ZipLimits) ([]Problem, error) {
+	providers, err := store.Providers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Problem
+	for _, p := range providers {
+		idx, err := store.ReadIndex(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range slices.Sorted(maps.Keys(idx.Versions)) {
+			v, err := addrs.ParseVersion(raw)
+			if err != nil {
+				return nil, err
+			}
+			problems, err := checkFilesystemVersion(ctx, store, root, p, v, limits)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, problems...)
+		}
+	}
+	return out, nil
+}
+
+func checkFilesystemVersion(ctx context.Context, store *Tree, root string, p addrs.Provider, v addrs.Version, limits hashing.ZipLimits) ([]Problem, error) {
+	doc, err := store.ReadVersion(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := store.ReadRecord(ctx, p, v)
+	if err != nil {
+		return nil, nil
+	}
+	var out []Problem
+	for _, name := range slices.Sorted(maps.Keys(doc.Archives)) {
+		plat, err := addrs.ParsePlatform(name)
+		if err != nil {
+			return nil, err
+		}
+		a, ok, err := rec.Provenance.Entry(p, v, plat)
+		if !ok || err != nil {
+			continue
+		}
+		if problem := checkFilesystemPackage(root, p, v, plat, a, limits); problem != nil {
+			out = append(out, *problem)
+		}
+	}
+	return out, nil
+}
+
+// checkFilesystemPackage finds a package as a client of the filesystem
+// mirror at root does: the archive, else the unpacked directory.
+func checkFilesystemPackage(root string, p addrs.Provider, v addrs.Version, plat addrs.Platform, a ProvenanceArchive, limits hashing.ZipLimits) *Problem {
+	dir := FilesystemDir(p)
+	zipRel := filepath.ToSlash(filepath.Join(dir, ArchiveName(p, v, plat)))
+	pkgRel := filepath.ToSlash(filepath.Join(dir, v.String(), plat.String()))
+	if info, err := os.Lstat(filepath.Join(root, filepath.FromSlash(zipRel))); err == nil {
+		if !info.Mode().IsRegular() {
+			return &Problem{Path: zipRel, Message: fmt.Sprintf("is a %s, not the archive of %s %s %s", atomicfile.TypeName(info.Mode()), p, v, plat)}
+		}
+		sum, _, err := hashing.HashFile(filepath.Join(root, filepath.FromSlash(zipRel)))
+		switch {
+		case err != nil:
+			return &Problem{Path: zipRel, Message: fmt.Sprintf("cannot be read: %v", err)}
+		case hashing.ZH(sum) != a.ZH:
+			return &Problem{Path: zipRel, Message: fmt.Sprintf("has checksum %s, but the mirror's store records %s: clients refuse it", hashing.ZH(sum), a.ZH)}
+		}
+		return nil
+	}
+	info, err := os.Lstat(filepath.Join(root, filepath.FromSlash(pkgRel)))
+	if err != nil || !info.IsDir() {
+		return &Problem{Path: pkgRel, Message: fmt.Sprintf("clients of this filesystem mirror find no package of %s %s for %s: neither %s nor this directory is there", p, v, plat, path.Base(zipRel))}
+	}
+	got, err := dirH1(filepath.Join(root, filepath.FromSlash(pkgRel)), limits)
+	switch {
+	case err != nil:
+		return &Problem{Path: pkgRel, Message: fmt.Sprintf("cannot be hashed as clients hash it: %v", err)}
+	case got != string(a.H1):
+		return &Problem{Path: pkgRel, Message: fmt.Sprintf("hashes to %s, but the mirror's store records %s: clients refuse it", got, a.H1)}
+	}
+	return nil
 }
 
 // linkOrCopy makes rel, beneath t, the same file as src: a hard link, or

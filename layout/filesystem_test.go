@@ -11,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/mod/sumdb/dirhash"
+
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/testutil/hostilefs"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
@@ -146,5 +149,36 @@ func TestSameContentIn(t *testing.T) {
 		if got := sameContentIn(src, root, rel); got != want {
 			t.Errorf("sameContentIn(%s) = %v, want %v", rel, got, want)
 		}
+	}
+}
+
+// dirH1 hashes an unpacked package as dirhash does, and treats the
+// directory as hostile: a link (to a file that never ends) or a package
+// beyond the limits is refused, not read.
+func TestDirH1(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"terraform-provider-x": "binary", "docs/README": "readme"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := dirhash.HashDir(dir, "", dirhash.Hash1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dirH1(dir, hashing.ZipLimits{}); err != nil || got != want {
+		t.Fatalf("dirH1 = %q, %v; want dirhash's %q", got, err, want)
+	}
+	if _, err := dirH1(dir, hashing.ZipLimits{MaxUnpackedBytes: 10}); err == nil || !strings.Contains(err.Error(), "limits") {
+		t.Errorf("a package beyond the limits: err = %v", err)
+	}
+	hostilefs.DevZero(t, filepath.Join(dir, "zero"))
+	_, err = hostilefs.Within(t, "", func() (string, error) { return dirH1(dir, hashing.ZipLimits{}) })
+	if err == nil || !strings.Contains(err.Error(), "zero is a symbolic link") {
+		t.Errorf("a link to /dev/zero: err = %v, want one naming it", err)
 	}
 }

@@ -521,11 +521,52 @@ func TestBundleImportIntoFilesystemLayouts(t *testing.T) {
 				t.Errorf("the %s mirror lacks %s: %v", kind, want, err)
 			}
 			mustRun(t, o, work, "verify", filepath.Join(dest, ".tfmirror", "store"))
+			mustRun(t, o, work, "verify", dest)
+			checkFilesystemDamage(t, o, work, dest, want)
 			// A network mirror cannot be imported into as a filesystem one.
 			if code, _, stderr := o.run(t, work, "bundle", "import", file, "--out", site, "--layout", kind); code != ExitUsage || !strings.Contains(stderr, "is a network mirror") {
 				t.Errorf("import --layout %s into a network mirror: exit %d\n%s", kind, code, stderr)
 			}
 		})
+	}
+}
+
+// checkFilesystemDamage damages what clients of the filesystem mirror at
+// dest read, file (a packed archive, or a file of an unpacked package),
+// and expects verify to name it, exit 3; and the same once the package is
+// gone altogether.
+func checkFilesystemDamage(t *testing.T, o origin, work, dest, file string) {
+	t.Helper()
+	rel, err := filepath.Rel(dest, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := filepath.ToSlash(rel)
+	if strings.Contains(shown, "/1.0.0/") {
+		shown = shown[:strings.Index(shown, "/1.0.0/")+len("/1.0.0/linux_amd64")]
+	}
+	original, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := slices.Clone(original)
+	damaged[len(damaged)/2] ^= 0xff
+	// A new file in its place: a packed archive is a hard link to the
+	// store's, which must stay intact.
+	if err := os.WriteFile(file+".new", damaged, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file+".new", file); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := o.run(t, work, "verify", dest); code != ExitVerification || !strings.Contains(stdout+stderr, shown) || !strings.Contains(stdout+stderr, "clients refuse it") {
+		t.Errorf("verify of a filesystem mirror with %s damaged: exit %d, want %d naming %s\n%s%s", shown, code, ExitVerification, shown, stdout, stderr)
+	}
+	if err := os.RemoveAll(filepath.Join(dest, filepath.FromSlash(shown))); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := o.run(t, work, "verify", dest); code != ExitVerification || !strings.Contains(stdout+stderr, "find no package of registry.opentofu.org/hashicorp/foo 1.0.0 for linux_amd64") {
+		t.Errorf("verify of a filesystem mirror without %s: exit %d, want %d saying clients find no package\n%s%s", shown, code, ExitVerification, stdout, stderr)
 	}
 }
 

@@ -24,6 +24,11 @@ listing, those catalog.json lists, or without one (another tool's mirror)
 those the manifest's provider blocks name. A location that holds no
 mirror at all is an error (exit 2), not a clean check of nothing.
 
+A filesystem mirror directory (--layout packed or unpacked) is checked as
+its clients read it too: every package its store lists must be there, as
+the archive with the store's bytes or as the unpacked directory with the
+h1: hash the store records.
+
 An OCI registry or layout (oci://REPOSITORY_TEMPLATE, oci-layout://DIR) is
 checked for the providers the manifest's provider blocks name (a registry
 need not list its repositories): every version tag's index and manifests as

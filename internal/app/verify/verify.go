@@ -87,6 +87,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if err := checkTree(ctx, ref, tree, catalog, s.CatalogKeys, report); err != nil {
 			return nil, err
 		}
+		if ref.Kind == endpoint.Dir && layout.ExistingKind(ref.Path) == layout.Filesystem {
+			// What clients read is the view, not the store behind it.
+			problems, err := layout.CheckFilesystem(ctx, tree, ref.Path, s.ZipLimits)
+			if err != nil {
+				return nil, fmt.Errorf("check the filesystem mirror %s: %w", ref.Path, err)
+			}
+			report.Problems = append(report.Problems, problems...)
+		}
 	}
 	report.Warnings = append(report.Warnings, report.Accepted...)
 	if len(report.Problems) > 0 {
