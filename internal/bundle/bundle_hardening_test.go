@@ -650,3 +650,38 @@ func TestHardeningModuleLimits(t *testing.T) {
 		t.Errorf("bundle create of a module past the module limit: %v", err)
 	}
 }
+
+// A failure to write the bundle (a full disk) is reported as such; only a
+// file of the mirror that ends early is said to have changed.
+func TestWriteEntrySaysWhichSideFailed(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 64<<10)
+	sum := sha256.Sum256(data)
+	e := entry{name: "mirror/a.zip", data: data, file: File{Path: "mirror/a.zip", SHA256: hex.EncodeToString(sum[:]), Size: int64(len(data))}}
+	full := errors.New("no space left on device")
+	err := writeEntry(tar.NewWriter(&failingWriter{left: 4096, err: full}), e)
+	if !errors.Is(err, full) || strings.Contains(err.Error(), "change") {
+		t.Errorf("writing to a full disk: err = %v, want the write's error and no word of a change", err)
+	}
+	short := e
+	short.file.Size++
+	var buf bytes.Buffer
+	if err := writeEntry(tar.NewWriter(&buf), short); err == nil || !strings.Contains(err.Error(), "did it change") {
+		t.Errorf("a file shorter than listed: err = %v, want one asking whether it changed", err)
+	}
+}
+
+// failingWriter takes left bytes, then fails with err.
+type failingWriter struct {
+	left int
+	err  error
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.left {
+		n := w.left
+		w.left = 0
+		return n, w.err
+	}
+	w.left -= len(p)
+	return len(p), nil
+}

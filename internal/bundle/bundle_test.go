@@ -434,12 +434,15 @@ func TestImportRefusesMalformedBundles(t *testing.T) {
 		}, Limits{}, "the manifest says"},
 		{"data after the tar", func() []byte {
 			return targz.Pack(t, clone(), []byte("trailing"))
-		}, Limits{}, "after the end of the tar"},
+		}, Limits{}, "bad.tgz: data after the end of the tar"},
 		{"truncated", func() []byte {
 			data := targz.Pack(t, clone(), nil)
 			return data[:len(data)*2/3]
-		}, Limits{}, "damaged"},
-		{"not gzip", func() []byte { return []byte("hello") }, Limits{}, "not a gzip"},
+		}, Limits{}, "bad.tgz: the file ends early"},
+		{"bytes after the gzip stream", func() []byte {
+			return append(targz.Pack(t, clone(), nil), "garbage\n"...)
+		}, Limits{}, "bad.tgz: the file ends early or has bytes after its end"},
+		{"not gzip", func() []byte { return []byte("hello") }, Limits{}, "bad.tgz: not a gzip"},
 		{"too many entries", func() []byte { return targz.Pack(t, clone(), nil) }, Limits{MaxEntries: 3, MaxBytes: 1 << 30}, "limit"},
 		{"too many bytes", func() []byte { return targz.Pack(t, clone(), nil) }, Limits{MaxEntries: 1000, MaxBytes: 100}, "limit"},
 	}

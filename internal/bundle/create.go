@@ -449,7 +449,11 @@ func writeEntry(tw *tar.Writer, e entry) error {
 		return fmt.Errorf("pack %s: %w", e.name, err)
 	}
 	w := hashing.NewWriter()
-	if _, err := io.CopyN(io.MultiWriter(tw, w), r, e.file.Size); err != nil {
+	src := &readSide{r: r}
+	if _, err := io.CopyN(io.MultiWriter(tw, w), src, e.file.Size); err != nil {
+		if src.err == nil {
+			return fmt.Errorf("pack %s: %w", e.name, err) // writing the bundle failed
+		}
 		return fmt.Errorf("pack %s: %w (did it change while the bundle was made?)", e.name, err)
 	}
 	extra, _ := r.Read(make([]byte, 1))
@@ -458,4 +462,20 @@ func writeEntry(tw *tar.Writer, e entry) error {
 		return fmt.Errorf("pack %s: %s changed while the bundle was made", e.name, e.src)
 	}
 	return nil
+}
+
+// readSide keeps the error of the reads from r, io.EOF included, so that a
+// copy's failure can be told apart: reading the mirror, or writing the
+// bundle.
+type readSide struct {
+	r   io.Reader
+	err error
+}
+
+func (s *readSide) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tfmirror/tfmirror/mirror"
@@ -68,4 +69,18 @@ func problemString(p mirror.Problem) string {
 		return p.Message
 	}
 	return p.Path + ": " + p.Message
+}
+
+// naming sets the path of the problems with none, which are the bundle
+// file's own (a stream cut short, not gzip), to file.
+func naming(err error, file string) error {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		for i := range refused.Problems {
+			if refused.Problems[i].Path == "" {
+				refused.Problems[i].Path = file
+			}
+		}
+	}
+	return err
 }

@@ -168,7 +168,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	report = &ImportReport{Out: opts.Out}
 	s, stagedTree, err := check(ctx, in, staging, opts, report)
 	if err != nil {
-		return nil, err
+		return nil, naming(err, opts.Bundle)
 	}
 	unlock, err := opts.Into.Store.Lock(ctx, opts.LockTimeout, layout.Publish)
 	if err != nil {
@@ -402,8 +402,13 @@ func readManifest(tr *tar.Reader, limits Limits) ([]byte, Manifest, error) {
 
 // damaged refuses a bundle whose stream failed at entry name.
 func damaged(name string, err error) error {
-	if isInflation(err) {
+	switch {
+	case isInflation(err):
 		return refused("", "%v", err)
+	case errors.Is(err, io.ErrUnexpectedEOF) && name != "":
+		return refused("", "the file ends early, inside %s, or has bytes after its end (unexpected EOF): copy the bundle again", name)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return refused("", "the file ends early or has bytes after its end (unexpected EOF): copy the bundle again")
 	}
 	return refused(name, "damaged: %v", err)
 }
