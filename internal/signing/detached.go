@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
 )
 
 // SigningKey is an operator's OpenPGP private key, ready to make detached
@@ -92,8 +95,30 @@ func ReadTrustedKeys(armored []byte) (*TrustedKeys, error) {
 // to the operator, who can renew them.
 func (k *TrustedKeys) VerifyDetached(doc, sig []byte) (Signer, error) {
 	entity, err := openpgp.CheckDetachedSignature(k.ring, bytes.NewReader(doc), bytes.NewReader(sig), nil)
+	if errors.Is(err, pgperrors.ErrUnknownIssuer) {
+		return Signer{}, fmt.Errorf("verify signature: made by key %s, which is not one of the trusted keys (%s): %w", issuerOf(sig), strings.Join(k.KeyIDs(), ", "), err)
+	}
 	if err != nil {
 		return Signer{}, fmt.Errorf("verify signature: %w", err)
 	}
 	return signerOf(entity, nil, false), nil
+}
+
+// KeyIDs are the trusted keys' primary key ids, in upper-case hex.
+func (k *TrustedKeys) KeyIDs() []string {
+	ids := make([]string, 0, len(k.ring))
+	for _, e := range k.ring {
+		ids = append(ids, strings.ToUpper(e.PrimaryKey.KeyIdString()))
+	}
+	return ids
+}
+
+// issuerOf is the id of the key a binary detached signature names as its
+// issuer, or "(unnamed)".
+func issuerOf(sig []byte) string {
+	p, err := packet.Read(bytes.NewReader(sig))
+	if s, ok := p.(*packet.Signature); err == nil && ok && s.IssuerKeyId != nil {
+		return fmt.Sprintf("%016X", *s.IssuerKeyId)
+	}
+	return "(unnamed)"
 }

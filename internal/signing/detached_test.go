@@ -1,0 +1,34 @@
+package signing_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/internal/signing"
+	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
+)
+
+// A detached signature by a key that is not trusted is refused, naming
+// the key that made it and the keys that are trusted, so the operator can
+// tell a wrong key file from a forged bundle.
+func TestVerifyDetachedNamesTheSigner(t *testing.T) {
+	signer, trusted := pgptest.New(t, "signer"), pgptest.New(t, "trusted")
+	doc := []byte("manifest\n")
+	sig := signer.Sign(t, doc)
+	keys, err := signing.ReadTrustedKeys([]byte(trusted.Armored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = keys.VerifyDetached(doc, sig)
+	if err == nil || !strings.Contains(err.Error(), "made by key "+signer.ID) || !strings.Contains(err.Error(), "trusted keys ("+trusted.ID+")") {
+		t.Errorf("a signature by an untrusted key: err = %v, want one naming %s and %s", err, signer.ID, trusted.ID)
+	}
+	both, err := signing.ReadTrustedKeys([]byte(trusted.Armored + signer.Armored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := both.VerifyDetached(doc, sig)
+	if err != nil || got.KeyID != signer.ID {
+		t.Errorf("with the signer trusted: %v, %v; want the signer %s", got, err, signer.ID)
+	}
+}
