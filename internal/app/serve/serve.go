@@ -336,7 +336,7 @@ func (ca *keptCA) save(s Serving, caOut string) (Serving, error) {
 			return s, err
 		}
 		if err := atomicfile.WritePrivateFile(filepath.Join(ca.dir, caKeyName), data); err != nil {
-			return s, fmt.Errorf("keep the CA: %w", err)
+			return s, fmt.Errorf("keep the CA: %w (serve keeps the CA it makes in the mirror's .tfmirror directory; for a mirror it cannot write to, give a certificate with --cert and --key)", err)
 		}
 	}
 	certFile := filepath.Join(ca.dir, caName)
