@@ -685,3 +685,20 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	w.left -= len(p)
 	return len(p), nil
 }
+
+// A failure after the mirror was published (recording the change, a full
+// disk) comes back with the report of what the import wrote, for the
+// summary to say.
+func TestImportFailingLateReportsWhatItWrote(t *testing.T) {
+	file := hWrite(t, targz.Pack(t, hBundle(t), nil))
+	dest := filepath.Join(t.TempDir(), "dest")
+	full := errors.New("no space left on device")
+	report, err := Import(context.Background(), ImportOptions{Bundle: file, Out: dest, Into: dirTarget(t, dest),
+		Record: func(context.Context, *layout.Tree, *layout.Tree, *ImportReport) error { return full }})
+	if !errors.Is(err, full) {
+		t.Fatalf("err = %v, want the recording's", err)
+	}
+	if report == nil || report.Written == 0 || report.Written != len(published(t, dest)) || report.Archives == 0 {
+		t.Errorf("report %+v, want the %d files the import wrote before it failed", report, len(published(t, dest)))
+	}
+}

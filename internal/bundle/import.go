@@ -144,7 +144,8 @@ const importPrefix = "import-"
 // share or remove it, and a killed import's is removed by the next
 // workspace opened there (layout.Workspace says how). An import that
 // changes nothing makes no write request into a store that takes its
-// lock at the first write.
+// lock at the first write. Once the bundle passed its checks, a failure
+// comes back with the report too: what was written before it.
 func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err error) {
 	if opts.Into.Layout == "" {
 		opts.Into.Layout = LayoutNetwork
@@ -172,7 +173,7 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 	}
 	unlock, err := opts.Into.Store.Lock(ctx, opts.LockTimeout, layout.Publish)
 	if err != nil {
-		return nil, err
+		return report, err
 	}
 	defer func() {
 		if uerr := unlock(); uerr != nil && err == nil {
@@ -183,23 +184,23 @@ func Import(ctx context.Context, opts ImportOptions) (report *ImportReport, err 
 		removeLegacyImports(filepath.Join(opts.Into.Dir, layout.PrivateDirName))
 	}
 	if err := publish(ctx, opts.Into.Tree, stagedTree, report); err != nil {
-		return nil, err
+		return report, err
 	}
 	if opts.Record != nil {
 		if err := opts.Record(ctx, opts.Into.Tree, stagedTree, report); err != nil {
-			return nil, err
+			return report, err
 		}
 	}
 	if opts.Refresh != nil {
 		if err := opts.Refresh(ctx, opts.Into.Tree); err != nil {
-			return nil, err
+			return report, err
 		}
 	}
 	if err := materialize(ctx, opts); err != nil {
-		return nil, err
+		return report, err
 	}
 	if err := finishExtras(s, opts, report); err != nil {
-		return nil, err
+		return report, err
 	}
 	return report, nil
 }

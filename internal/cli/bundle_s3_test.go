@@ -237,7 +237,7 @@ func TestBundleImportIntoBucket(t *testing.T) {
 	// Again: nothing to write, and no request that writes.
 	proxy.takeWrites()
 	again := mustRun(t, o, work, "bundle", "import", file, "--out", bucket)
-	if !strings.Contains(again, ": 0 files written") {
+	if !strings.Contains(again, ": 0 files of the bundle written") {
 		t.Errorf("importing the same bundle again:\n%s", again)
 	}
 	if w := proxy.takeWrites(); len(w) > 0 {

@@ -178,7 +178,7 @@ func TestBundleRoundTrip(t *testing.T) {
 			t.Errorf("staging left behind: %v", leftovers)
 		}
 		again := mustRun(t, o, work, "bundle", "import", first, "--out", dest)
-		if !strings.Contains(again, "0 files written") {
+		if !strings.Contains(again, "0 files of the bundle written") {
 			t.Errorf("importing the same bundle again wrote files:\n%s", again)
 		}
 		file := filepath.Join(t.TempDir(), "extras.txt")

@@ -56,7 +56,7 @@ func (p *Printer) BundleImport(report *bundle.ImportReport, extras string, err e
 		fmt.Fprintf(p.w, "wrote %s and %s into %s\n", plural.Count(report.ExtraLockFiles, "lock file"),
 			plural.Count(report.Extras-report.ExtraLockFiles, "CLI configuration snippet"), extras)
 	}
-	fmt.Fprintf(p.w, "imported %s, %s, %s%s into %s: %s written, %d unchanged%s\n",
+	fmt.Fprintf(p.w, "imported %s, %s, %s%s into %s: %s of the bundle written, %d unchanged%s\n",
 		plural.Count(report.Providers, "provider"), plural.Count(report.Versions, "version"), plural.Count(report.Archives, "archive"), moduleNote(report.Modules, report.ModuleVersions), report.Out, plural.Count(report.Written, "file"), report.Unchanged, signedNote(report.KeyID, "manifest signed by"))
 }
 
