@@ -283,7 +283,9 @@ func (l *loader) walk(f frame, m *module) {
 			continue
 		}
 		child.parent, child.call = &f, c
-		l.walk(child, l.module(child.dir, child.real))
+		cm := l.module(child.dir, child.real)
+		l.checkPassedProviders(c, &f, &child, cm)
+		l.walk(child, cm)
 	}
 }
 

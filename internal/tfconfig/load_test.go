@@ -876,6 +876,22 @@ module "other" {
 func TestLoadErrors(t *testing.T) {
 	runLoadTests(t, []loadTest{
 		{
+			name: "provider of another type passed to a module",
+			files: map[string]string{
+				"root/main.tf": `terraform {
+  required_providers {
+    myp = { source = "acme/cloud" }
+  }
+}
+module "c" {
+  source    = "./c"
+  providers = { foo = myp }
+}`,
+				"root/c/main.tf": `resource "foo_thing" "a" {}`,
+			},
+			wantErr: []string{`root/main.tf:8:17: Provider type mismatch: The local name "myp" in the root module represents provider "acme/cloud", but "foo" in module.c represents "hashicorp/foo"`},
+		},
+		{
 			name:    "syntax error",
 			files:   map[string]string{"root/main.tf": "resource \"foo_thing\" \"a\" {\n  x = \n}\n"},
 			wantErr: []string{"root/main.tf:2:7: Invalid expression"},
