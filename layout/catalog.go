@@ -62,6 +62,9 @@ type CatalogArchive struct {
 	// zip with directory entries), which OpenTofu records too when it
 	// installs from a mirror listing it.
 	H1Zip hashing.Hash `json:"h1_zip,omitempty"`
+	// SBOM is the name of the package's SBOM beside the archive, as its
+	// provenance records it; "" when it has none.
+	SBOM string `json:"sbom,omitempty"`
 }
 
 // Sums are the archive's hashes as a lock file entry takes them.

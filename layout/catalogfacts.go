@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -170,4 +171,66 @@ func (t *Tree) providerFacts(ctx context.Context, names []string) (map[string][]
 		}
 	}
 	return ws, ss, nil
+}
+
+// CheckCatalogFacts compares what a signed catalog says of the tree
+// beside its archives (which CatalogArchives gives) with what the tree
+// says now: the providers, each one's deprecations (its kept warnings)
+// and signers (its releases' provenance), and vulnerabilities.json. Each
+// difference is a problem: the tree changed after the catalog was signed.
+func (t *Tree) CheckCatalogFacts(ctx context.Context, c Catalog) ([]Problem, error) {
+	var out []Problem
+	add := func(rel, format string, args ...any) {
+		out = append(out, Problem{Path: rel, Message: fmt.Sprintf(format, args...)})
+	}
+	providers, err := t.Providers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(providers))
+	for _, p := range providers {
+		names = append(names, p.String())
+	}
+	if !slices.Equal(names, c.Providers) {
+		add(CatalogPath, "the signed catalog lists the providers %s, the mirror holds %s", strings.Join(c.Providers, ", "), strings.Join(names, ", "))
+	}
+	deprecations, signers, err := t.providerFacts(ctx, c.Providers)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range c.Providers {
+		p, err := addrs.ParseProvider(name)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Equal(deprecations[name], c.Deprecations[name]) {
+			add(WarningsPath(p), "the signed catalog gives %s the warnings %q, the mirror keeps %q", name, c.Deprecations[name], deprecations[name])
+		}
+		if !slices.EqualFunc(signers[name], c.Signers[name], CatalogSigner.same) {
+			add(CatalogPath, "the signed catalog says %s was signed by %s, its releases' provenance says %s", name, signerNames(c.Signers[name]), signerNames(signers[name]))
+		}
+	}
+	if err := t.CheckVulnerabilitiesRef(ctx, c.Vulnerabilities); err != nil {
+		add(VulnerabilitiesPath, "%v", err)
+	}
+	return out, nil
+}
+
+// same reports whether two signers say the same, times compared as
+// instants.
+func (s CatalogSigner) same(o CatalogSigner) bool {
+	return s.KeyID == o.KeyID && s.Fingerprint == o.Fingerprint && s.Created.Equal(o.Created) && s.Expires.Equal(o.Expires) &&
+		s.FirstVersion == o.FirstVersion && s.LastVersion == o.LastVersion && s.Releases == o.Releases && s.Replaced == o.Replaced
+}
+
+// signerNames lists signers as "KEYID (versions FIRST to LAST)".
+func signerNames(ss []CatalogSigner) string {
+	if len(ss) == 0 {
+		return "no key"
+	}
+	parts := make([]string, 0, len(ss))
+	for _, s := range ss {
+		parts = append(parts, fmt.Sprintf("%s (%s to %s)", s.KeyID, s.FirstVersion, s.LastVersion))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -178,7 +178,7 @@ func (t *Tree) catalogRelease(ctx context.Context, p addrs.Provider, v addrs.Ver
 		if !ok || a.ZH == "" || a.H1 == "" || !slices.Contains(entry.Hashes, a.ZH) || !slices.Contains(entry.Hashes, a.H1) {
 			continue
 		}
-		ca := CatalogArchive{ZH: a.ZH, H1: a.H1}
+		ca := CatalogArchive{ZH: a.ZH, H1: a.H1, SBOM: a.SBOM}
 		for _, h := range entry.Hashes {
 			if strings.HasPrefix(string(h), hashing.SchemeH1) && h != a.H1 {
 				ca.H1Zip = h

@@ -90,7 +90,9 @@ func ReadSignedCatalog(ctx context.Context, m mirror.Packages, keys *signing.Tru
 // archive it lists that is missing or whose bytes or hashes are others,
 // an archive of the tree it does not list (one the tree's documents
 // name, or, where the store can list its files, any provider archive),
-// and a vulnerabilities.json that is not the one it names by SHA-256.
+// and what it says beside the archives that the tree no longer says
+// (layout.Tree.CheckCatalogFacts: providers, deprecations, signers,
+// vulnerabilities.json).
 func CatalogProblems(ctx context.Context, m mirror.Packages, c layout.Catalog) ([]mirror.Problem, error) {
 	tree := m.(*layout.Tree)
 	now, err := tree.CatalogArchives(ctx)
@@ -135,10 +137,11 @@ func CatalogProblems(ctx context.Context, m mirror.Packages, c layout.Catalog) (
 			add(rel, "the mirror holds this archive, but the signed catalog does not list it")
 		}
 	}
-	if err := tree.CheckVulnerabilitiesRef(ctx, c.Vulnerabilities); err != nil {
-		add(layout.VulnerabilitiesPath, "%v", err)
+	facts, err := tree.CheckCatalogFacts(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return append(out, facts...), nil
 }
 
 // storedArchives are the provider archives a listable store holds
@@ -165,6 +168,11 @@ func describe(a layout.CatalogArchive) string {
 	s := fmt.Sprintf("%s, %s", a.ZH, a.H1)
 	if a.H1Zip != "" {
 		s += ", " + string(a.H1Zip)
+	}
+	if a.SBOM != "" {
+		s += ", SBOM " + a.SBOM
+	} else {
+		s += ", no SBOM"
 	}
 	return s
 }

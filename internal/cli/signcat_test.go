@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
@@ -128,6 +133,79 @@ func TestSignedCatalogVerified(t *testing.T) {
 	if strings.Contains(stdout+stderr, "PRIVATE KEY") {
 		t.Error("the output shows key material")
 	}
+}
+
+// What a signed catalog says beside the archives is held to the tree:
+// a deprecation planted in it, a release's signer edited in its
+// provenance, and SBOMs taken out of the provenance with their files are
+// each a problem naming the file (verify passed them, and the next
+// signing build signed them).
+func TestSignedCatalogFactsVerified(t *testing.T) {
+	o, dir, private, public := signedOrigin(t)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	site := filepath.Join(dir, "site")
+	foo, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0")
+	verifyCatalog := func(want int, mention string) {
+		t.Helper()
+		code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+		if code != want || !strings.Contains(stdout+stderr, mention) {
+			t.Errorf("verify --catalog-key: exit %d, want %d mentioning %q\n%s%s", code, want, mention, stdout, stderr)
+		}
+	}
+	edit := func(rel string, change func([]byte) []byte) (restore func()) {
+		t.Helper()
+		path := filepath.Join(site, filepath.FromSlash(rel))
+		before, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		writeFile(t, path, change(before))
+		return func() {
+			if before == nil {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			writeFile(t, path, before)
+		}
+	}
+
+	warnings := layout.WarningsPath(foo)
+	restore := edit(warnings, func([]byte) []byte { return []byte(`{"warnings":["DEPRECATED: use evil/foo"]}` + "\n") })
+	verifyCatalog(ExitVerification, warnings+": the signed catalog gives registry.opentofu.org/hashicorp/foo the warnings")
+	restore()
+
+	prov := layout.ProvenancePath(foo, v)
+	restore = edit(prov, func(b []byte) []byte {
+		return regexp.MustCompile(`"key_created": "[^"]*"`).ReplaceAll(b, []byte(`"key_created": "2001-01-01T00:00:00Z"`))
+	})
+	verifyCatalog(ExitVerification, "catalog.json: the signed catalog says registry.opentofu.org/hashicorp/foo was signed by")
+	restore()
+
+	restore = edit(prov, func(b []byte) []byte {
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range doc["archives"].(map[string]any) {
+			delete(a.(map[string]any), "sbom")
+			delete(a.(map[string]any), "go_version")
+		}
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	})
+	for _, plat := range []string{"linux_amd64", "darwin_arm64"} {
+		if err := os.Remove(filepath.Join(site, filepath.FromSlash(layout.SBOMPath(foo, v, addrs.MustParsePlatform(plat))))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verifyCatalog(ExitVerification, "terraform-provider-foo_1.0.0_linux_amd64.zip: the signed catalog lists zh:")
+	verifyCatalog(ExitVerification, "no SBOM")
+	restore()
 }
 
 func stat(t *testing.T, path string) os.FileInfo {

@@ -40,7 +40,9 @@ is found.
 With --catalog-key, catalog.json must carry a signature (catalog.json.asc,
 written by build --sign-key) by one of those OpenPGP public keys, and list
 exactly the tree's archives: every listed archive present with the listed
-digest (its bytes are read again), nothing unlisted; and every change
+digest (its bytes are read again) and SBOM, nothing unlisted; what it says
+of each provider's deprecations and signers must be what the tree says
+(its warnings.json, its releases' provenance); and every change
 record the index lists must match it, each signed one signed by one of
 those keys.
 
