@@ -280,7 +280,7 @@ func TestBuildRefusesArchivesThatDoNotMatch(t *testing.T) {
 
 func TestBuildKeepsGoingAfterPackageFailures(t *testing.T) {
 	h := newHarness(t)
-	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64")
+	h.src.add("hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64", "freebsd_arm", "windows_amd64")
 	h.src.add("hashicorp/bar", "1.0.0", "linux_amd64")
 	h.src.failURL["registry.opentofu.org/hashicorp/foo/1.0.0/terraform-provider-foo_1.0.0_darwin_arm64.zip"] = errors.New("connection reset")
 	r := h.build(t, Options{},
@@ -288,10 +288,16 @@ func TestBuildKeepsGoingAfterPackageFailures(t *testing.T) {
 		requirement(t, "hashicorp/bar", "", "linux_amd64"),
 	)
 	got := statuses(r)
-	if got["registry.opentofu.org/hashicorp/foo 1.0.0 linux_amd64"] != StatusMirrored ||
+	// foo 1.0.0, new to the tree, is held back whole: listed with
+	// linux_amd64 alone, it would be the version darwin_arm64 clients
+	// select and fail on.
+	if got["registry.opentofu.org/hashicorp/foo 1.0.0 linux_amd64"] != StatusHeld ||
 		got["registry.opentofu.org/hashicorp/bar 1.0.0 linux_amd64"] != StatusMirrored ||
 		got["registry.opentofu.org/hashicorp/foo 1.0.0 darwin_arm64"] != StatusFailed {
 		t.Errorf("statuses = %v", got)
+	}
+	if h.exists(fooDir+"1.0.0.json") || h.exists(fooDir+"terraform-provider-foo_1.0.0_linux_amd64.zip") {
+		t.Error("a release with a platform that failed was published without it")
 	}
 	err := r.Err()
 	var pkgErr *PackageError
@@ -301,6 +307,19 @@ func TestBuildKeepsGoingAfterPackageFailures(t *testing.T) {
 	var verr *VerificationError
 	if errors.As(err, &verr) {
 		t.Errorf("transport failures must not count as verification failures: %v", err)
+	}
+
+	// Once the platform comes, the release is published whole; a
+	// platform of a release the tree holds is added as it comes.
+	delete(h.src.failURL, "registry.opentofu.org/hashicorp/foo/1.0.0/terraform-provider-foo_1.0.0_darwin_arm64.zip")
+	r = h.build(t, Options{}, requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64"))
+	if err := r.Err(); err != nil || !h.exists(fooDir+"1.0.0.json") || !h.exists(fooDir+"terraform-provider-foo_1.0.0_darwin_arm64.zip") {
+		t.Fatalf("the build after the failure: %v, %v", err, statuses(r))
+	}
+	h.src.failURL["registry.opentofu.org/hashicorp/foo/1.0.0/terraform-provider-foo_1.0.0_windows_amd64.zip"] = errors.New("connection reset")
+	r = h.build(t, Options{}, requirement(t, "hashicorp/foo", "1.0.0", "linux_amd64", "darwin_arm64", "freebsd_arm", "windows_amd64"))
+	if got := statuses(r); got["registry.opentofu.org/hashicorp/foo 1.0.0 freebsd_arm"] != StatusMirrored || got["registry.opentofu.org/hashicorp/foo 1.0.0 windows_amd64"] != StatusFailed {
+		t.Errorf("a new platform of a release the tree holds: statuses = %v", got)
 	}
 }
 

@@ -365,6 +365,33 @@ func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) ([]fetche
 	return out, ahead
 }
 
+// heldIncomplete holds back a release the tree does not hold yet when a
+// platform asked for failed (or was interrupted): listed with the others
+// alone, it would be the newest version for clients, and "init" on the
+// missing platform would fail instead of taking the version before. The
+// packages that passed are reported held, and a later build publishes
+// the release whole; when the build was stopped (stopped: every failure
+// is that), they are canceled like the rest. A release the tree holds
+// already gains its new platforms as they come.
+func (b *Builder) heldIncomplete(r release, ok []fetched, failed []string, stopped bool) bool {
+	if len(failed) == 0 || len(r.kept) > 0 {
+		return false
+	}
+	why := fmt.Sprintf("%s failed, and a version is published only with every platform asked for", strings.Join(failed, ", "))
+	if !stopped {
+		b.warn("%s %s is not published: %s; the next build publishes it", r.req.Provider, r.version, why)
+	}
+	for _, f := range ok {
+		b.Work.Discard(f.archive.Staged)
+		res := Result{Package: f.pkg, Status: StatusHeld, Reason: "incomplete release: " + why, Bytes: f.size, Advisories: f.advisories, Advised: f.advised}
+		if stopped {
+			res = Result{Package: f.pkg, Status: StatusCanceled, Reason: "fetch", Err: &PackageError{Package: f.pkg, Err: context.Canceled}}
+		}
+		b.emit(res)
+	}
+	return true
+}
+
 // aheadDest is a destination archives are put ahead into.
 type aheadDest struct {
 	to Destination
@@ -416,15 +443,19 @@ func (b *Builder) putAhead(ctx context.Context, f fetched) []error {
 func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []error) {
 	rel := layout.Release{Provider: r.req.Provider, Version: r.version, VerifyExisting: b.Options.VerifyExisting}
 	var ok []fetched
+	var failed []string
+	stopped := true // every failure is the build being stopped
 	for _, f := range fs {
 		if f.err != nil {
 			b.emit(Result{Package: f.pkg, Status: StatusFailed, Reason: "fetch", Err: f.err})
+			failed = append(failed, f.pkg.Platform.String())
+			stopped = stopped && errors.Is(f.err, context.Canceled)
 			continue
 		}
 		ok = append(ok, f)
 		rel.Archives = append(rel.Archives, f.archive)
 	}
-	if len(ok) == 0 || b.keptOut(r, ok) {
+	if len(ok) == 0 || b.keptOut(r, ok) || b.heldIncomplete(r, ok, failed, stopped) {
 		return
 	}
 	rel.Record = record(ok)

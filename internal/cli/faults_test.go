@@ -54,6 +54,9 @@ type faultCase struct {
 	// retried, if set, is a path the fault must have made tfmirror
 	// request more than once.
 	retried string
+	// held: the fault leaves the new release incomplete, so none of it
+	// is published (its other platform is held back).
+	held bool
 }
 
 const (
@@ -77,7 +80,7 @@ func TestFaultMatrix(t *testing.T) {
 
 		// Permanent faults: the documented exit code and a message naming the fault.
 		{name: "persistent 503", inject: func(r *fakeregistry.Registry) { r.FailTimes(archive, 503, 100) },
-			args: []string{"--retries", "1"}, wantCode: ExitFailure, want: "503 Service Unavailable (after 2 attempts)"},
+			args: []string{"--retries", "1"}, wantCode: ExitFailure, want: "503 Service Unavailable (after 2 attempts)", held: true},
 		{name: "redirect loop", inject: func(r *fakeregistry.Registry) {
 			r.RedirectLoop(fakeregistry.DownloadDocPath(ns, typ, next, "linux_amd64"))
 		}, wantCode: ExitFailure, want: "redirect"},
@@ -154,6 +157,13 @@ provider "hashicorp/foo" { versions = "`+versions+`" }
 		t.Errorf("output does not name the fault (%q):\n%s%s", tc.want, stdout, stderr)
 	}
 	checkStillValid(t, o, dir, site, before)
+	if tc.held {
+		idx, _ := os.ReadFile(filepath.Join(site, "registry.opentofu.org", ns, typ, "index.json"))
+		_, err := os.Stat(filepath.Join(site, "registry.opentofu.org", ns, typ, "terraform-provider-foo_"+next+"_darwin_arm64.zip"))
+		if strings.Contains(string(idx), next) || err == nil || !strings.Contains(stdout+stderr, "is not published: linux_amd64 failed") {
+			t.Errorf("%s, whose linux_amd64 failed, was published with darwin_arm64 alone (index.json: %s)\n%s%s", next, idx, stdout, stderr)
+		}
+	}
 	if tc.wantCode == ExitOK {
 		if _, err := os.Stat(filepath.Join(site, "registry.opentofu.org", ns, typ, "terraform-provider-foo_"+next+"_linux_amd64.zip")); err != nil {
 			t.Errorf("a transient fault kept %s from being mirrored: %v", next, err)
