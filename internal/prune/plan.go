@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +64,40 @@ func (pl *planner) plan(ctx context.Context, now time.Time) (*plan, error) {
 	if err := pl.misspelt(p, listed); err != nil {
 		return nil, err
 	}
+	if err := pl.emptiedNamed(p, listed); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// emptiedNamed refuses a prune that would unlist every version of a
+// provider the manifest names, because its selection matches none of
+// them: the versions it asks for are not built yet (a build cannot plan
+// them either), or the constraint is wrong; either way the prune would
+// take the provider away from every client.
+func (pl *planner) emptiedNamed(p *plan, listed map[string]addrs.VersionList) error {
+	for _, pp := range p.providers {
+		name := pp.provider.String()
+		reqs, named := pl.reqs[name]
+		if !named || pp.remaining > 0 || len(pp.unlist) == 0 {
+			continue
+		}
+		var asked []string
+		for _, r := range reqs {
+			asked = append(asked, cmp.Or(r.Constraints, "any version"))
+		}
+		return inputerr.Wrap(fmt.Errorf("the manifest selects %s (%s), which matches none of the %d versions the mirror lists (%s), and this prune would unlist them all: build first, or fix the manifest",
+			name, strings.Join(asked, "; "), len(listed[name]), strings.Join(versionStrings(listed[name]), ", ")))
+	}
+	return nil
+}
+
+func versionStrings(vs addrs.VersionList) []string {
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, v.String())
+	}
+	return out
 }
 
 // misspelt refuses a prune that would unlist every version of a provider

@@ -424,6 +424,26 @@ func TestPruneGrace(t *testing.T) {
 	})
 }
 
+// A manifest whose selection of a provider matches none of the versions
+// the mirror lists (versions not built yet, or a wrong constraint) would
+// empty the provider: refused whole, as an input error, nothing written.
+func TestPruneRefusesToEmptyANamedProvider(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		store := b.open(t)
+		publish(t, store, foo, []string{"1.0.0", "1.1.0"}, plats...)
+		snap := b.snapshot(t)
+		_, err := prune.Run(t.Context(), b.open(t), prune.Options{
+			Requirements: []mirror.Requirement{require(t, foo, ">= 2.0.0", 0)}, Grace: 0,
+		})
+		if !inputerr.Is(err) || !strings.Contains(err.Error(), "registry.opentofu.org/hashicorp/foo (>= 2.0.0), which matches none of the 2 versions the mirror lists (1.0.0, 1.1.0)") {
+			t.Fatalf("err = %v, want an input error naming the provider, its selection and the versions held", err)
+		}
+		if diff := diffSnapshots(snap, b.snapshot(t)); diff != "" {
+			t.Errorf("a refused run changed the store:\n%s", diff)
+		}
+	})
+}
+
 // A run that would remove more versions than allowed is refused whole.
 func TestPruneCapRefusesAndWritesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b *backend) {
@@ -434,19 +454,19 @@ func TestPruneCapRefusesAndWritesNothing(t *testing.T) {
 		if b.writes != nil {
 			b.writes.Store(0)
 		}
-		// A wrong manifest: it names neither provider's versions.
+		// A manifest that keeps one version of foo and drops bar.
 		report, err := prune.Run(t.Context(), b.open(t), prune.Options{
-			Requirements: []mirror.Requirement{require(t, foo, "~> 9.0", 0)},
-			Grace:        0, MaxDeletions: 3,
+			Requirements: []mirror.Requirement{require(t, foo, "2.0.0", 0)},
+			Grace:        0, MaxDeletions: 2,
 		})
 		var limit *prune.LimitError
 		if !errors.As(err, &limit) {
 			t.Fatalf("err = %v, want a *LimitError", err)
 		}
-		if len(limit.Versions) != 4 || limit.Max != 3 {
-			t.Errorf("limit error: %d versions, max %d; want 4 and 3", len(limit.Versions), limit.Max)
+		if len(limit.Versions) != 3 || limit.Max != 2 {
+			t.Errorf("limit error: %d versions, max %d; want 3 and 2", len(limit.Versions), limit.Max)
 		}
-		for _, want := range []string{"4 versions", "--max-deletions", "nothing was written", "registry.opentofu.org/hashicorp/bar 1.0.0"} {
+		for _, want := range []string{"3 versions", "--max-deletions", "nothing was written", "registry.opentofu.org/hashicorp/bar 1.0.0"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not say %q", err, want)
 			}
@@ -461,13 +481,14 @@ func TestPruneCapRefusesAndWritesNothing(t *testing.T) {
 			t.Errorf("a refused run made %d write requests", b.writes.Load())
 		}
 		// Exactly at the cap, the run goes ahead.
-		if _, err := prune.Run(t.Context(), b.open(t), prune.Options{
-			Requirements: []mirror.Requirement{require(t, foo, "~> 9.0", 0)}, MaxDeletions: 4,
-		}); err != nil {
+		report, err = prune.Run(t.Context(), b.open(t), prune.Options{
+			Requirements: []mirror.Requirement{require(t, foo, "2.0.0", 0)}, MaxDeletions: 3,
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		equal(t, "files left", published(b.snapshot(t)), []string{layout.CatalogPath})
-		equal(t, "catalog", catalog(t, store), []string{})
+		equal(t, "unlisted", names(report.Unlisted), []string{"registry.opentofu.org/hashicorp/bar 1.0.0", "registry.opentofu.org/hashicorp/foo 1.0.0", "registry.opentofu.org/hashicorp/foo 1.1.0"})
+		equal(t, "catalog", catalog(t, store), []string{foo.String()})
 	})
 }
 
