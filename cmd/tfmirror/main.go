@@ -3,6 +3,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"log"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +19,10 @@ var (
 )
 
 func main() {
+	// Lines libraries write through the standard logger (net/http's
+	// "Unsolicited response received on idle HTTP channel", with the
+	// bytes) are not tfmirror's output: that is the printer's.
+	log.SetOutput(io.Discard)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.Env{
 		Args:    os.Args[1:],
