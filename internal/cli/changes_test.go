@@ -59,7 +59,7 @@ func readRecord(t *testing.T, site, rel string) layout.ChangeRecord {
 
 // TestChangeRecords follows a mirror through builds at chosen times: a
 // first build whose releases the cool-down holds back, a no-op, a build
-// that publishes, another no-op, and a prune. Each run that changes the
+// that publishes, another no-op, a build of an older version and a prune. Each run that changes the
 // mirror writes one signed record, listed newest first in the index, the
 // feed and the page; a no-op writes no file at all.
 func TestChangeRecords(t *testing.T) {
@@ -136,12 +136,15 @@ provider "hashicorp/foo" {
 	o.runAt(t, dir, t0.Add(8*24*time.Hour), "build", "--sign-key", private)
 	pruneSame(t, "after a second no-op build", before, pruneFiles(t, site))
 
-	// A prune of 1.1.0 is recorded too.
+	// A prune of 1.1.0 is recorded too, once 1.0.0, which the manifest
+	// now asks for, is built (a prune that would empty the provider is
+	// refused).
 	manifest("1.0.0")
-	o.runAt(t, dir, t0.Add(9*24*time.Hour), "prune", "--grace", "0", "--sign-key", private)
+	o.runAt(t, dir, t0.Add(9*24*time.Hour), "build", "--sign-key", private)
+	o.runAt(t, dir, t0.Add(9*24*time.Hour+time.Hour), "prune", "--grace", "0", "--sign-key", private)
 	idx = changeIndex(t, site)
 	pruned := readRecord(t, site, idx.Records[0].Path)
-	if len(idx.Records) != 3 || pruned.Command != "tfmirror prune --grace --sign-key" || len(pruned.Pruned) != 1 || pruned.Pruned[0].Version != "1.1.0" {
+	if len(idx.Records) != 4 || pruned.Command != "tfmirror prune --grace --sign-key" || len(pruned.Pruned) != 1 || pruned.Pruned[0].Version != "1.1.0" {
 		t.Fatalf("record of the prune: %+v (index %+v)", pruned, idx)
 	}
 	// A prune with nothing to do writes nothing.

@@ -58,6 +58,12 @@ func TestJSONOnEveryPath(t *testing.T) {
 						t.Errorf("the build's summary has no %q: %s", f, summaryLine(t, stdout))
 					}
 				}
+				// A failed build's errors list its error, even one that
+				// came before any package did.
+				var errs []string
+				if err := json.Unmarshal(fields["errors"], &errs); err != nil || len(errs) == 0 || !strings.Contains(strings.Join(errs, "\n"), c.error) {
+					t.Errorf("the failed build's summary lists the errors %q (%v), want its error naming %q", errs, err, c.error)
+				}
 			}
 		})
 	}

@@ -93,7 +93,7 @@ func (p *ignoringProxy) seen() (writes []string, stripped int) {
 // write makes no write request at all, probe included.
 func TestBucketIgnoringConditionsIsRefused(t *testing.T) {
 	srv := s3test.Start(t)
-	s := newThrottleSetup(t, srv, "ignoring", "1.0.0")
+	s := newThrottleSetup(t, srv, "ignoring", "1.0.0", "1.1.0")
 	uri := srv.URI("ignoring", "site")
 	proxy, proxyURL := startIgnoringProxy(t, srv, "ignoring")
 
@@ -150,7 +150,7 @@ func TestBucketIgnoringConditionsIsRefused(t *testing.T) {
 
 	// A prune takes the exclusive lock, itself a conditional write: it is
 	// refused the same way, before the lock, and deletes nothing.
-	s.manifest(t, ">= 2.0.0")
+	s.manifest(t, "1.1.0")
 	published := bucketFiles(t, srv, "ignoring", "site/")
 	code, stdout, stderr := s.run(t, s.through(proxyURL), "prune", "--out", uri, "--grace", "0")
 	t.Logf("prune: exit %d\n%s%s", code, stdout, stderr)

@@ -248,7 +248,11 @@ func (p *Printer) BuildSummary(rep *appbuild.Report, err error) {
 		}
 	}
 	if p.opts.JSON {
-		p.Summary(withOutcomes(s, rep), err)
+		s = withOutcomes(s, rep)
+		if err != nil && len(s.Errors) == 0 && !errors.Is(err, context.Canceled) {
+			s.Errors = append(s.Errors, err.Error()) // one that came before any package's
+		}
+		p.Summary(s, err)
 		return
 	}
 	if rep.DryRun {
