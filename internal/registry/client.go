@@ -181,7 +181,8 @@ func (c *Client) apiGetWith(ctx context.Context, f *httpx.Fetcher, host addrs.Ho
 	}
 	data, final, mt, err := f.Document(ctx, u, header, limit)
 	if err != nil {
-		return nil, nil, explainStatus(host, err)
+		_, sent := c.tokens[host]
+		return nil, nil, explainStatus(host, sent, err)
 	}
 	if mt == "text/html" {
 		return nil, nil, fmt.Errorf("%s returned an HTML page instead of JSON (a login page or proxy error?)", httpx.Redact(final))
@@ -189,12 +190,17 @@ func (c *Client) apiGetWith(ctx context.Context, f *httpx.Fetcher, host addrs.Ho
 	return data, final, nil
 }
 
-func explainStatus(host addrs.Hostname, err error) error {
+// explainStatus says what to do about a refusal (401, 403): set a token,
+// or, when one was sent (sent), check it.
+func explainStatus(host addrs.Hostname, sent bool, err error) error {
 	var se *httpx.StatusError
-	if errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden) {
-		return fmt.Errorf("%w: set a token with a credentials %q block in the manifest or the %s environment variable", err, host.ForDisplay(), TokenVariable(host))
+	if !errors.As(err, &se) || (se.StatusCode != http.StatusUnauthorized && se.StatusCode != http.StatusForbidden) {
+		return err
 	}
-	return err
+	if sent {
+		return fmt.Errorf("%w: the registry refused the token tfmirror sent (from the manifest's credentials %q block or %s): check that it is current and allowed to read this", err, host.ForDisplay(), TokenVariable(host))
+	}
+	return fmt.Errorf("%w: set a token with a credentials %q block in the manifest or the %s environment variable", err, host.ForDisplay(), TokenVariable(host))
 }
 
 // TokenVariable names the environment variable that holds host's token.

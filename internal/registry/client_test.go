@@ -376,12 +376,14 @@ func TestAPIStatusErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		status int
+		token  string
 		want   []string
 	}{
-		{"not found", http.StatusNotFound, []string{"the registry at my-registry.example.com does not know provider my-registry.example.com/acme/foo"}},
-		{"unauthorized", http.StatusUnauthorized, []string{"401 Unauthorized", `credentials "my-registry.example.com" block`, "TF_TOKEN_my__registry_example_com"}},
-		{"forbidden", http.StatusForbidden, []string{"403 Forbidden", "TF_TOKEN_my__registry_example_com"}},
-		{"server error", http.StatusBadGateway, []string{"/acme/foo/versions returned 502 Bad Gateway"}},
+		{"not found", http.StatusNotFound, "", []string{"the registry at my-registry.example.com does not know provider my-registry.example.com/acme/foo"}},
+		{"unauthorized", http.StatusUnauthorized, "", []string{"401 Unauthorized", `set a token with a credentials "my-registry.example.com" block`, "TF_TOKEN_my__registry_example_com"}},
+		{"forbidden", http.StatusForbidden, "", []string{"403 Forbidden", "TF_TOKEN_my__registry_example_com"}},
+		{"token refused", http.StatusForbidden, "s3cr3t-qa-token", []string{"403 Forbidden", "the registry refused the token tfmirror sent", "TF_TOKEN_my__registry_example_com"}},
+		{"server error", http.StatusBadGateway, "", []string{"/acme/foo/versions returned 502 Bad Gateway"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -390,9 +392,16 @@ func TestAPIStatusErrors(t *testing.T) {
 				http.Error(w, "no", tt.status)
 			}))
 			host := addrs.Hostname("my-registry.example.com")
-			c := newClient(t, ca, map[addrs.Hostname]map[string]string{host: {"providers.v1": srv.URL + "/"}}, nil)
+			var tokens map[addrs.Hostname]string
+			if tt.token != "" {
+				tokens = map[addrs.Hostname]string{host: tt.token}
+			}
+			c := newClient(t, ca, map[addrs.Hostname]map[string]string{host: {"providers.v1": srv.URL + "/"}}, tokens)
 			_, err := c.AvailableVersions(ctx(t), provider(host, "acme", "foo"))
 			wantErrContains(t, err, tt.want...)
+			if tt.token != "" && strings.Contains(err.Error(), tt.token) {
+				t.Errorf("the error shows the token: %v", err)
+			}
 		})
 	}
 }
