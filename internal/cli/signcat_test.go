@@ -113,6 +113,9 @@ func TestSignedCatalogVerified(t *testing.T) {
 	restore()
 	restore = flipByte(t, catalog)
 	verifyCatalog(ExitVerification, "catalog.json.asc: ")
+	if _, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, site); strings.Contains(stdout+stderr, "catalog.json.asc: catalog.json.asc") {
+		t.Errorf("the problem names its path twice:\n%s%s", stdout, stderr)
+	}
 	restore()
 	verifyCatalog(ExitOK, " 0 problems")
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 	"github.com/tfmirror/tfmirror/internal/regproto"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/layout"
@@ -188,7 +189,7 @@ func (r *reader) read(ctx context.Context) (*page, error) {
 	}
 	pg.Problems = slices.Concat(problems...)
 	for i, p := range providers {
-		pg.Providers[i].Deprecations = described.Deprecations[p.String()]
+		pg.Providers[i].Deprecations = escapedAll(described.Deprecations[p.String()])
 		pg.Providers[i].Signers = described.Signers[p.String()]
 	}
 
@@ -474,4 +475,18 @@ func size(n int64) string {
 		return units.Format(n)
 	}
 	return fmt.Sprintf("%s (%d bytes)", units.Format(n), n)
+}
+
+// escapedAll is the registry's warnings as the page shows them: control
+// characters and invalid UTF-8 escaped (html/template escapes HTML, not a
+// terminal's escape sequences, which a page read with curl would run).
+func escapedAll(ws []string) []string {
+	if ws == nil {
+		return nil
+	}
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = excerpt.Text(w, len(w))
+	}
+	return out
 }

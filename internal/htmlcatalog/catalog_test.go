@@ -739,7 +739,7 @@ func TestWriteShowsDeprecationsAndKeyChanges(t *testing.T) {
 	}
 	ctx := context.Background()
 	foo := addrs.MustParseProvider("hashicorp/foo")
-	const evil = `Deprecated: <script>alert(1)</script> use acme/new`
+	const evil = "Deprecated: <script>alert(1)</script> use \x1b[31macme/new"
 	if err := tr.RecordWarnings(ctx, foo, []string{evil}); err != nil {
 		t.Fatal(err)
 	}
@@ -751,8 +751,9 @@ func TestWriteShowsDeprecationsAndKeyChanges(t *testing.T) {
 		return func(n *html.Node) bool { return byTag("article")(n) && byAttr("data-name", name)(n) }
 	}
 	fooSection := one(t, doc, "foo's section", section("registry.opentofu.org/hashicorp/foo"))
-	if got := textOf(one(t, fooSection, "foo's warning", byAttr("class", "warning"))); got != evil {
-		t.Errorf("foo's warning %q, want %q as text", got, evil)
+	// As text, the terminal's escape sequence escaped too.
+	if got, want := textOf(one(t, fooSection, "foo's warning", byAttr("class", "warning"))), strings.ReplaceAll(evil, "\x1b", `\x1b`); got != want {
+		t.Errorf("foo's warning %q, want %q as text", got, want)
 	}
 	if n := len(findAll(doc, byTag("script"))); n != 1 {
 		t.Errorf("%d script elements, want only the page's own", n)

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
@@ -152,7 +153,8 @@ func signedCatalog(ctx context.Context, packages mirror.Packages, keys *signing.
 	c, _, err := app.ReadSignedCatalog(ctx, packages, keys)
 	var cerr *app.CatalogError
 	if errors.As(err, &cerr) {
-		return c, &mirror.Problem{Path: layout.CatalogSignaturePath, Message: cerr.Err.Error()}, nil
+		// The path is the problem's: not again in its message.
+		return c, &mirror.Problem{Path: layout.CatalogSignaturePath, Message: strings.TrimPrefix(cerr.Err.Error(), layout.CatalogSignaturePath+": ")}, nil
 	}
 	return c, nil, err
 }
