@@ -1,12 +1,14 @@
 package httpx
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -463,6 +465,10 @@ type SizedSink interface {
 // there, and with a limit no byte past it reaches w. A failed write is
 // final; a failed read may be retried.
 func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer, offset, limit int64) error {
+	body, err := notAPage(u, resp, body, offset)
+	if err != nil {
+		return err
+	}
 	if limit > 0 && resp.ContentLength >= 0 && offset+resp.ContentLength > limit {
 		return tooLarge("read %s: the body of %d bytes exceeds the limit of %d", Redact(u), offset+resp.ContentLength, limit)
 	}
@@ -487,6 +493,28 @@ func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer, offs
 		return fmt.Errorf("read %s: got %d bytes, expected %d", Redact(u), n, resp.ContentLength)
 	}
 	return nil
+}
+
+// notAPage refuses a file whose answer is an HTML page (a login page, a
+// proxy's or a captive portal's), not the file: served as text/html and
+// starting with "<", which neither an archive nor a checksum file does.
+// It is a network failure, not a file that fails its checks. The bytes
+// it looked at stay in the body returned.
+func notAPage(u *url.URL, resp *http.Response, body io.Reader, offset int64) (io.Reader, error) {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if offset > 0 || mt != "text/html" {
+		return body, nil
+	}
+	head := make([]byte, 512)
+	n, err := io.ReadAtLeast(body, head, 1)
+	head = head[:max(n, 0)]
+	if trimmed := bytes.TrimLeft(head, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '<' {
+		return nil, &finalError{fmt.Errorf("%s returned an HTML page instead of the file (a login page or proxy error?)", Redact(u))}
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("read %s: %w", Redact(u), err)
+	}
+	return io.MultiReader(bytes.NewReader(head), body), nil
 }
 
 // writeMark remembers that a write failed, to tell it from a failed read.

@@ -913,3 +913,29 @@ func TestFetchWritesInChunks(t *testing.T) {
 		t.Errorf("%d writes for a 1 MiB body, want at most 4", sink.writes)
 	}
 }
+
+// An HTML page answered for a file (a login page, a proxy's or a captive
+// portal's) is a failure of the request, said as such, not a file that
+// then fails its checksum; a file that starts as files do is taken
+// whatever its Content-Type says.
+func TestFetchRefusesAnHTMLPage(t *testing.T) {
+	ca := testca.New(t)
+	h, n := counted(func(_ int32, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if strings.HasSuffix(r.URL.Path, ".zip") {
+			w.Write(payload)
+			return
+		}
+		w.Write([]byte("\n<!DOCTYPE html><html><body>Please sign in</body></html>\n"))
+	})
+	srv := tlsServer(t, ca, h)
+	f, _ := fetcherFor(t, ca, testPolicy())
+	err := f.Fetch(t.Context(), mustURL(t, srv.URL+"/SHA256SUMS"), nil, &memSink{})
+	if err == nil || !strings.Contains(err.Error(), srv.URL+"/SHA256SUMS returned an HTML page instead of the file") || n.Load() != 1 {
+		t.Errorf("Fetch of an HTML page: %v after %d requests, want one refusal saying so", err, n.Load())
+	}
+	var sink memSink
+	if err := f.Fetch(t.Context(), mustURL(t, srv.URL+"/a.zip"), nil, &sink); err != nil || !bytes.Equal(sink.Bytes(), payload) {
+		t.Errorf("Fetch of a file served as text/html: %v, %d bytes", err, len(sink.Bytes()))
+	}
+}
