@@ -177,8 +177,9 @@ func TestFetchArchiveRefuses(t *testing.T) {
 		},
 		{name: "tar device", path: "/a.tgz", body: targz.Pack(t, []targz.Entry{tarOfType("null", tar.TypeChar)}, nil), want: []string{`"null"`, "device"}},
 		{name: "tar fifo", path: "/a.tgz", body: targz.Pack(t, []targz.Entry{tarOfType("p", tar.TypeFifo)}, nil), want: []string{`"p"`, "named pipe"}},
-		{name: "not a zip", path: "/a.zip", body: []byte("<html>not found</html>"), want: []string{"open zip"}},
-		{name: "not gzip", path: "/a.tgz", body: []byte("<html>not found</html>"), want: []string{"read gzip"}},
+		{name: "not a zip", path: "/a.zip", body: []byte("not a zip at all"), want: []string{"open zip"}},
+		{name: "not gzip", path: "/a.tgz", body: []byte("not gzip at all"), want: []string{"read gzip"}},
+		{name: "an HTML page", path: "/a.zip", body: []byte("<html>not found</html>"), want: []string{"returned an HTML page instead of the file"}},
 		{
 			name: "glob matches two directories", path: "/a.tgz", loc: "//*",
 			body: targz.Pack(t, []targz.Entry{targz.Regular("a/x", "x"), targz.Regular("b/x", "x")}, nil),
