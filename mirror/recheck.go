@@ -164,6 +164,7 @@ func (b *Builder) fetchEvidence(ctx context.Context, c candidate) (evidenceNow, 
 		if ev.Signature, err = b.fetchSmall(ctx, c, "SHA256SUMS signature", c.meta.Signature); err != nil {
 			return evidenceNow{}, err
 		}
+		ev.History = b.history(ctx, c.pkg.Provider)
 	}
 	now := evidenceNow{Evidence: ev}
 	now.verdict, now.err = b.Options.Trust.Authenticate(b.Checker, c.pkg, ev)
@@ -174,7 +175,11 @@ func (b *Builder) fetchEvidence(ctx context.Context, c candidate) (evidenceNow, 
 // from what a mirror kept: files whose digest changed, files added or
 // removed, another signer, or evidence that no longer verifies. Other
 // signature bytes by the same key over the same SHA256SUMS (a key
-// re-issued, a release signed again) are no difference.
+// re-issued, a release signed again) are no difference, nor the same
+// files and digests signed again by a key the mirror already trusts for
+// the provider: one that signed a release it holds, or one the trust
+// policy accepts (accept_new_keys), as after a key rotation the origin
+// re-signed its old releases with.
 func compareEvidence(rec layout.Record, now evidenceNow) []string {
 	var diffs []string
 	if now.err != nil {
@@ -185,7 +190,8 @@ func compareEvidence(rec layout.Record, now evidenceNow) []string {
 	}
 	kept := Signer{KeyID: rec.Provenance.KeyID, Fingerprint: rec.Provenance.Fingerprint}
 	signer := now.verdict.Signer
-	if now.err == nil && kept.KeyID != signer.KeyID && !SameKey(kept, signer) {
+	trusted := now.verdict.Keys != nil && (now.verdict.Keys.Status == KeySame || now.verdict.Keys.Status == KeyAccepted)
+	if now.err == nil && kept.KeyID != signer.KeyID && !SameKey(kept, signer) && !(len(diffs) == 0 && trusted) {
 		diffs = append(diffs, fmt.Sprintf("SHA256SUMS is signed by %s, where the mirror kept a signature by %s", signerText(signer), signerText(kept)))
 	}
 	return diffs

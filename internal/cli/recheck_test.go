@@ -131,6 +131,43 @@ provider "hashicorp/foo" { versions = ">= 1.0.0" }
 			"signed by key " + b.ID + " (fingerprint " + b.Fingerprint + "), where the mirror kept a signature by key " + a.ID + " (fingerprint " + a.Fingerprint + ")",
 		}, "--recheck=100%")
 	})
+	// After a key rotation the origin signs its old releases again with
+	// the new key: the same files and digests, signed by a key the mirror
+	// trusts for the provider (the trust policy accepts it, or a release
+	// the mirror holds is signed by it). No difference, every run: the
+	// mirror keeps its signatures.
+	t.Run("signed again by a key the mirror trusts", func(t *testing.T) {
+		o := newMirror(t)
+		o.signWith(t, "1.0.0", b, time.Time{}, b)
+		o.signWith(t, "2.0.0", b, time.Time{}, b)
+		writeManifest(t, o.dir, `platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/foo" { versions = ">= 1.0.0" }
+trust "*" {
+  accept_new_keys = ["`+b.Fingerprint+`"]
+}
+`+o.hostBlock("registry.opentofu.org"))
+		for range 2 {
+			if code, out := o.tfmirror(t, "build", "--recheck"); code != ExitOK || !strings.Contains(out, "0 mirrored, 4 already present") {
+				t.Fatalf("recheck of releases signed again by an accepted key: exit %d, want 0\n%s", code, out)
+			}
+		}
+		// A release the mirror holds signed by B: B is the provider's key
+		// now, without a word in the manifest.
+		o.reg.Add("hashicorp", "foo", "3.0.0", "linux_amd64", "darwin_arm64")
+		o.signWith(t, "3.0.0", b, time.Time{}, b)
+		writeManifest(t, o.dir, `platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/foo" { versions = ">= 1.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+		if code, out := o.tfmirror(t, "build"); code != ExitOK {
+			t.Fatalf("build of 3.0.0: exit %d\n%s", code, out)
+		}
+		if code, out := o.tfmirror(t, "build", "--recheck"); code != ExitOK || !strings.Contains(out, "0 mirrored, 6 already present") {
+			t.Fatalf("recheck once the mirror holds a release signed by the new key: exit %d, want 0\n%s", code, out)
+		}
+		if got := o.provenance(t, "site", "1.0.0").KeyID; got != a.ID {
+			t.Errorf("1.0.0's provenance names key %s, want %s, the key of the signature the mirror kept", got, a.ID)
+		}
+	})
 	t.Run("a platform added", func(t *testing.T) {
 		o := newMirror(t)
 		o.reg.Add("hashicorp", "foo", "2.0.0", "windows_amd64")
