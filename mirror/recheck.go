@@ -191,7 +191,8 @@ func compareEvidence(rec layout.Record, now evidenceNow) []string {
 	kept := Signer{KeyID: rec.Provenance.KeyID, Fingerprint: rec.Provenance.Fingerprint}
 	signer := now.verdict.Signer
 	trusted := now.verdict.Keys != nil && (now.verdict.Keys.Status == KeySame || now.verdict.Keys.Status == KeyAccepted)
-	if now.err == nil && kept.KeyID != signer.KeyID && !SameKey(kept, signer) && !(len(diffs) == 0 && trusted) {
+	resigned := len(diffs) == 0 && trusted // the same files, a key the mirror trusts
+	if now.err == nil && kept.KeyID != signer.KeyID && !SameKey(kept, signer) && !resigned {
 		diffs = append(diffs, fmt.Sprintf("SHA256SUMS is signed by %s, where the mirror kept a signature by %s", signerText(signer), signerText(kept)))
 	}
 	return diffs
