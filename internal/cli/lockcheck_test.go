@@ -20,6 +20,15 @@ func lockedModule(t *testing.T, o origin, site string) (string, []byte) {
 	return module, readLock(t, module)
 }
 
+// requireFoo makes the module require hashicorp/foo with constraint.
+func requireFoo(t *testing.T, module, constraint string) {
+	t.Helper()
+	text := "terraform {\n  required_providers {\n    foo = { source = \"hashicorp/foo\", version = \"" + constraint + "\" }\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func readLock(t *testing.T, module string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(module, ".terraform.lock.hcl"))
@@ -126,14 +135,7 @@ func TestLockCheckConstraintsAloneAreANote(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)
 	module, before := lockedModule(t, o, site)
-	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
-  required_providers {
-    foo = { source = "hashicorp/foo", version = ">= 1.0" }
-  }
-}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	requireFoo(t, module, ">= 1.0")
 	code, stdout, stderr := o.run(t, module, "lock", "--check", "--mirror", site)
 	if code != ExitOK || !strings.Contains(stdout, "note ") || !strings.Contains(stdout, `">= 1.0.0"`) {
 		t.Errorf("exit %d, want 0 and a note naming the new constraints\n%s%s", code, stdout, stderr)
@@ -149,14 +151,7 @@ func TestLockCheckVersionNoLongerAllowed(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)
 	module, before := lockedModule(t, o, site)
-	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
-  required_providers {
-    foo = { source = "hashicorp/foo", version = ">= 2.0" }
-  }
-}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	requireFoo(t, module, ">= 2.0")
 	code, stdout, _ := o.run(t, module, "lock", "--check", "--mirror", site, "--json")
 	got := findings(t, stdout)
 	if code != ExitFailure || len(got) != 1 || got[0]["reason"] != "version-not-allowed" || got[0]["effect"] != "fail" {
@@ -176,14 +171,7 @@ func TestLockedVersionWithMetadataIsNotHeld(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)
 	module, complete := lockedModule(t, o, site)
-	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
-  required_providers {
-    foo = { source = "hashicorp/foo", version = "< 2.0" }
-  }
-}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	requireFoo(t, module, "< 2.0")
 	m := regexp.MustCompile(`version += "([0-9.]+)"`).FindStringSubmatch(string(complete))
 	if m == nil {
 		t.Fatalf("no version in\n%s", complete)
