@@ -33,7 +33,7 @@ func (b *Builder) dryRelease(ctx context.Context, r release) {
 	for _, k := range r.kept {
 		b.emit(Result{Package: Package{Provider: r.req.Provider, Version: r.version, Platform: k.plat}, Status: StatusPresent, Bytes: k.size, KeyID: k.keyID})
 	}
-	for _, c := range b.lookupPlatforms(ctx, r) {
+	for _, c := range b.lookupPlatforms(ctx, r, &failures{}) {
 		if size, same := b.onDisk(c); same {
 			b.emit(Result{Package: c.pkg, Status: StatusPresent, Bytes: size})
 			continue

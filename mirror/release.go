@@ -39,14 +39,30 @@ func (b *Builder) buildRelease(ctx context.Context, r release) {
 		}
 		b.emit(res)
 	}
-	cands := b.lookupPlatforms(ctx, r)
+	var failed failures
+	cands := b.lookupPlatforms(ctx, r, &failed)
 	if len(cands) == 0 {
 		return
 	}
 	b.warnPlainHTTP(r, cands)
-	checked := b.authenticateAll(ctx, cands)
+	checked := b.authenticateAll(ctx, cands, &failed)
 	archives, ahead := b.fetchAll(ctx, checked)
-	b.publish(ctx, r, archives, ahead)
+	b.publish(ctx, r, archives, ahead, &failed)
+}
+
+// failures are the platforms of a release that failed before its
+// publication, and whether every failure was the build being stopped.
+type failures struct {
+	mu        sync.Mutex
+	platforms []string
+	other     bool // a failure that is not the build being stopped
+}
+
+func (f *failures) add(plat addrs.Platform, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.platforms = append(f.platforms, plat.String())
+	f.other = f.other || !errors.Is(err, context.Canceled)
 }
 
 // failRelease reports every package of a release, kept or to fetch, as
@@ -67,14 +83,14 @@ func (b *Builder) failRelease(r release, reason string, err error) {
 	}
 }
 
-func (b *Builder) lookupPlatforms(ctx context.Context, r release) []candidate {
+func (b *Builder) lookupPlatforms(ctx context.Context, r release, failed *failures) []candidate {
 	found := make([]*candidate, len(r.req.Platforms))
 	var wg sync.WaitGroup
 	for i, plat := range r.req.Platforms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			found[i] = b.lookupPlatform(ctx, Package{Provider: r.req.Provider, Version: r.version, Platform: plat})
+			found[i] = b.lookupPlatform(ctx, Package{Provider: r.req.Provider, Version: r.version, Platform: plat}, failed)
 		}()
 	}
 	wg.Wait()
@@ -89,19 +105,21 @@ func (b *Builder) lookupPlatforms(ctx context.Context, r release) []candidate {
 
 // lookupPlatform reads one package's download document; requests for all
 // platforms of a release go out at once.
-func (b *Builder) lookupPlatform(ctx context.Context, pkg Package) *candidate {
+func (b *Builder) lookupPlatform(ctx context.Context, pkg Package, failed *failures) *candidate {
 	release, err := slot(ctx, b.meta)
 	if err != nil {
 		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
+		failed.add(pkg.Platform, err)
 		return nil
 	}
 	defer release()
 	meta, err := b.Source.PackageMeta(ctx, pkg.Provider, pkg.Version, pkg.Platform)
 	switch {
 	case errors.Is(err, ErrPlatformUnavailable):
-		b.missingPlatform(pkg)
+		b.missingPlatform(pkg) // never published: it holds nothing back
 	case err != nil:
 		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
+		failed.add(pkg.Platform, err)
 	default:
 		return &candidate{pkg: pkg, meta: meta}
 	}
@@ -160,7 +178,7 @@ type origin struct {
 
 // authenticateAll fetches and verifies each distinct SHA256SUMS document
 // once (normally one per release), then checks every candidate against it.
-func (b *Builder) authenticateAll(ctx context.Context, cands []candidate) []authenticated {
+func (b *Builder) authenticateAll(ctx context.Context, cands []candidate, failed *failures) []authenticated {
 	type result struct {
 		origin *origin
 		err    error
@@ -180,6 +198,7 @@ func (b *Builder) authenticateAll(ctx context.Context, cands []candidate) []auth
 		}
 		if err != nil {
 			b.emit(Result{Package: c.pkg, Status: StatusFailed, Reason: "verification", Err: err})
+			failed.add(c.pkg.Platform, err)
 			continue
 		}
 		out = append(out, authenticated{candidate: c, origin: r.origin})
@@ -370,14 +389,18 @@ func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) ([]fetche
 // alone, it would be the newest version for clients, and "init" on the
 // missing platform would fail instead of taking the version before. The
 // packages that passed are reported held, and a later build publishes
-// the release whole; when the build was stopped (stopped: every failure
-// is that), they are canceled like the rest. A release the tree holds
+// the release whole; when every failure was the build being stopped,
+// they are canceled like the rest. A platform fails at its download
+// document, its verification or its download; one the release does not
+// publish holds nothing back, even with Strict (it never comes). A release the tree holds
 // already gains its new platforms as they come.
-func (b *Builder) heldIncomplete(r release, ok []fetched, failed []string, stopped bool) bool {
-	if len(failed) == 0 || len(r.kept) > 0 {
+func (b *Builder) heldIncomplete(r release, ok []fetched, failed *failures) bool {
+	if len(failed.platforms) == 0 || len(r.kept) > 0 {
 		return false
 	}
-	why := fmt.Sprintf("%s failed, and a version is published only with every platform asked for", strings.Join(failed, ", "))
+	stopped := !failed.other
+	slices.Sort(failed.platforms)
+	why := fmt.Sprintf("%s failed, and a version is published only with every platform asked for", strings.Join(failed.platforms, ", "))
 	if !stopped {
 		b.warn("%s %s is not published: %s; the next build publishes it", r.req.Provider, r.version, why)
 	}
@@ -440,22 +463,19 @@ func (b *Builder) putAhead(ctx context.Context, f fetched) []error {
 // reports them. A package is mirrored only if every destination took it.
 // A destination that failed to take an archive ahead (ahead, in the
 // order of b.ahead) is not asked again: its failure is the publication's.
-func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []error) {
+func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []error, failed *failures) {
 	rel := layout.Release{Provider: r.req.Provider, Version: r.version, VerifyExisting: b.Options.VerifyExisting}
 	var ok []fetched
-	var failed []string
-	stopped := true // every failure is the build being stopped
 	for _, f := range fs {
 		if f.err != nil {
 			b.emit(Result{Package: f.pkg, Status: StatusFailed, Reason: "fetch", Err: f.err})
-			failed = append(failed, f.pkg.Platform.String())
-			stopped = stopped && errors.Is(f.err, context.Canceled)
+			failed.add(f.pkg.Platform, f.err)
 			continue
 		}
 		ok = append(ok, f)
 		rel.Archives = append(rel.Archives, f.archive)
 	}
-	if len(ok) == 0 || b.keptOut(r, ok) || b.heldIncomplete(r, ok, failed, stopped) {
+	if len(ok) == 0 || b.keptOut(r, ok) || b.heldIncomplete(r, ok, failed) {
 		return
 	}
 	rel.Record = record(ok)

@@ -81,6 +81,9 @@ func TestFaultMatrix(t *testing.T) {
 		// Permanent faults: the documented exit code and a message naming the fault.
 		{name: "persistent 503", inject: func(r *fakeregistry.Registry) { r.FailTimes(archive, 503, 100) },
 			args: []string{"--retries", "1"}, wantCode: ExitFailure, want: "503 Service Unavailable (after 2 attempts)", held: true},
+		{name: "persistent 503 on a download document", inject: func(r *fakeregistry.Registry) {
+			r.FailTimes(fakeregistry.DownloadDocPath(ns, typ, next, "linux_amd64"), 503, 100)
+		}, args: []string{"--retries", "1"}, wantCode: ExitFailure, want: "503 Service Unavailable", held: true},
 		{name: "redirect loop", inject: func(r *fakeregistry.Registry) {
 			r.RedirectLoop(fakeregistry.DownloadDocPath(ns, typ, next, "linux_amd64"))
 		}, wantCode: ExitFailure, want: "redirect"},
