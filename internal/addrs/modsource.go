@@ -63,6 +63,32 @@ func RecordedModuleSource(raw string) (string, bool) {
 		}
 		return m.Package.String(), true
 	}
+	return remoteRecorded(raw)
+}
+
+// terraformModuleHost is the registry Terraform assumes for a module
+// address that names no host, where OpenTofu assumes DefaultModuleHost.
+const terraformModuleHost = "registry.terraform.io"
+
+// SameRecordedModuleSource reports whether recorded, a Source that
+// OpenTofu or Terraform wrote in modules.json, is the call raw's, as
+// RecordedModuleSource tells it; ok is false when that cannot be told. A
+// registry address without a host is recorded with the default host of
+// whichever client installed it.
+func SameRecordedModuleSource(raw, recorded string) (same, ok bool) {
+	want, ok := RecordedModuleSource(raw)
+	if !ok || want == recorded {
+		return want == recorded, ok
+	}
+	if rest, isDefault := strings.CutPrefix(want, string(DefaultModuleHost)+"/"); isDefault && !strings.HasPrefix(raw, string(DefaultModuleHost)) {
+		return recorded == terraformModuleHost+"/"+rest, true
+	}
+	return false, true
+}
+
+// remoteRecorded is RecordedModuleSource of a source that is not a
+// registry address.
+func remoteRecorded(raw string) (string, bool) {
 	pkg, subdir := SplitModuleSubdir(raw)
 	_, rest := SplitForcedGetter(pkg)
 	if u, err := url.Parse(rest); err != nil || u.Scheme == "" {

@@ -44,3 +44,26 @@ func TestRecordedModuleSource(t *testing.T) {
 		}
 	}
 }
+
+// Terraform records a registry module named without a host under its own
+// default registry; the call is the same one.
+func TestSameRecordedModuleSource(t *testing.T) {
+	tests := []struct {
+		raw, recorded string
+		same, ok      bool
+	}{
+		{"acme/net/aws", "registry.opentofu.org/acme/net/aws", true, true},
+		{"acme/net/aws", "registry.terraform.io/acme/net/aws", true, true},
+		{"acme/net/aws//sub", "registry.terraform.io/acme/net/aws//sub", true, true},
+		{"registry.opentofu.org/acme/net/aws", "registry.terraform.io/acme/net/aws", false, true},
+		{"acme/net/aws", "registry.example.com/acme/net/aws", false, true},
+		{"git::https://example.com/n.git?ref=v2", "git::https://example.com/n.git?ref=v1", false, true},
+		{"github.com/acme/net", "git::https://github.com/acme/net.git", false, false},
+	}
+	for _, tc := range tests {
+		same, ok := SameRecordedModuleSource(tc.raw, tc.recorded)
+		if same != tc.same || ok != tc.ok {
+			t.Errorf("SameRecordedModuleSource(%q, %q) = %v, %v; want %v, %v", tc.raw, tc.recorded, same, ok, tc.same, tc.ok)
+		}
+	}
+}

@@ -732,6 +732,18 @@ module "sub" { source = "./sub" }
 			want: map[string][]Constraint{foo: none()},
 		},
 		{
+			name: "installed registry module, by Terraform",
+			files: map[string]string{
+				"root/main.tf": `module "net" {
+  source  = "x/y/aws"
+  version = "1.0.0"
+}`,
+				"root/.terraform/modules/modules.json": `{"Modules":[{"Key":"net","Source":"registry.terraform.io/x/y/aws","Version":"1.0.0","Dir":".terraform/modules/net"}]}`,
+				"root/.terraform/modules/net/main.tf":  `resource "foo_thing" "a" {}`,
+			},
+			want: map[string][]Constraint{foo: none()},
+		},
+		{
 			name: "installed module whose call changed since",
 			files: map[string]string{
 				"root/main.tf": `module "net" {

@@ -83,7 +83,7 @@ func staleRecord(rec manifestRecord, c *callDecl) string {
 	if !c.static {
 		return ""
 	}
-	if want, ok := addrs.RecordedModuleSource(c.source); ok && want != rec.Source {
+	if same, ok := addrs.SameRecordedModuleSource(c.source, rec.Source); ok && !same {
 		return fmt.Sprintf("its source has changed since \"tofu init\" installed it from %q", rec.Source)
 	}
 	if c.version == nil {
