@@ -58,11 +58,13 @@ type failures struct {
 	other     bool // a failure that is not the build being stopped
 }
 
-func (f *failures) add(plat addrs.Platform, err error) {
+// fail reports a package of the release failed, and keeps its platform.
+func (b *Builder) fail(f *failures, res Result) {
+	b.emit(res)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.platforms = append(f.platforms, plat.String())
-	f.other = f.other || !errors.Is(err, context.Canceled)
+	f.platforms = append(f.platforms, res.Platform.String())
+	f.other = f.other || !errors.Is(res.Err, context.Canceled)
 }
 
 // failRelease reports every package of a release, kept or to fetch, as
@@ -108,8 +110,7 @@ func (b *Builder) lookupPlatforms(ctx context.Context, r release, failed *failur
 func (b *Builder) lookupPlatform(ctx context.Context, pkg Package, failed *failures) *candidate {
 	release, err := slot(ctx, b.meta)
 	if err != nil {
-		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
-		failed.add(pkg.Platform, err)
+		b.fail(failed, Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
 		return nil
 	}
 	defer release()
@@ -118,8 +119,7 @@ func (b *Builder) lookupPlatform(ctx context.Context, pkg Package, failed *failu
 	case errors.Is(err, ErrPlatformUnavailable):
 		b.missingPlatform(pkg) // never published: it holds nothing back
 	case err != nil:
-		b.emit(Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
-		failed.add(pkg.Platform, err)
+		b.fail(failed, Result{Package: pkg, Status: StatusFailed, Reason: "package metadata", Err: &PackageError{Package: pkg, Err: err}})
 	default:
 		return &candidate{pkg: pkg, meta: meta}
 	}
@@ -197,8 +197,7 @@ func (b *Builder) authenticateAll(ctx context.Context, cands []candidate, failed
 			err = checkListed(c, r.origin.sums)
 		}
 		if err != nil {
-			b.emit(Result{Package: c.pkg, Status: StatusFailed, Reason: "verification", Err: err})
-			failed.add(c.pkg.Platform, err)
+			b.fail(failed, Result{Package: c.pkg, Status: StatusFailed, Reason: "verification", Err: err})
 			continue
 		}
 		out = append(out, authenticated{candidate: c, origin: r.origin})
@@ -392,8 +391,8 @@ func (b *Builder) fetchAll(ctx context.Context, auths []authenticated) ([]fetche
 // the release whole; when every failure was the build being stopped,
 // they are canceled like the rest. A platform fails at its download
 // document, its verification or its download; one the release does not
-// publish holds nothing back, even with Strict (it never comes). A release the tree holds
-// already gains its new platforms as they come.
+// publish holds nothing back, even with Strict (it never comes). A
+// release the tree holds already gains its new platforms as they come.
 func (b *Builder) heldIncomplete(r release, ok []fetched, failed *failures) bool {
 	if len(failed.platforms) == 0 || len(r.kept) > 0 {
 		return false
@@ -407,8 +406,8 @@ func (b *Builder) heldIncomplete(r release, ok []fetched, failed *failures) bool
 	for _, f := range ok {
 		b.Work.Discard(f.archive.Staged)
 		res := Result{Package: f.pkg, Status: StatusHeld, Reason: "incomplete release: " + why, Bytes: f.size, Advisories: f.advisories, Advised: f.advised}
-		if stopped {
-			res = Result{Package: f.pkg, Status: StatusCanceled, Reason: "fetch", Err: &PackageError{Package: f.pkg, Err: context.Canceled}}
+		if stopped { // emit says canceled
+			res = Result{Package: f.pkg, Status: StatusFailed, Reason: "fetch", Err: &PackageError{Package: f.pkg, Err: context.Canceled}}
 		}
 		b.emit(res)
 	}
@@ -468,8 +467,7 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []
 	var ok []fetched
 	for _, f := range fs {
 		if f.err != nil {
-			b.emit(Result{Package: f.pkg, Status: StatusFailed, Reason: "fetch", Err: f.err})
-			failed.add(f.pkg.Platform, f.err)
+			b.fail(failed, Result{Package: f.pkg, Status: StatusFailed, Reason: "fetch", Err: f.err})
 			continue
 		}
 		ok = append(ok, f)
