@@ -3,11 +3,16 @@ package hashing
 import (
 	"archive/zip"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
@@ -108,4 +113,41 @@ func canonicalEntryName(raw string) (name, why string) {
 		}
 	}
 	return name, ""
+}
+
+// HashPackageDir is the h1: hash of an unpacked package directory as a
+// client computes it (dirhash's Hash1 of its files), the directory read as
+// hostile input: through an os.Root, regular files only, within limits.
+func HashPackageDir(dir string, limits ZipLimits) (string, error) {
+	limits = limits.WithDefaults()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = root.Close() }()
+	var files []string
+	var size int64
+	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s is a %s, not a regular file", name, atomicfile.TypeName(d.Type()))
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if size += info.Size(); size > limits.MaxUnpackedBytes || len(files) >= limits.MaxEntries {
+			return fmt.Errorf("the package exceeds the limits of %d files and %d unpacked bytes", limits.MaxEntries, limits.MaxUnpackedBytes)
+		}
+		files = append(files, name)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return dirhash.Hash1(files, func(name string) (io.ReadCloser, error) { return root.Open(name) })
 }

@@ -5,14 +5,11 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
-
-	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -170,45 +167,8 @@ func dirHashIs(dir, want string, limits hashing.ZipLimits) bool {
 	if want == "" {
 		return false
 	}
-	got, err := dirH1(dir, limits)
+	got, err := hashing.HashPackageDir(dir, limits)
 	return err == nil && got == want
-}
-
-// dirH1 is the h1: hash of an unpacked package directory as a client
-// computes it (dirhash's Hash1 of its files), read as hostile input:
-// through an os.Root, regular files only, within limits.
-func dirH1(dir string, limits hashing.ZipLimits) (string, error) {
-	limits = limits.WithDefaults()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = root.Close() }()
-	var files []string
-	var size int64
-	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is a %s, not a regular file", name, atomicfile.TypeName(d.Type()))
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if size += info.Size(); size > limits.MaxUnpackedBytes || len(files) >= limits.MaxEntries {
-			return fmt.Errorf("the package exceeds the limits of %d files and %d unpacked bytes", limits.MaxEntries, limits.MaxUnpackedBytes)
-		}
-		files = append(files, name)
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return dirhash.Hash1(files, func(name string) (io.ReadCloser, error) { return root.Open(name) })
 }
 
 // CheckFilesystem checks the filesystem view at root against its store,
@@ -247,7 +207,7 @@ func checkFilesystemVersion(ctx context.Context, store *Tree, root string, p add
 	if err != nil {
 		return nil, err
 	}
-	rec, err := store.ReadRecord(ctx, p, v)
+	prov, err := store.ReadProvenance(ctx, p, v)
 	if err != nil {
 		return nil, nil
 	}
@@ -257,11 +217,12 @@ func checkFilesystemVersion(ctx context.Context, store *Tree, root string, p add
 		if err != nil {
 			return nil, err
 		}
-		a, ok, err := rec.Provenance.Entry(p, v, plat)
+		a, ok, err := prov.Entry(p, v, plat)
 		if !ok || err != nil {
 			continue
 		}
-		if problem := checkFilesystemPackage(root, p, v, plat, a, limits); problem != nil {
+		stored, _ := store.LocalPath(ArchivePath(p, v, plat))
+		if problem := checkFilesystemPackage(root, stored, p, v, plat, a, limits); problem != nil {
 			out = append(out, *problem)
 		}
 	}
@@ -269,14 +230,19 @@ func checkFilesystemVersion(ctx context.Context, store *Tree, root string, p add
 }
 
 // checkFilesystemPackage finds a package as a client of the filesystem
-// mirror at root does: the archive, else the unpacked directory.
-func checkFilesystemPackage(root string, p addrs.Provider, v addrs.Version, plat addrs.Platform, a ProvenanceArchive, limits hashing.ZipLimits) *Problem {
+// mirror at root does: the archive, else the unpacked directory. A packed
+// archive that is the store's own file (stored, hard-linked) is the bytes
+// verify has hashed already: not read again.
+func checkFilesystemPackage(root, stored string, p addrs.Provider, v addrs.Version, plat addrs.Platform, a ProvenanceArchive, limits hashing.ZipLimits) *Problem {
 	dir := FilesystemDir(p)
 	zipRel := filepath.ToSlash(filepath.Join(dir, ArchiveName(p, v, plat)))
 	pkgRel := filepath.ToSlash(filepath.Join(dir, v.String(), plat.String()))
 	if info, err := os.Lstat(filepath.Join(root, filepath.FromSlash(zipRel))); err == nil {
 		if !info.Mode().IsRegular() {
 			return &Problem{Path: zipRel, Message: fmt.Sprintf("is a %s, not the archive of %s %s %s", atomicfile.TypeName(info.Mode()), p, v, plat)}
+		}
+		if same, err := os.Stat(stored); err == nil && os.SameFile(info, same) {
+			return nil
 		}
 		sum, _, err := hashing.HashFile(filepath.Join(root, filepath.FromSlash(zipRel)))
 		switch {
@@ -291,7 +257,7 @@ func checkFilesystemPackage(root string, p addrs.Provider, v addrs.Version, plat
 	if err != nil || !info.IsDir() {
 		return &Problem{Path: pkgRel, Message: fmt.Sprintf("clients of this filesystem mirror find no package of %s %s for %s: neither %s nor this directory is there", p, v, plat, path.Base(zipRel))}
 	}
-	got, err := dirH1(filepath.Join(root, filepath.FromSlash(pkgRel)), limits)
+	got, err := hashing.HashPackageDir(filepath.Join(root, filepath.FromSlash(pkgRel)), limits)
 	switch {
 	case err != nil:
 		return &Problem{Path: pkgRel, Message: fmt.Sprintf("cannot be hashed as clients hash it: %v", err)}

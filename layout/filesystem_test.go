@@ -152,10 +152,10 @@ func TestSameContentIn(t *testing.T) {
 	}
 }
 
-// dirH1 hashes an unpacked package as dirhash does, and treats the
+// HashPackageDir hashes an unpacked package as dirhash does, and treats the
 // directory as hostile: a link (to a file that never ends) or a package
 // beyond the limits is refused, not read.
-func TestDirH1(t *testing.T) {
+func TestHashPackageDir(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{"terraform-provider-x": "binary", "docs/README": "readme"} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -170,14 +170,14 @@ func TestDirH1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := dirH1(dir, hashing.ZipLimits{}); err != nil || got != want {
+	if got, err := hashing.HashPackageDir(dir, hashing.ZipLimits{}); err != nil || got != want {
 		t.Fatalf("dirH1 = %q, %v; want dirhash's %q", got, err, want)
 	}
-	if _, err := dirH1(dir, hashing.ZipLimits{MaxUnpackedBytes: 10}); err == nil || !strings.Contains(err.Error(), "limits") {
+	if _, err := hashing.HashPackageDir(dir, hashing.ZipLimits{MaxUnpackedBytes: 10}); err == nil || !strings.Contains(err.Error(), "limits") {
 		t.Errorf("a package beyond the limits: err = %v", err)
 	}
 	hostilefs.DevZero(t, filepath.Join(dir, "zero"))
-	_, err = hostilefs.Within(t, "", func() (string, error) { return dirH1(dir, hashing.ZipLimits{}) })
+	_, err = hostilefs.Within(t, "", func() (string, error) { return hashing.HashPackageDir(dir, hashing.ZipLimits{}) })
 	if err == nil || !strings.Contains(err.Error(), "zero is a symbolic link") {
 		t.Errorf("a link to /dev/zero: err = %v, want one naming it", err)
 	}
