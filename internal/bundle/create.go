@@ -19,6 +19,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
+	"github.com/tfmirror/tfmirror/internal/chunkio"
 	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -449,11 +450,14 @@ func writeEntry(tw *tar.Writer, e entry) error {
 		return fmt.Errorf("pack %s: %w", e.name, err)
 	}
 	w := hashing.NewWriter()
-	src := &readSide{r: r}
-	if _, err := io.CopyN(io.MultiWriter(tw, w), src, e.file.Size); err != nil {
-		if src.err == nil {
-			return fmt.Errorf("pack %s: %w", e.name, err) // writing the bundle failed
-		}
+	n, err := chunkio.Copy(io.MultiWriter(tw, w), io.LimitReader(r, e.file.Size))
+	switch {
+	case chunkio.IsWrite(err):
+		return fmt.Errorf("pack %s: %w", e.name, err) // writing the bundle failed
+	case err == nil && n < e.file.Size:
+		err = io.ErrUnexpectedEOF
+		fallthrough
+	case err != nil:
 		return fmt.Errorf("pack %s: %w (did it change while the bundle was made?)", e.name, err)
 	}
 	extra, _ := r.Read(make([]byte, 1))
@@ -462,20 +466,4 @@ func writeEntry(tw *tar.Writer, e entry) error {
 		return fmt.Errorf("pack %s: %s changed while the bundle was made", e.name, e.src)
 	}
 	return nil
-}
-
-// readSide keeps the error of the reads from r, io.EOF included, so that a
-// copy's failure can be told apart: reading the mirror, or writing the
-// bundle.
-type readSide struct {
-	r   io.Reader
-	err error
-}
-
-func (s *readSide) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if err != nil {
-		s.err = err
-	}
-	return n, err
 }

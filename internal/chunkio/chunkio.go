@@ -24,8 +24,8 @@ var buffers = sync.Pool{New: func() any { return new([Chunk]byte) }}
 // Copy copies src to dst until src ends, as io.Copy does, but in writes of
 // Chunk bytes (the last one shorter). When src fails, what it gave before
 // the error is written first, so dst holds every byte read. It returns the
-// bytes written and the first error of either side; io.EOF from src is
-// not an error.
+// bytes written and the first error of either side, a failed write (a
+// short one included) as a *WriteError; io.EOF from src is not an error.
 func Copy(dst io.Writer, src io.Reader) (int64, error) {
 	buf := buffers.Get().(*[Chunk]byte)
 	defer buffers.Put(buf)
@@ -39,7 +39,7 @@ func Copy(dst io.Writer, src io.Reader) (int64, error) {
 				werr = io.ErrShortWrite
 			}
 			if werr != nil {
-				return written, werr
+				return written, &WriteError{Err: werr}
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
@@ -111,4 +111,18 @@ func fill(buf []byte, src io.Reader) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// WriteError is a Copy that failed on its writing side: the destination,
+// not the source (a full disk, not a connection that broke). It reads as
+// the error it holds.
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// IsWrite reports whether err is a Copy's failed write.
+func IsWrite(err error) bool {
+	var w *WriteError
+	return errors.As(err, &w)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -151,3 +152,25 @@ func TestCopyLimited(t *testing.T) {
 		})
 	}
 }
+
+// A failed write is told from a failed read: the destination's side.
+func TestCopyTellsTheWriteSide(t *testing.T) {
+	full := errors.New("no space left on device")
+	_, err := Copy(failWriter{full}, strings.NewReader("data"))
+	if !IsWrite(err) || !errors.Is(err, full) || err.Error() != full.Error() {
+		t.Errorf("a failed write: %v (IsWrite %v), want the write's error, marked", err, IsWrite(err))
+	}
+	broken := errors.New("connection reset")
+	_, err = Copy(io.Discard, io.MultiReader(strings.NewReader("data"), errReader{broken}))
+	if IsWrite(err) || !errors.Is(err, broken) {
+		t.Errorf("a failed read: %v (IsWrite %v), want the read's error, not marked", err, IsWrite(err))
+	}
+}
+
+type failWriter struct{ err error }
+
+func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }

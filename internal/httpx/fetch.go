@@ -479,10 +479,9 @@ func copyBody(u *url.URL, resp *http.Response, body io.Reader, w io.Writer, offs
 	if limit > 0 {
 		left = max(limit-offset, 0)
 	}
-	dst := &writeMark{w: w}
-	n, err := chunkio.CopyLimited(dst, body, left)
+	n, err := chunkio.CopyLimited(w, body, left)
 	switch {
-	case dst.failed || errors.Is(err, io.ErrShortWrite):
+	case chunkio.IsWrite(err):
 		return &finalError{fmt.Errorf("copy %s: %w", Redact(u), err)}
 	case errors.Is(err, chunkio.ErrPastLimit):
 		return tooLarge("read %s: the body exceeds the limit of %d bytes", Redact(u), limit)
@@ -515,20 +514,6 @@ func notAPage(u *url.URL, resp *http.Response, body io.Reader, offset int64) (io
 		return nil, fmt.Errorf("read %s: %w", Redact(u), err)
 	}
 	return io.MultiReader(bytes.NewReader(head), body), nil
-}
-
-// writeMark remembers that a write failed, to tell it from a failed read.
-type writeMark struct {
-	w      io.Writer
-	failed bool
-}
-
-func (m *writeMark) Write(p []byte) (int, error) {
-	n, err := m.w.Write(p)
-	if err != nil {
-		m.failed = true
-	}
-	return n, err
 }
 
 // retryableStatus reports whether a status may go away: 429 and 5xx except
