@@ -54,12 +54,7 @@ func expectFailure(t *testing.T, code int, stdout, stderr, link string) {
 func TestBuildRefusesLinkedHostDir(t *testing.T) {
 	for _, kind := range []string{"network", "packed", "unpacked"} {
 		t.Run(kind, func(t *testing.T) {
-			o := newOrigin(t)
-			o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-			dir := t.TempDir()
-			writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+			o, dir := fooOrigin(t)
 			link, elsewhere := linkedHost(t, filepath.Join(dir, "site"))
 			code, stdout, stderr := o.run(t, dir, "build", "--layout", kind)
 			expectFailure(t, code, stdout, stderr, link)

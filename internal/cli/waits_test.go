@@ -66,12 +66,7 @@ provider "hashicorp/foo" { versions = "1.0.0" }
 // terminal and in --json, instead of seeming stuck.
 func TestLockWaitIsShown(t *testing.T) {
 	for _, asJSON := range []bool{false, true} {
-		o := newOrigin(t)
-		o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
-		dir := t.TempDir()
-		writeManifest(t, dir, `platforms = ["linux_amd64"]
-provider "hashicorp/foo" { versions = "1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+		o, dir := fooOrigin(t)
 		lock := filepath.Join(dir, "site", ".tfmirror", "lock")
 		if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
 			t.Fatal(err)
