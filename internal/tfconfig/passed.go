@@ -2,7 +2,6 @@ package tfconfig
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -29,33 +28,19 @@ func passedProviders(c *callDecl) []passedProvider {
 	}
 	var out []passedProvider
 	for _, pair := range pairs {
-		child, ok := passedRef(pair.Key)
-		parent, okParent := passedRef(pair.Value)
-		if !ok || !okParent {
+		var ignored hcl.Diagnostics // OpenTofu reports a reference it cannot read
+		child, alias := providerConfigRef(pair.Key, &ignored)
+		parent, _ := providerConfigRef(pair.Value, &ignored)
+		if child == "" || parent == "" {
 			continue
 		}
-		out = append(out, passedProvider{child: child, childName: strings.SplitN(child, ".", 2)[0],
-			parentName: strings.SplitN(parent, ".", 2)[0], rng: pair.Key.Range()})
+		key := child
+		if alias != "" {
+			key += "." + alias
+		}
+		out = append(out, passedProvider{child: key, childName: child, parentName: parent, rng: pair.Key.Range()})
 	}
 	return out
-}
-
-// passedRef is a provider reference, NAME or NAME.ALIAS, written as a
-// traversal (or, in JSON, a string holding one).
-func passedRef(expr hcl.Expression) (string, bool) {
-	tr, diags := hcl.AbsTraversalForExpr(expr)
-	if diags.HasErrors() || len(tr) == 0 || len(tr) > 2 {
-		return "", false
-	}
-	ref := tr.RootName()
-	if len(tr) == 2 {
-		attr, ok := tr[1].(hcl.TraverseAttr)
-		if !ok {
-			return "", false
-		}
-		ref += "." + attr.Name
-	}
-	return ref, true
 }
 
 // checkPassedProviders refuses, as OpenTofu's init does ("Provider type

@@ -129,6 +129,14 @@ func checkConstraint(c *constraintDecl, diags *hcl.Diagnostics) bool {
 // NAME.ALIAS[KEY]) and returns its local name, or "" after reporting a
 // problem. A quoted reference is accepted, as OpenTofu still does.
 func providerRef(expr hcl.Expression, diags *hcl.Diagnostics) string {
+	name, _ := providerConfigRef(expr, diags)
+	return name
+}
+
+// providerConfigRef is providerRef with the alias too ("" for none): how
+// OpenTofu reads a provider configuration reference, in a provider
+// argument and in both sides of a module call's providers argument.
+func providerConfigRef(expr hcl.Expression, diags *hcl.Diagnostics) (name, alias string) {
 	if hcljson.IsJSONExpression(expr) {
 		// JSON gives the reference as a string in native syntax.
 		native, ok := jsonAsNative(expr)
@@ -139,7 +147,7 @@ func providerRef(expr hcl.Expression, diags *hcl.Diagnostics) string {
 				Detail:   "The provider argument requires a string holding a provider type name, optionally followed by a period and then a configuration alias and optional instance key.",
 				Subject:  expr.Range().Ptr(),
 			})
-			return ""
+			return "", ""
 		}
 		expr = native
 	}
@@ -164,13 +172,18 @@ func providerRef(expr hcl.Expression, diags *hcl.Diagnostics) string {
 			Detail:   "The provider argument requires a provider type name, optionally followed by a period and then a configuration alias and optional instance key.",
 			Subject:  expr.Range().Ptr(),
 		})
-		return ""
+		return "", ""
 	}
-	name := trav.RootName()
+	name = trav.RootName()
 	if !checkLocalName(name, trav[0].SourceRange(), diags) {
-		return ""
+		return "", ""
 	}
-	return name
+	if len(trav) > 1 {
+		if attr, ok := trav[1].(hcl.TraverseAttr); ok {
+			alias = attr.Name
+		}
+	}
+	return name, alias
 }
 
 // jsonAsNative parses the string value of a JSON expression as a native
