@@ -33,7 +33,9 @@ that satisfies every constraint in the module tree.
 
 Building into an existing mirror merges: versions and platforms already there
 stay listed and nothing is deleted (tfmirror prune removes what the manifest
-no longer selects). Files appear atomically and in publish order (archives,
+no longer selects). A version new to the mirror is published with every
+platform asked for or not at all: when one fails, the others are held back
+(status held) until a build brings them all. Files appear atomically and in publish order (archives,
 then <version>.json, then index.json; blobs, then manifests, then the tag in
 a registry), so a destination can be served while it is being built, and
 several builds (or --shard workers) may publish into one bucket at once.
