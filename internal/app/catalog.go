@@ -22,11 +22,16 @@ import (
 // catalog that lists no archives. It is exit 3.
 type CatalogError struct {
 	Location string
+	Path     string // the file at fault, when one is: catalog.json.asc
 	Err      error
 }
 
 func (e *CatalogError) Error() string {
-	return fmt.Sprintf("the catalog of %s is not vouched for by the catalog key (--catalog-key, settings catalog_key): %v", e.Location, e.Err)
+	msg := fmt.Sprintf("the catalog of %s is not vouched for by the catalog key (--catalog-key, settings catalog_key): ", e.Location)
+	if e.Path != "" {
+		msg += e.Path + ": "
+	}
+	return msg + e.Err.Error()
 }
 
 func (e *CatalogError) Unwrap() error { return e.Err }
@@ -74,7 +79,7 @@ func ReadSignedCatalog(ctx context.Context, m mirror.Packages, keys *signing.Tru
 	}
 	signer, err := keys.VerifyArmored(data, sig)
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", layout.CatalogSignaturePath, err))
+		return layout.Catalog{}, signing.Signer{}, &CatalogError{Location: tree.Location(), Path: layout.CatalogSignaturePath, Err: err}
 	}
 	c, err := layout.DecodeCatalog(data)
 	if err != nil {

@@ -6,13 +6,13 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
@@ -153,8 +153,7 @@ func signedCatalog(ctx context.Context, packages mirror.Packages, keys *signing.
 	c, _, err := app.ReadSignedCatalog(ctx, packages, keys)
 	var cerr *app.CatalogError
 	if errors.As(err, &cerr) {
-		// The path is the problem's: not again in its message.
-		return c, &mirror.Problem{Path: layout.CatalogSignaturePath, Message: strings.TrimPrefix(cerr.Err.Error(), layout.CatalogSignaturePath+": ")}, nil
+		return c, &mirror.Problem{Path: cmp.Or(cerr.Path, layout.CatalogSignaturePath), Message: cerr.Err.Error()}, nil
 	}
 	return c, nil, err
 }
