@@ -3,8 +3,10 @@ package signing
 import (
 	"bytes"
 	"fmt"
+	"io"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 )
 
 // SignArmored returns an ASCII-armored detached signature of doc, the form
@@ -27,9 +29,16 @@ func (k *SigningKey) Signs(doc, sig []byte) bool {
 
 // VerifyArmored is VerifyDetached for an ASCII-armored signature.
 func (k *TrustedKeys) VerifyArmored(doc, sig []byte) (Signer, error) {
-	entity, err := openpgp.CheckArmoredDetachedSignature(k.ring, bytes.NewReader(doc), bytes.NewReader(sig), nil)
+	block, err := armor.Decode(bytes.NewReader(sig))
 	if err != nil {
 		return Signer{}, fmt.Errorf("verify signature: %w", err)
 	}
-	return signerOf(entity, nil, false), nil
+	if block.Type != openpgp.SignatureType {
+		return Signer{}, fmt.Errorf("verify signature: an armored %s, not a signature", block.Type)
+	}
+	binary, err := io.ReadAll(io.LimitReader(block.Body, int64(len(sig))))
+	if err != nil {
+		return Signer{}, fmt.Errorf("verify signature: %w", err)
+	}
+	return k.VerifyDetached(doc, binary)
 }

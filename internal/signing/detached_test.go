@@ -1,8 +1,11 @@
 package signing_test
 
 import (
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
 
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/internal/testutil/pgptest"
@@ -30,5 +33,13 @@ func TestVerifyDetachedNamesTheSigner(t *testing.T) {
 	got, err := both.VerifyDetached(doc, sig)
 	if err != nil || got.KeyID != signer.ID {
 		t.Errorf("with the signer trusted: %v, %v; want the signer %s", got, err, signer.ID)
+	}
+	// The same for an armored signature (a catalog's, a change record's).
+	armored := pgptest.Armor(t, openpgp.SignatureType, func(w io.Writer) error { _, err := w.Write(sig); return err })
+	if _, err := keys.VerifyArmored(doc, []byte(armored)); err == nil || !strings.Contains(err.Error(), "made by key "+signer.ID) {
+		t.Errorf("an armored signature by an untrusted key: err = %v, want one naming %s", err, signer.ID)
+	}
+	if got, err := both.VerifyArmored(doc, []byte(armored)); err != nil || got.KeyID != signer.ID {
+		t.Errorf("an armored signature with the signer trusted: %v, %v", got, err)
 	}
 }
