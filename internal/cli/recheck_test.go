@@ -41,15 +41,23 @@ func (o keysOrigin) archiveRequests(versions ...string) int {
 
 func TestRecheckFindsAReRelease(t *testing.T) {
 	a, b := pgptest.New(t, "A"), pgptest.New(t, "B")
+	// manifest mirrors every version of hashicorp/foo, with trust (a
+	// trust block's body) if given.
+	manifest := func(t *testing.T, o keysOrigin, trust string) {
+		if trust != "" {
+			trust = "trust \"*\" {\n  " + trust + "\n}\n"
+		}
+		writeManifest(t, o.dir, `platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/foo" { versions = ">= 1.0.0" }
+`+trust+o.hostBlock("registry.opentofu.org"))
+	}
 	newMirror := func(t *testing.T) keysOrigin {
 		o := keysOrigin{origin: newOrigin(t), dir: t.TempDir()}
 		for _, v := range []string{"1.0.0", "2.0.0"} {
 			o.reg.Add("hashicorp", "foo", v, "linux_amd64", "darwin_arm64")
 			o.signWith(t, v, a, time.Time{}, a)
 		}
-		writeManifest(t, o.dir, `platforms = ["linux_amd64", "darwin_arm64"]
-provider "hashicorp/foo" { versions = ">= 1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+		manifest(t, o, "")
 		if code, out := o.tfmirror(t, "build"); code != ExitOK {
 			t.Fatalf("build: exit %d\n%s", code, out)
 		}
@@ -140,12 +148,7 @@ provider "hashicorp/foo" { versions = ">= 1.0.0" }
 		o := newMirror(t)
 		o.signWith(t, "1.0.0", b, time.Time{}, b)
 		o.signWith(t, "2.0.0", b, time.Time{}, b)
-		writeManifest(t, o.dir, `platforms = ["linux_amd64", "darwin_arm64"]
-provider "hashicorp/foo" { versions = ">= 1.0.0" }
-trust "*" {
-  accept_new_keys = ["`+b.Fingerprint+`"]
-}
-`+o.hostBlock("registry.opentofu.org"))
+		manifest(t, o, `accept_new_keys = ["`+b.Fingerprint+`"]`)
 		for range 2 {
 			if code, out := o.tfmirror(t, "build", "--recheck"); code != ExitOK || !strings.Contains(out, "0 mirrored, 4 already present") {
 				t.Fatalf("recheck of releases signed again by an accepted key: exit %d, want 0\n%s", code, out)
@@ -155,9 +158,7 @@ trust "*" {
 		// now, without a word in the manifest.
 		o.reg.Add("hashicorp", "foo", "3.0.0", "linux_amd64", "darwin_arm64")
 		o.signWith(t, "3.0.0", b, time.Time{}, b)
-		writeManifest(t, o.dir, `platforms = ["linux_amd64", "darwin_arm64"]
-provider "hashicorp/foo" { versions = ">= 1.0.0" }
-`+o.hostBlock("registry.opentofu.org"))
+		manifest(t, o, "")
 		if code, out := o.tfmirror(t, "build"); code != ExitOK {
 			t.Fatalf("build of 3.0.0: exit %d\n%s", code, out)
 		}
