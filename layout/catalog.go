@@ -43,6 +43,12 @@ type Catalog struct {
 	// the database its findings were matched against; absent when the
 	// tree has none.
 	Vulnerabilities *VulnerabilitiesRef `json:"vulnerabilities,omitempty"`
+	// Changes pins, by path and SHA-256, the change records the change
+	// index listed when the catalog was last signed (pinChanges), so that
+	// its signature vouches for the mirror's history: a record edited,
+	// removed or hidden from the index since is a problem for verify.
+	// Only a signing SealCatalog sets it; absent when never signed.
+	Changes []CatalogChange `json:"changes,omitempty"`
 }
 
 // CatalogSignaturePath is catalog.json's detached ASCII-armored OpenPGP

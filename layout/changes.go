@@ -351,8 +351,11 @@ func DecodeChangeIndex(data []byte) (ChangeIndex, error) {
 	if err := decodeStrict(data, &idx); err != nil {
 		return idx, fmt.Errorf("parse %s: %w", ChangeIndexPath, err)
 	}
-	if idx.Format != ChangeFormat || len(idx.Records) > MaxChangeEntries || !feedID.MatchString(idx.Feed) {
+	if idx.Format != ChangeFormat || len(idx.Records) > MaxChangeEntries {
 		return ChangeIndex{}, fmt.Errorf("parse %s: format %d with %d records: not an index this version reads (at most %d records)", ChangeIndexPath, idx.Format, len(idx.Records), MaxChangeEntries)
+	}
+	if !feedID.MatchString(idx.Feed) {
+		return ChangeIndex{}, fmt.Errorf("parse %s: its feed id %s is not urn:sha256: and a digest", ChangeIndexPath, excerpt.Quote(idx.Feed))
 	}
 	for _, e := range idx.Records {
 		if err := e.check(); err != nil {

@@ -31,8 +31,8 @@ type SealReport struct {
 }
 
 // SealCatalog brings the archive listing of catalog.json (Catalog.Archives)
-// in step with the tree and, with a sealer, signs it into
-// CatalogSignaturePath. Without a sealer a catalog never sealed is left
+// in step with the tree and, with a sealer, pins the change records the
+// index lists (Catalog.Changes) and signs it into CatalogSignaturePath. Without a sealer a catalog never sealed is left
 // as it is, and a sealed one keeps its listing current (losing its
 // signature when it changes). Nothing is written when nothing changed: a
 // signature that still verifies stays.
@@ -59,6 +59,11 @@ func (t *Tree) SealCatalog(ctx context.Context, s Sealer) (SealReport, error) {
 	}
 	if c.Archives, err = t.CatalogArchives(ctx); err != nil {
 		return report, err
+	}
+	if s != nil {
+		if c.Changes, err = t.pinChanges(ctx, c.Changes); err != nil {
+			return report, err
+		}
 	}
 	report.Listed = len(c.Archives)
 	out, err := Encode(c)

@@ -6,14 +6,18 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/signing"
@@ -471,7 +475,21 @@ func TestSignedCatalogThroughBundle(t *testing.T) {
 	if out := mustRun(t, o, t.TempDir(), "verify", "--catalog-key", public, signed); !strings.Contains(out, " 0 problems") {
 		t.Errorf("verify --catalog-key of the imported mirror:\n%s", out)
 	}
-	if !bytes.Equal(readFile(t, filepath.Join(signed, layout.CatalogPath)), readFile(t, filepath.Join(dir, "site", layout.CatalogPath))) {
+	// The same catalog, but for the change records it pins: the import
+	// signed its own record of what it added too.
+	built, err := layout.DecodeCatalog(readFile(t, filepath.Join(dir, "site", layout.CatalogPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported, err := layout.DecodeCatalog(readFile(t, filepath.Join(signed, layout.CatalogPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(imported.Changes) != len(built.Changes)+1 || !slices.Contains(imported.Changes, built.Changes[0]) {
+		t.Errorf("the imported catalog pins %+v, want the built one's %+v and the import's record", imported.Changes, built.Changes)
+	}
+	built.Changes, imported.Changes = nil, nil
+	if !reflect.DeepEqual(built, imported) {
 		t.Error("the imported catalog differs from the one built")
 	}
 
@@ -522,5 +540,81 @@ func TestSignedChangeRecordsVerified(t *testing.T) {
 	code, stdout, stderr = o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
 	if code != ExitVerification || !strings.Contains(stdout+stderr, "the change index lists this record with SHA-256") {
 		t.Errorf("verify of a record that is not the index's: exit %d, want %d\n%s%s", code, ExitVerification, stdout, stderr)
+	}
+}
+
+// The signed catalog pins the change records the index listed when it was
+// signed: history rewritten without the key (a record replaced by one of
+// another name, listed as unsigned; a pinned record deleted) is a problem
+// for verify --catalog-key, and a record listed after the signature is a
+// warning that names it.
+func TestSignedCatalogPinsChangeHistory(t *testing.T) {
+	o, dir, private, public := signedOrigin(t)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	site := filepath.Join(dir, "site")
+	indexPath := filepath.Join(site, filepath.FromSlash(layout.ChangeIndexPath))
+	origIndex := readFile(t, indexPath)
+	index, err := layout.DecodeChangeIndex(origIndex)
+	if err != nil || len(index.Records) != 1 {
+		t.Fatalf("the change index: %+v (%v), want one record", index, err)
+	}
+	catalog, err := layout.DecodeCatalog(readFile(t, filepath.Join(site, layout.CatalogPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := index.Records[0]
+	if want := []layout.CatalogChange{{Path: real.Path, SHA256: real.SHA256}}; len(catalog.Changes) != 1 || catalog.Changes[0] != want[0] {
+		t.Fatalf("catalog.json pins %+v, want %+v", catalog.Changes, want)
+	}
+	if out := mustRun(t, o, t.TempDir(), "verify", "--catalog-key", public, site); !strings.Contains(out, " 0 problems, 0 warnings") {
+		t.Fatalf("verify of the signed mirror:\n%s", out)
+	}
+
+	// A forged record under its own content address, listed unsigned in
+	// place of the real one.
+	forge := func(text string) layout.ChangeEntry {
+		rec := layout.ChangeRecord{Format: layout.ChangeFormat, Time: real.Time.Add(time.Minute), Tool: "tfmirror", Command: "tfmirror build",
+			Added: []layout.ChangedPackage{{Package: "registry.opentofu.org/hashicorp/" + text, Version: "6.6.6", Platforms: []string{"linux_amd64"}}}}
+		data, err := layout.EncodeChangeRecord(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := layout.ChangeEntry{Path: layout.ChangePath(rec.Time, data), Time: rec.Time, SHA256: fmt.Sprintf("%x", sha256.Sum256(data)), Summary: "added " + text}
+		writeFile(t, filepath.Join(site, filepath.FromSlash(e.Path)), data)
+		return e
+	}
+	writeIndex := func(records ...layout.ChangeEntry) {
+		idx := index
+		idx.Records = records
+		data, err := layout.Encode(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, indexPath, data)
+	}
+	writeIndex(forge("evil"))
+	code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+	if code != ExitVerification || !strings.Contains(stdout+stderr, "the change index no longer lists "+real.Path+", which the signed catalog pins") {
+		t.Errorf("verify of a replaced history: exit %d, want %d naming the pinned record\n%s%s", code, ExitVerification, stdout, stderr)
+	}
+
+	// A record added to the index after the signature: not a problem,
+	// but nothing vouches for it, and verify says which.
+	injected := forge("later")
+	writeIndex(injected, real)
+	code, stdout, stderr = o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+	if code != ExitOK || !strings.Contains(stdout+stderr, "1 change record that the signed catalog.json does not pin") || !strings.Contains(stdout+stderr, injected.Path) {
+		t.Errorf("verify with a record listed after the signature: exit %d, want 0 and a warning naming %s\n%s%s", code, injected.Path, stdout, stderr)
+	}
+
+	// A pinned record deleted, with its index entry.
+	writeFile(t, indexPath, origIndex)
+	if err := os.Remove(filepath.Join(site, filepath.FromSlash(real.Path))); err != nil {
+		t.Fatal(err)
+	}
+	writeIndex()
+	code, stdout, stderr = o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+	if code != ExitVerification || !strings.Contains(stdout+stderr, real.Path) || !strings.Contains(stdout+stderr, "the signed catalog pins this change record, but it is gone") {
+		t.Errorf("verify of a deleted pinned record: exit %d, want %d\n%s%s", code, ExitVerification, stdout, stderr)
 	}
 }

@@ -13,10 +13,12 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/app"
 	"github.com/tfmirror/tfmirror/internal/endpoint"
 	"github.com/tfmirror/tfmirror/internal/inputerr"
+	"github.com/tfmirror/tfmirror/internal/plural"
 	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/settings"
@@ -128,23 +130,37 @@ func checkTree(ctx context.Context, ref endpoint.Ref, tree *layout.Tree, catalog
 		return err
 	}
 	report.Problems = append(report.Problems, problems...)
-	report.Problems = append(report.Problems, changeProblems(ctx, tree, keys)...)
-	return nil
+	return checkChanges(ctx, tree, catalog.Changes, keys, report)
 }
 
-// changeProblems checks the change records the index lists, each signed
-// one held to keys (--catalog-key), the keys the catalog is held to: the
-// feed a team follows says only what the mirror's signer wrote.
-func changeProblems(ctx context.Context, tree *layout.Tree, keys *signing.TrustedKeys) []mirror.Problem {
+// checkChanges checks the change records the index lists, each signed
+// one held to keys (--catalog-key), the keys the catalog is held to, and
+// the records the signed catalog pins: the feed a team follows says only
+// what the mirror's signer wrote, and its history stays as signed. A
+// record written after the catalog was signed is a warning: nothing
+// vouches for it.
+func checkChanges(ctx context.Context, tree *layout.Tree, pins []layout.CatalogChange, keys *signing.TrustedKeys, report *mirror.VerifyReport) error {
 	found := tree.CheckSignedChanges(ctx, func(record, sig []byte) error {
 		_, err := keys.VerifyArmored(record, sig)
 		return err
 	})
-	var out []mirror.Problem
 	for _, rel := range slices.Sorted(maps.Keys(found)) {
-		out = append(out, mirror.Problem{Path: rel, Message: found[rel].Error()})
+		report.Problems = append(report.Problems, mirror.Problem{Path: rel, Message: found[rel].Error()})
 	}
-	return out
+	if found[layout.ChangeIndexPath] != nil {
+		return nil
+	}
+	problems, unpinned, err := tree.CheckChangePins(ctx, pins)
+	if err != nil {
+		return fmt.Errorf("check the change records %s pins: %w", layout.CatalogPath, err)
+	}
+	report.Problems = append(report.Problems, problems...)
+	if len(unpinned) > 0 {
+		report.Warnings = append(report.Warnings, mirror.Problem{Path: layout.ChangeIndexPath, Message: fmt.Sprintf(
+			"lists %s that the signed %s does not pin (written after it was signed; nothing vouches for them): %s",
+			plural.Count(len(unpinned), "change record"), layout.CatalogPath, listSome(unpinned, 5))})
+	}
+	return nil
 }
 
 // signedCatalog reads the mirror's catalog.json and checks its signature
@@ -156,4 +172,12 @@ func signedCatalog(ctx context.Context, packages mirror.Packages, keys *signing.
 		return c, &mirror.Problem{Path: cmp.Or(cerr.Path, layout.CatalogSignaturePath), Message: cerr.Err.Error()}, nil
 	}
 	return c, nil, err
+}
+
+// listSome joins the first n of names, and counts the others.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
