@@ -32,8 +32,8 @@ import (
 // way Amazon S3 does (503 SlowDown, 403 AccessDenied, with their XML
 // bodies), and passes every other request through unchanged.
 
-// storeMaxAttempts is s3store's bound on the attempts of one request
-// (maxAttempts in internal/s3store/config.go, the first one included).
+// storeMaxAttempts is the bound on the attempts of one request to the
+// store with the default --retries (4), the first one included.
 const storeMaxAttempts = 5
 
 // s3Fault is an answer the proxy gives instead of the store.
@@ -453,11 +453,10 @@ func TestBuildIntoBucketThrottlePersistent(t *testing.T) {
 			if n := attempts[op]; n < 2 || n > storeMaxAttempts || faults[op] != n {
 				t.Errorf("%s: %d attempts, %d throttled; want 2 to %d, all throttled", op, n, faults[op], storeMaxAttempts)
 			}
-			// Not a measure of speed: the SDK's waits between the
-			// attempts are bounded (at most 1+2+4+8s for throttling with
-			// s3store's 5 attempts and 10s maxBackoff), so a build that
-			// fails on throttling gives up well within a minute rather
-			// than after minutes.
+			// Not a measure of speed: the waits between the attempts
+			// are the run's backoff (at most 0.5+1+2+4s with the default
+			// --retries), so a build that fails on throttling gives up
+			// well within a minute rather than after minutes.
 			if took > time.Minute {
 				t.Errorf("the build took %s to give up", took)
 			}
@@ -470,6 +469,48 @@ func TestBuildIntoBucketThrottlePersistent(t *testing.T) {
 				t.Errorf("verify %s after the failed build: exit %d\n%s%s", uri, code, stdout, stderr)
 			}
 		})
+	}
+}
+
+// --retries bounds a bucket's requests as it bounds downloads, and each
+// retry is a "retry" event naming the object: a store that keeps
+// throttling one write is asked retries+1 times.
+func TestBuildIntoBucketFollowsRetries(t *testing.T) {
+	srv := s3test.Start(t)
+	const key = "site/registry.opentofu.org/hashicorp/foo/index.json"
+	s := newThrottleSetup(t, srv, "retries", "1.0.0")
+	proxy, proxyURL := startFaultProxy(t, srv, "retries", func(method, k string, _ int) *s3Fault {
+		if method == http.MethodPut && k == key {
+			return slowDown
+		}
+		return nil
+	})
+	code, stdout, stderr := s.run(t, s.through(proxyURL), "build", "--out", srv.URI("retries", "site"), "--retries", "1", "--json")
+	s.checkNoSecret(t, stdout+stderr)
+	if code == ExitOK {
+		t.Fatalf("the build succeeded though %s could not be written:\n%s%s", key, stdout, stderr)
+	}
+	attempts, _, _, _ := proxy.counts()
+	if n := attempts[http.MethodPut+" "+key]; n != 2 {
+		t.Errorf("PUT %s: %d attempts, want 2 (--retries 1)", key, n)
+	}
+	var retries []string
+	for _, line := range strings.Split(stdout, "\n") {
+		var ev struct {
+			Event   string
+			Attempt int
+			URL     string
+			Message string
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "retry" {
+			retries = append(retries, line)
+			if ev.Attempt != 2 || !strings.HasSuffix(ev.URL, "/retries/"+key) || !strings.Contains(ev.Message, "SlowDown") {
+				t.Errorf("retry event %s: want attempt 2 of the object's URL, saying SlowDown", line)
+			}
+		}
+	}
+	if len(retries) != 1 {
+		t.Errorf("%d retry events, want 1:\n%s", len(retries), stdout)
 	}
 }
 

@@ -253,7 +253,8 @@ func openS3(ctx context.Context, ref Ref, s Settings) (*s3store.Store, error) {
 func openOCI(ctx context.Context, ref Ref, s Settings) (*ocistore.Store, error) {
 	store, err := ocistore.New(ctx, ref.Raw, ocistore.Config{
 		Environ: s.Env.List(), UserAgent: s.UserAgent, Parallel: s.Parallel, ClientCertificates: s.ClientCertificates,
-		Retries: s.Net.Retries, ConnectTimeout: s.Net.ConnectTimeout, HeaderTimeout: s.Net.HeaderTimeout,
+		Retries: s.Net.Retries, MinBackoff: s.Net.MinBackoff, MaxBackoff: s.Net.MaxBackoff,
+		ConnectTimeout: s.Net.ConnectTimeout, HeaderTimeout: s.Net.HeaderTimeout,
 		TokenRealms:  s.OCITokenRealms,
 		StallTimeout: s.Net.StallTimeout, SpeedLimit: s.Net.SpeedLimit, SpeedTime: s.Net.SpeedTime,
 		MaxTags: s.Lists.MaxTags, MaxListPages: s.Lists.MaxPages,

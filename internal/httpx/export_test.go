@@ -11,9 +11,6 @@ func SetSleep(f *Fetcher, sleep func(ctx context.Context, d time.Duration) error
 	f.sleep = sleep
 }
 
-// Backoff exposes Policy.backoff.
-func Backoff(p Policy, retry int) time.Duration { return p.backoff(retry) }
-
 // SetLookup replaces how the location rule resolves host names until the
 // test ends.
 func SetLookup(t interface{ Cleanup(func()) }, lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)) {

@@ -305,7 +305,7 @@ func (f *Fetcher) runRestartable(ctx context.Context, u *url.URL, headers func()
 			fail.Err = fmt.Errorf("%w; no retry: %w", o.err, err)
 			return fail
 		}
-		wait := f.Policy.backoff(attempt)
+		wait := f.Policy.Backoff(attempt)
 		if o.hasRetryAfter {
 			if o.retryAfter > MaxRetryAfter {
 				fail.Err = fmt.Errorf("%w; the server asks to wait %s before retrying, longer than the %s tfmirror waits", o.err, o.retryAfter, MaxRetryAfter)
@@ -426,7 +426,7 @@ func answerStatus(u *url.URL, resp *http.Response) (outcome, bool) {
 		retry: retryableStatus(resp.StatusCode),
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		o.retryAfter, o.hasRetryAfter = retryAfter(resp.Header, time.Now())
+		o.retryAfter, o.hasRetryAfter = RetryAfter(resp.Header, time.Now())
 	}
 	return o, true
 }

@@ -787,16 +787,16 @@ func TestBackoff(t *testing.T) {
 	for retry := 1; retry <= 12; retry++ {
 		base := min(p.MinBackoff<<(retry-1), p.MaxBackoff)
 		for range 200 {
-			if d := httpx.Backoff(p, retry); d < base/2 || d > base {
+			if d := p.Backoff(retry); d < base/2 || d > base {
 				t.Fatalf("backoff before retry %d = %v, want between %v and %v", retry, d, base/2, base)
 			}
 		}
 	}
-	if d := httpx.Backoff(httpx.Policy{}, 3); d != 0 {
+	if d := (httpx.Policy{}).Backoff(3); d != 0 {
 		t.Errorf("zero policy backoff = %v, want 0", d)
 	}
 	huge := httpx.Policy{MinBackoff: time.Second, MaxBackoff: 1<<63 - 1}
-	if d := httpx.Backoff(huge, 200); d <= 0 {
+	if d := huge.Backoff(200); d <= 0 {
 		t.Errorf("backoff overflowed: %v", d)
 	}
 }

@@ -117,10 +117,10 @@ func (p Policy) Validate() error {
 	return nil
 }
 
-// backoff returns the wait before retry number retry (1 for the first
+// Backoff returns the wait before retry number retry (1 for the first
 // retry): MinBackoff doubled retry-1 times, at most MaxBackoff, with equal
-// jitter.
-func (p Policy) backoff(retry int) time.Duration {
+// jitter. Every client that retries by the run's policy waits by it.
+func (p Policy) Backoff(retry int) time.Duration {
 	d := p.MinBackoff
 	for i := 1; i < retry && d < p.MaxBackoff; i++ {
 		if d > p.MaxBackoff/2 {
@@ -137,8 +137,8 @@ func (p Policy) backoff(retry int) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
-// retryAfter parses a Retry-After header: delay-seconds or an HTTP date.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+// RetryAfter parses a Retry-After header: delay-seconds or an HTTP date.
+func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0, false

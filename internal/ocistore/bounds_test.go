@@ -2,13 +2,16 @@ package ocistore_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/httpx"
+	"github.com/tfmirror/tfmirror/internal/notify"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/testutil/hostileoci"
 )
@@ -86,4 +89,65 @@ func TestBlobStall(t *testing.T) {
 	if d := time.Since(began); d > 10*stall {
 		t.Errorf("the read gave up after %s", d)
 	}
+}
+
+// A registry's requests are retried as often as Retries says, each retry
+// told to the context's handler with the request's URL.
+func TestRegistryRequestsFollowRetries(t *testing.T) {
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	for _, tt := range []struct {
+		name    string
+		retries int
+		wantErr bool
+	}{
+		{"retried", 2, false},
+		{"not retried", 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, proxy := hostileStore(t, ocistore.Config{Retries: tt.retries, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
+			seen := &retryEvents{}
+			proxy.FailNext(2)
+			_, err := s.Versions(notify.With(t.Context(), seen), foo)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Versions: %v, want an error: %v", err, tt.wantErr)
+			}
+			wantFailed, wantEvents := int64(2), 2
+			if tt.retries == 0 {
+				wantFailed, wantEvents = 1, 0
+			}
+			if got := proxy.Failed(); got != wantFailed {
+				t.Errorf("%d answers of 503, want %d", got, wantFailed)
+			}
+			events := seen.list()
+			if len(events) != wantEvents {
+				t.Fatalf("retries told: %q, want %d", events, wantEvents)
+			}
+			for i, e := range events {
+				if want := fmt.Sprintf("https://%s/v2/tf/registry.opentofu.org/hashicorp/foo/", proxy.Host); !strings.HasPrefix(e, want) ||
+					!strings.Contains(e, fmt.Sprintf(" attempt %d: ", i+2)) || !strings.Contains(e, "503") {
+					t.Errorf("retry %d told as %q, want a URL under %s, attempt %d and the status", i, e, want, i+2)
+				}
+			}
+		})
+	}
+}
+
+// retryEvents records the retries told to it.
+type retryEvents struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *retryEvents) Retry(url string, attempt int, _ time.Duration, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprintf("%s attempt %d: %v", url, attempt, err))
+}
+
+func (r *retryEvents) Wait(string, string, time.Duration) {}
+
+func (r *retryEvents) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
 }

@@ -57,8 +57,12 @@ type Config struct {
 	ClientCertificates map[string]tls.Certificate
 	// Retries is how often a request that failed in a way that may go away
 	// (a connection error, 429, 5xx) is retried, with backoff; an upload
-	// is retried from the start of its file. 0: never.
-	Retries int
+	// is retried from the start of its file. 0: never. Each retry waits
+	// MinBackoff doubled for each earlier one, up to MaxBackoff, jittered
+	// (both 0: 200ms and 5s), or the answer's Retry-After (up to
+	// httpx.MaxRetryAfter), and is told to the context's notify.Handler.
+	Retries                int
+	MinBackoff, MaxBackoff time.Duration
 	// ConnectTimeout bounds connecting and the TLS handshake; 0: 15s.
 	ConnectTimeout time.Duration
 	// HeaderTimeout bounds the wait for response headers once a request
@@ -96,6 +100,8 @@ const (
 	defaultConnectTimeout = 15 * time.Second
 	defaultHeaderTimeout  = 60 * time.Second
 	defaultParallel       = 4
+	defaultMinBackoff     = 200 * time.Millisecond
+	defaultMaxBackoff     = 5 * time.Second
 	maxRedirects          = 10
 )
 
@@ -245,17 +251,19 @@ func newHTTPClient(cfg Config, env environ.Env) (*http.Client, error) {
 	// Every body is watched, below the retries: an attempt that stalls
 	// fails the read waiting for it.
 	base := httpx.WatchTransport(httpx.PerHost(tr, cfg.ClientCertificates), policy)
-	retries := &retry.GenericPolicy{
-		Retryable: retryable,
-		Backoff:   retry.DefaultBackoff,
-		MinWait:   200 * time.Millisecond,
-		MaxWait:   5 * time.Second,
-		MaxRetry:  max(cfg.Retries, 0),
-	}
 	return &http.Client{
-		Transport:     &retry.Transport{Base: base, Policy: func() retry.Policy { return retries }},
+		Transport:     &httpx.RetryTransport{Base: base, Policy: cfg.retryPolicy(), Retryable: retryable},
 		CheckRedirect: checkRedirect,
 	}, nil
+}
+
+// retryPolicy is how often and how long requests and uploads are retried.
+func (c Config) retryPolicy() httpx.Policy {
+	p := httpx.Policy{Retries: max(c.Retries, 0), MinBackoff: c.MinBackoff, MaxBackoff: c.MaxBackoff}
+	if p.MinBackoff == 0 && p.MaxBackoff == 0 {
+		p.MinBackoff, p.MaxBackoff = defaultMinBackoff, defaultMaxBackoff
+	}
+	return p
 }
 
 // retryable is oras's default predicate, except that an untrusted

@@ -43,6 +43,8 @@ type layoutTarget struct {
 	fault func(what string) error
 }
 
+func (l *layoutTarget) String() string { return "oci-layout://" + l.root }
+
 // crash fails a write as a test asked (Store.layoutFault).
 func (l *layoutTarget) crash(what string) error {
 	if l.fault == nil {

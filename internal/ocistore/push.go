@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -23,6 +22,8 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/excerpt"
+	"github.com/tfmirror/tfmirror/internal/notify"
+	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -903,15 +904,14 @@ func (s *Store) pushBlob(ctx context.Context, t target, desc ocispec.Descriptor,
 		} else {
 			err = t.Push(ctx, desc, bytes.NewReader(data))
 		}
-		if err == nil || attempt >= s.cfg.Retries || !transient(err) || ctx.Err() != nil {
+		policy := s.cfg.retryPolicy()
+		if err == nil || attempt >= policy.Retries || !transient(err) || ctx.Err() != nil {
 			return err
 		}
-		timer := time.NewTimer(min(250*time.Millisecond<<attempt, 5*time.Second))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
+		wait := policy.Backoff(attempt + 1)
+		notify.Retry(ctx, t.String()+"@"+desc.Digest.String(), attempt+2, wait, err)
+		if err := syncx.Sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
 }

@@ -40,6 +40,8 @@ type target interface {
 	// Referrers finds it, and removes the other referrers of subject with
 	// the same artifactType (a record that was replaced).
 	PushReferrer(ctx context.Context, desc ocispec.Descriptor, data []byte, subject ocispec.Descriptor) error
+	// String names the repository as a location (oci://, oci-layout://).
+	String() string
 }
 
 // remoteTarget is a repository of a registry.
@@ -49,6 +51,8 @@ type remoteTarget struct {
 	// listing (the repository stops after them too).
 	maxTags, maxPages int
 }
+
+func (r *remoteTarget) String() string { return "oci://" + r.repo.Reference.String() }
 
 func (r *remoteTarget) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
 	return r.repo.Exists(ctx, desc)

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -64,10 +62,11 @@ import (
 //     the SDK's "when_supported"), which every S3-compatible store
 //     accepts.
 //
-// Retries are the store's own: at most 5 attempts with backoff for
-// throttling, 5xx answers and connection errors, never for a refused
-// request (401, 403: wrong credentials, no permission), whatever
-// AWS_MAX_ATTEMPTS says.
+// Retries follow Config.Net, whatever AWS_MAX_ATTEMPTS says: at most
+// Net.Retries retries of throttling, 5xx answers and connection errors,
+// waiting Net's backoff (or the answer's Retry-After) and telling each to
+// the context's notify.Handler; never of a refused request (401, 403:
+// wrong credentials, no permission).
 type Config struct {
 	// Environ is the process environment as the CLI was given it,
 	// "KEY=value" strings; for a duplicated key the last one counts.
@@ -102,8 +101,9 @@ type Config struct {
 	// included (httpx.Watch): a store that stops sending, or trickles,
 	// fails the read that waits for it. Zero fields are no limit (but the
 	// connect timeout's default); the connect and header timeouts apply
-	// to the default client only. Retries and MaxBodyBytes are not used:
-	// the store has its own retries, and every read its own size limit.
+	// to the default client only. Retries, MinBackoff and MaxBackoff bound
+	// the retries of every request (zero Retries: one attempt).
+	// MaxBodyBytes is not used: every read has its own size limit.
 	Net httpx.Policy
 	// MaxListObjects and MaxListPages bound one listing (of the tree, of
 	// the writers' leases, of interrupted uploads): past either it fails
@@ -141,10 +141,6 @@ const (
 )
 
 const (
-	// maxAttempts bounds the attempts of one request (the first included).
-	maxAttempts = 5
-	// maxBackoff bounds the wait between two attempts.
-	maxBackoff = 10 * time.Second
 	// dialTimeout bounds a connection attempt of the default HTTP client.
 	dialTimeout = 10 * time.Second
 )
@@ -205,7 +201,7 @@ func loadConfig(ctx context.Context, c Config) (clientConfig, error) {
 	opts = append(opts,
 		config.WithRequestChecksumCalculation(reqSum),
 		config.WithResponseChecksumValidation(respSum),
-		config.WithRetryer(newRetryer),
+		config.WithRetryer(newRetryer(c.Net)),
 		// The SDK's warnings (a body it could not drain, say) would go to
 		// the process's stderr; what matters reaches the caller as errors.
 		config.WithLogger(logging.Nop{}),
@@ -248,6 +244,7 @@ func loadConfig(ctx context.Context, c Config) (clientConfig, error) {
 	if c.HTTPClient != nil {
 		cfg.HTTPClient = c.HTTPClient
 	}
+	cfg.APIOptions = append(cfg.APIOptions, countAttempts)
 	// Bounded once the SDK has configured its client (above): it only
 	// configures a client of its own type.
 	cfg.HTTPClient = boundedClient{next: cfg.HTTPClient, net: c.Net, maxPage: orDefault(c.MaxListPageBytes, DefaultMaxListPageBytes)}
@@ -360,46 +357,4 @@ func defaultHTTPClient(c Config, env environ.Env, net httpx.Policy) (*awshttp.Bu
 				tr.TLSClientConfig.RootCAs = pool
 			}
 		}), pem, nil
-}
-
-// newRetryer is the SDK's standard retryer with the store's bounds, no
-// client-side retry quota (a long build must not run out of retries
-// because of an earlier burst) and no retry of a refused request. A
-// write that a store keeping objects as files refuses because another
-// client's delete removed the directory it was creating (409
-// ExistingObjectIsDirectory, versitygw's posix backend: builds sharing a
-// prefix each delete their probe object) is tried again: it wrote
-// nothing, and the next try finds the directory made anew.
-func newRetryer() aws.Retryer {
-	return retry.NewStandard(func(o *retry.StandardOptions) {
-		o.MaxAttempts = maxAttempts
-		o.MaxBackoff = maxBackoff
-		o.RateLimiter = ratelimit.None
-		o.Retryables = append([]retry.IsErrorRetryable{refusedNotRetried{},
-			retry.RetryableErrorCode{Codes: map[string]struct{}{"ExistingObjectIsDirectory": {}}}}, o.Retryables...)
-	})
-}
-
-// refusedNotRetried makes a 401 or 403 answer and an untrusted server
-// certificate final: retrying wrong credentials, a missing permission or
-// a certificate only delays the error. The one
-// exception is the SDK's clock skew correction, which marks its error as
-// retryable itself and is left to decide.
-type refusedNotRetried struct{}
-
-func (refusedNotRetried) IsErrorRetryable(err error) aws.Ternary {
-	var marked interface{ RetryableError() bool }
-	if errors.As(err, &marked) {
-		return aws.UnknownTernary
-	}
-	// An untrusted certificate stays untrusted.
-	var cert *tls.CertificateVerificationError
-	if errors.As(err, &cert) {
-		return aws.FalseTernary
-	}
-	switch statusCode(err) {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return aws.FalseTernary
-	}
-	return aws.UnknownTernary
 }

@@ -3,6 +3,8 @@ package s3store_test
 import (
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/httpx"
+
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/testutil/hostiles3"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
@@ -21,7 +23,7 @@ func TestPutRacingADeleteIsRetried(t *testing.T) {
 	srv.CreateBucket(t, "raced")
 	proxy := hostiles3.Start(t, testca.New(t), srv.Endpoint)
 	proxy.Set(hostiles3.RacedPuts, nil)
-	s := newStore(t, srv, "s3://raced/site/", s3store.Config{Environ: proxy.Environ(srv.Environ())})
+	s := newStore(t, srv, "s3://raced/site/", s3store.Config{Environ: proxy.Environ(srv.Environ()), Net: httpx.Policy{Retries: 2}})
 	lockStore(t, s)
 	if err := s.Put(t.Context(), "a/index.json", layout.Content{Data: []byte("{}")}); err != nil {
 		t.Fatalf("Put: %v", err)

@@ -52,8 +52,10 @@ type Proxy struct {
 	mu    sync.Mutex
 	fault Fault
 
-	pages atomic.Int64 // tag list pages the proxy answered
-	sent  atomic.Int64 // blob bytes StallBlobs sent
+	failLeft int          // requests still to answer with 503 (FailNext)
+	failed   atomic.Int64 // requests FailNext answered
+	pages    atomic.Int64 // tag list pages the proxy answered
+	sent     atomic.Int64 // blob bytes StallBlobs sent
 }
 
 // Start runs a proxy to the registry at target (https://HOST:PORT, with a
@@ -88,13 +90,33 @@ func (p *Proxy) Set(f Fault) {
 	p.fault = f
 }
 
+// FailNext makes the proxy answer the next n requests, whatever they ask,
+// with 503 Service Unavailable, as an overloaded registry does; the
+// requests after them pass through.
+func (p *Proxy) FailNext(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failLeft = n
+}
+
+// Failed is how many requests FailNext's answers went to.
+func (p *Proxy) Failed() int64 { return p.failed.Load() }
+
 // Pages is how many tag list pages EndlessTags answered.
 func (p *Proxy) Pages() int64 { return p.pages.Load() }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	fault := p.fault
+	fault, fail := p.fault, p.failLeft > 0
+	if fail {
+		p.failLeft--
+	}
 	p.mu.Unlock()
+	if fail {
+		p.failed.Add(1)
+		http.Error(w, `{"errors":[{"code":"UNAVAILABLE","message":"busy"}]}`, http.StatusServiceUnavailable)
+		return
+	}
 	switch {
 	case fault == EndlessTags && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/tags/list"):
 		p.endlessTags(w, r)

@@ -81,6 +81,10 @@ type Proxy struct {
 	listings atomic.Int64 // listing requests the proxy answered
 	sent     atomic.Int64 // body bytes the proxy's faults sent
 	raced    map[string]bool
+
+	failLeft   int    // requests still to answer with 503 SlowDown
+	failed     int64  // requests answered so by FailNext
+	retryAfter string // the Retry-After of those answers
 }
 
 // Start runs a proxy to the S3 endpoint target (http or https; for
@@ -118,6 +122,44 @@ func (p *Proxy) Set(f Fault, match func(key string) bool) {
 	p.fault, p.match = f, match
 }
 
+// FailNext makes the proxy answer the next n requests, whatever they
+// ask, with 503 SlowDown (S3's "reduce your request rate"), carrying a
+// Retry-After header of retryAfter unless it is empty, as a throttled
+// store does; the requests after them pass through.
+func (p *Proxy) FailNext(n int, retryAfter string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failLeft, p.retryAfter = n, retryAfter
+}
+
+// Failed is how many requests FailNext's answers went to.
+func (p *Proxy) Failed() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
+// slowDown answers r with 503 SlowDown if FailNext has answers left.
+func (p *Proxy) slowDown(w http.ResponseWriter) bool {
+	p.mu.Lock()
+	if p.failLeft <= 0 {
+		p.mu.Unlock()
+		return false
+	}
+	p.failLeft--
+	p.failed++
+	retryAfter := p.retryAfter
+	p.mu.Unlock()
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+		`<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+	return true
+}
+
 // raceOnce says whether key's PUT is the first the proxy sees.
 func (p *Proxy) raceOnce(key string) bool {
 	p.mu.Lock()
@@ -145,6 +187,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	listing := r.Method == http.MethodGet && key == "" && r.URL.Query().Get("list-type") == "2"
 	object := r.Method == http.MethodGet && key != "" && (match == nil || match(key))
+	if p.slowDown(w) {
+		return
+	}
 	switch {
 	case fault == EndlessPages && listing:
 		p.endlessPage(w, r, bucket)
