@@ -6,30 +6,14 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/httpx"
 	"github.com/tfmirror/tfmirror/internal/notify"
+	"github.com/tfmirror/tfmirror/internal/testutil/notifytest"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 )
-
-// told records the retries a transport tells.
-type told struct {
-	mu     sync.Mutex
-	events []string
-	delays []time.Duration
-}
-
-func (r *told) Retry(url string, attempt int, delay time.Duration, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, fmt.Sprintf("%s attempt %d: %v", url, attempt, err))
-	r.delays = append(r.delays, delay)
-}
-
-func (r *told) Wait(string, string, time.Duration) {}
 
 // retryClient is a client trusting ca whose transport retries by p, with
 // the default predicate of a status: 5xx and 429 may go away.
@@ -68,7 +52,7 @@ func TestRetryTransport(t *testing.T) {
 	srv := tlsServer(t, ca, h)
 	policy := httpx.Policy{Retries: 2, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}
 	c := retryClient(t, ca, policy)
-	seen := &told{}
+	seen := &notifytest.Recorder{}
 	req, err := http.NewRequestWithContext(notify.With(t.Context(), seen), http.MethodPut, srv.URL+"/v2/x/blobs/uploads/1?digest=sha256:ab&token=secret", strings.NewReader("blob"))
 	if err != nil {
 		t.Fatal(err)
@@ -84,15 +68,17 @@ func TestRetryTransport(t *testing.T) {
 	if n.Load() != 3 || strings.Join(bodies, ",") != "blob,blob,blob" {
 		t.Errorf("%d requests with bodies %q, want 3 with the whole body each", n.Load(), bodies)
 	}
-	if len(seen.events) != 2 {
-		t.Fatalf("retries told: %q, want 2", seen.events)
+	told := seen.Retries()
+	if len(told) != 2 {
+		t.Fatalf("retries told: %v, want 2", told)
 	}
-	for i, e := range seen.events {
+	for i, r := range told {
+		e := r.String()
 		if strings.Contains(e, "secret") || !strings.Contains(e, "/v2/x/blobs/uploads/1") ||
 			!strings.Contains(e, fmt.Sprintf(" attempt %d: ", i+2)) || !strings.Contains(e, "503") {
 			t.Errorf("retry %d told as %q: want the redacted URL, attempt %d and the status", i, e, i+2)
 		}
-		if d := seen.delays[i]; d <= 0 || d > 4*time.Millisecond {
+		if d := r.Delay; d <= 0 || d > 4*time.Millisecond {
 			t.Errorf("retry %d waits %s, want the policy's backoff", i, d)
 		}
 	}

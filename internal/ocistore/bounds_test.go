@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/notify"
 	"github.com/tfmirror/tfmirror/internal/ocistore"
 	"github.com/tfmirror/tfmirror/internal/testutil/hostileoci"
+	"github.com/tfmirror/tfmirror/internal/testutil/notifytest"
 )
 
 // hostileStore pushes hashicorp/foo 1.0.0 into a real registry and opens
@@ -105,7 +105,7 @@ func TestRegistryRequestsFollowRetries(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, proxy := hostileStore(t, ocistore.Config{Retries: tt.retries, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
-			seen := &retryEvents{}
+			seen := &notifytest.Recorder{}
 			proxy.FailNext(2)
 			_, err := s.Versions(notify.With(t.Context(), seen), foo)
 			if (err != nil) != tt.wantErr {
@@ -118,11 +118,12 @@ func TestRegistryRequestsFollowRetries(t *testing.T) {
 			if got := proxy.Failed(); got != wantFailed {
 				t.Errorf("%d answers of 503, want %d", got, wantFailed)
 			}
-			events := seen.list()
+			events := seen.Retries()
 			if len(events) != wantEvents {
-				t.Fatalf("retries told: %q, want %d", events, wantEvents)
+				t.Fatalf("retries told: %v, want %d", events, wantEvents)
 			}
-			for i, e := range events {
+			for i, r := range events {
+				e := r.String()
 				if want := fmt.Sprintf("https://%s/v2/tf/registry.opentofu.org/hashicorp/foo/", proxy.Host); !strings.HasPrefix(e, want) ||
 					!strings.Contains(e, fmt.Sprintf(" attempt %d: ", i+2)) || !strings.Contains(e, "503") {
 					t.Errorf("retry %d told as %q, want a URL under %s, attempt %d and the status", i, e, want, i+2)
@@ -130,24 +131,4 @@ func TestRegistryRequestsFollowRetries(t *testing.T) {
 			}
 		})
 	}
-}
-
-// retryEvents records the retries told to it.
-type retryEvents struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (r *retryEvents) Retry(url string, attempt int, _ time.Duration, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, fmt.Sprintf("%s attempt %d: %v", url, attempt, err))
-}
-
-func (r *retryEvents) Wait(string, string, time.Duration) {}
-
-func (r *retryEvents) list() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.events...)
 }

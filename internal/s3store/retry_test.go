@@ -3,7 +3,6 @@ package s3store_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,37 +10,11 @@ import (
 	"github.com/tfmirror/tfmirror/internal/notify"
 	"github.com/tfmirror/tfmirror/internal/s3store"
 	"github.com/tfmirror/tfmirror/internal/testutil/hostiles3"
+	"github.com/tfmirror/tfmirror/internal/testutil/notifytest"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
 	"github.com/tfmirror/tfmirror/internal/testutil/testca"
 	"github.com/tfmirror/tfmirror/layout"
 )
-
-// retries records the retries a store tells.
-type retries struct {
-	mu   sync.Mutex
-	seen []retryEvent
-}
-
-type retryEvent struct {
-	url     string
-	attempt int
-	delay   time.Duration
-	err     string
-}
-
-func (r *retries) Retry(url string, attempt int, delay time.Duration, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seen = append(r.seen, retryEvent{url, attempt, delay, err.Error()})
-}
-
-func (r *retries) Wait(string, string, time.Duration) {}
-
-func (r *retries) events() []retryEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]retryEvent(nil), r.seen...)
-}
 
 // throttledStore is a store behind a proxy that answers 503 SlowDown
 // when told to, with the run's retries and a short backoff.
@@ -77,7 +50,7 @@ func TestBucketRequestsFollowTheRetryPolicy(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, proxy := throttledStore(t, tt.retries)
-			seen := &retries{}
+			seen := &notifytest.Recorder{}
 			ctx := notify.With(t.Context(), seen)
 			proxy.FailNext(tt.fail, "")
 			err := s.Put(ctx, "v1/index.json", layout.Content{Data: []byte("{}")})
@@ -91,22 +64,22 @@ func TestBucketRequestsFollowTheRetryPolicy(t *testing.T) {
 			if got := proxy.Failed(); got != int64(tt.sent) {
 				t.Errorf("%d throttled answers, want %d", got, tt.sent)
 			}
-			events := seen.events()
+			events := seen.Retries()
 			if len(events) != tt.wantEvents {
 				t.Fatalf("%d retry events, want %d: %+v", len(events), tt.wantEvents, events)
 			}
 			for i, e := range events {
-				if e.attempt != i+2 {
-					t.Errorf("event %d says attempt %d, want %d", i, e.attempt, i+2)
+				if e.Attempt != i+2 {
+					t.Errorf("event %d says attempt %d, want %d", i, e.Attempt, i+2)
 				}
-				if !strings.HasSuffix(e.url, "/throttled/site/v1/index.json") || strings.Contains(e.url, "?") {
-					t.Errorf("event %d names %q, want the object's URL without its query", i, e.url)
+				if !strings.HasSuffix(e.URL, "/throttled/site/v1/index.json") || strings.Contains(e.URL, "?") {
+					t.Errorf("event %d names %q, want the object's URL without its query", i, e.URL)
 				}
-				if !strings.Contains(e.err, "SlowDown") {
-					t.Errorf("event %d's error does not say SlowDown: %s", i, e.err)
+				if !strings.Contains(e.Err, "SlowDown") {
+					t.Errorf("event %d's error does not say SlowDown: %s", i, e.Err)
 				}
-				if e.delay < 5*time.Millisecond || e.delay > 20*time.Millisecond {
-					t.Errorf("event %d waits %s, want the policy's backoff (5ms to 20ms)", i, e.delay)
+				if e.Delay < 5*time.Millisecond || e.Delay > 20*time.Millisecond {
+					t.Errorf("event %d waits %s, want the policy's backoff (5ms to 20ms)", i, e.Delay)
 				}
 			}
 		})
@@ -117,14 +90,14 @@ func TestBucketRequestsFollowTheRetryPolicy(t *testing.T) {
 // at most; one longer ends the retries at once, saying so.
 func TestBucketRetryAfter(t *testing.T) {
 	s, proxy := throttledStore(t, 2)
-	seen := &retries{}
+	seen := &notifytest.Recorder{}
 	ctx := notify.With(t.Context(), seen)
 	proxy.FailNext(1, "1")
 	began := time.Now()
 	if err := s.Put(ctx, "v1/index.json", layout.Content{Data: []byte("{}")}); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
-	if e := seen.events(); len(e) != 1 || e[0].delay != time.Second {
+	if e := seen.Retries(); len(e) != 1 || e[0].Delay != time.Second {
 		t.Errorf("retry events %+v, want one waiting the 1s the store asked for", e)
 	}
 	if took := time.Since(began); took < time.Second {
