@@ -115,3 +115,19 @@ func TestBucketRetryAfter(t *testing.T) {
 		t.Errorf("%d throttled answers, want 2 (no retry after the hour asked for)", got)
 	}
 }
+
+// AWS_MAX_ATTEMPTS, which the AWS SDK reads from the process, does not
+// change how often a bucket's requests are tried: the run's --retries
+// does.
+func TestBucketRetriesIgnoreAWSMaxAttempts(t *testing.T) {
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	t.Setenv("AWS_RETRY_MODE", "adaptive")
+	s, proxy := throttledStore(t, 2)
+	proxy.FailNext(2, "")
+	if err := s.Put(t.Context(), "v1/index.json", layout.Content{Data: []byte("{}")}); err != nil {
+		t.Fatalf("Put with two retries after two throttled answers: %v", err)
+	}
+	if got := proxy.Failed(); got != 2 {
+		t.Errorf("%d throttled answers, want 2", got)
+	}
+}
