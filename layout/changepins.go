@@ -24,10 +24,19 @@ type CatalogChange struct {
 // index is full and the record older than all it lists (it aged out);
 // otherwise it stays, and so does the problem. Sorted by path: by time,
 // then digest.
-func (t *Tree) pinChanges(ctx context.Context, old []CatalogChange) ([]CatalogChange, error) {
-	idx, err := t.ReadChangeIndex(ctx)
+//
+// An index that cannot be read changes no pin: the warning says so, and
+// verify reports the pinned records the index no longer lists.
+func (t *Tree) pinChanges(ctx context.Context, old []CatalogChange) (pins []CatalogChange, warning string, err error) {
+	data, err := t.readDoc(ctx, ChangeIndexPath, MaxChangeIndexBytes)
 	if err != nil {
-		return nil, fmt.Errorf("pin the change records in %s: %w", CatalogPath, err)
+		return nil, "", fmt.Errorf("pin the change records in %s: %w", CatalogPath, err)
+	}
+	idx := ChangeIndex{Format: ChangeFormat}
+	if data != nil {
+		if idx, err = DecodeChangeIndex(data); err != nil {
+			return old, fmt.Sprintf("%s keeps the change records it pinned before: %v (restore it, or delete it for the next run that records a change to write a new one)", CatalogPath, err), nil
+		}
 	}
 	pinned := map[string]string{}
 	for _, p := range old {
@@ -49,7 +58,7 @@ func (t *Tree) pinChanges(ctx context.Context, old []CatalogChange) ([]CatalogCh
 		}
 	}
 	slices.SortFunc(out, func(a, b CatalogChange) int { return strings.Compare(a.Path, b.Path) })
-	return slices.CompactFunc(out, func(a, b CatalogChange) bool { return a.Path == b.Path }), nil
+	return slices.CompactFunc(out, func(a, b CatalogChange) bool { return a.Path == b.Path }), "", nil
 }
 
 // CheckChangePins holds the tree's change records to the pins of a signed

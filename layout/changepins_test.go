@@ -111,3 +111,33 @@ func TestPinChanges(t *testing.T) {
 		t.Errorf("CheckChangePins of aged-out records: %+v (%v), want the one whose digest changed only", problems, err)
 	}
 }
+
+// An index that cannot be read changes no pin: the seal keeps the pins it
+// had, signs, and says why in its warning.
+func TestPinChangesKeepsPinsOfAnUnreadableIndex(t *testing.T) {
+	_, tr := sealedStore(t)
+	ctx := t.Context()
+	publishSealed(t, tr, "1.0.0", "zip one")
+	if _, err := tr.RecordChange(ctx, addedRecord(changeTime, "1.0.0"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.SealCatalog(ctx, digestSealer{}); err != nil {
+		t.Fatal(err)
+	}
+	before, _, err := tr.ReadCatalog(ctx)
+	if err != nil || len(before.Changes) != 1 {
+		t.Fatalf("pins %+v (%v), want one", before.Changes, err)
+	}
+	if err := tr.s.Put(ctx, ChangeIndexPath, Content{Data: []byte("{garbage")}); err != nil {
+		t.Fatal(err)
+	}
+	publishSealed(t, tr, "1.1.0", "zip two") // the catalog changes: signed again
+	report, err := tr.SealCatalog(ctx, digestSealer{})
+	if err != nil || !report.Signed || !strings.Contains(report.Warning, "keeps the change records it pinned before") {
+		t.Fatalf("SealCatalog: %+v (%v), want signed with a warning", report, err)
+	}
+	after, _, err := tr.ReadCatalog(ctx)
+	if err != nil || !slices.Equal(after.Changes, before.Changes) {
+		t.Errorf("pins %+v (%v), want the earlier %+v", after.Changes, err, before.Changes)
+	}
+}

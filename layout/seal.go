@@ -28,6 +28,9 @@ type SealReport struct {
 	// Rewrote says catalog.json changed; Signed that a new signature was
 	// written.
 	Rewrote, Signed bool
+	// Warning says why the change records pinned were left as they were
+	// (an index that cannot be read); "" when nothing is wrong.
+	Warning string
 }
 
 // SealCatalog brings the archive listing of catalog.json (Catalog.Archives)
@@ -61,7 +64,7 @@ func (t *Tree) SealCatalog(ctx context.Context, s Sealer) (SealReport, error) {
 		return report, err
 	}
 	if s != nil {
-		if c.Changes, err = t.pinChanges(ctx, c.Changes); err != nil {
+		if c.Changes, report.Warning, err = t.pinChanges(ctx, c.Changes); err != nil {
 			return report, err
 		}
 	}

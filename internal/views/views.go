@@ -131,6 +131,9 @@ func (r *Report) Lines() []string {
 		return nil
 	}
 	var out []string
+	if r.Seal.Warning != "" {
+		out = append(out, "warning  "+r.Seal.Warning)
+	}
 	if r.Seal.Signed {
 		out = append(out, fmt.Sprintf("signed %s (%s) with key %s", layout.CatalogSignaturePath, plural.Count(r.Seal.Listed, "archive"), r.SignedBy))
 	}
