@@ -126,7 +126,14 @@ func CatalogProblems(ctx context.Context, m mirror.Packages, c layout.Catalog) (
 		case digest != want.ZH:
 			add(rel, "the signed catalog lists %s, but the archive's bytes are %s", want.ZH, digest)
 		}
-		if got, ok := now[rel]; ok && got != want {
+		got, ok := now[rel]
+		switch {
+		case !ok:
+			// A <version>.json that no longer lists the archive as the
+			// mirror's own, with the hashes its provenance gives, sends
+			// clients elsewhere or to other hashes.
+			add(rel, "the signed catalog lists this archive, but its version's <version>.json no longer lists it as the mirror's own with the hashes its provenance gives")
+		case got != want:
 			add(rel, "the signed catalog lists %s, but the mirror's documents say %s", describe(want), describe(got))
 		}
 	}

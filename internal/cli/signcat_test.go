@@ -205,14 +205,55 @@ func TestSignedCatalogFactsVerified(t *testing.T) {
 		}
 		return out
 	})
+	var restoreSBOMs []func()
 	for _, plat := range []string{"linux_amd64", "darwin_arm64"} {
-		if err := os.Remove(filepath.Join(site, filepath.FromSlash(layout.SBOMPath(foo, v, addrs.MustParsePlatform(plat))))); err != nil {
+		sbom := layout.SBOMPath(foo, v, addrs.MustParsePlatform(plat))
+		restoreSBOMs = append(restoreSBOMs, edit(sbom, func(b []byte) []byte { return b }))
+		if err := os.Remove(filepath.Join(site, filepath.FromSlash(sbom))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	verifyCatalog(ExitVerification, "terraform-provider-foo_1.0.0_linux_amd64.zip: the signed catalog lists zh:")
 	verifyCatalog(ExitVerification, "no SBOM")
 	restore()
+	for _, r := range restoreSBOMs {
+		r()
+	}
+	verifyCatalog(ExitOK, " 0 problems")
+
+	// The version document edited to send clients elsewhere, to drop a
+	// platform, or to drop an archive's zh:: the signed catalog still
+	// lists each archive.
+	doc := layout.VersionPath(foo, v)
+	archive := "terraform-provider-foo_1.0.0_linux_amd64.zip"
+	for name, change := range map[string]func(map[string]any){
+		"another host": func(d map[string]any) {
+			a := d["archives"].(map[string]any)["linux_amd64"].(map[string]any)
+			a["url"] = "https://evil.example/" + archive
+		},
+		"a platform dropped": func(d map[string]any) { delete(d["archives"].(map[string]any), "linux_amd64") },
+		"zh: dropped": func(d map[string]any) {
+			a := d["archives"].(map[string]any)["linux_amd64"].(map[string]any)
+			a["hashes"] = a["hashes"].([]any)[:1]
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			restore := edit(doc, func(b []byte) []byte {
+				var d map[string]any
+				if err := json.Unmarshal(b, &d); err != nil {
+					t.Fatal(err)
+				}
+				change(d)
+				out, err := json.Marshal(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			})
+			defer restore()
+			verifyCatalog(ExitVerification, archive+": the signed catalog lists this archive, but its version's <version>.json no longer lists it")
+		})
+	}
 }
 
 func stat(t *testing.T, path string) os.FileInfo {
