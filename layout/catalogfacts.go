@@ -49,15 +49,7 @@ func (s CatalogSigner) KeyName() string {
 // its FirstVersion, naming the key it replaced.
 func SignerHistory(signers []KeptSigner) []CatalogSigner {
 	sorted := slices.Clone(signers)
-	slices.SortStableFunc(sorted, func(a, b KeptSigner) int {
-		switch {
-		case a.Version.LessThan(b.Version):
-			return -1
-		case b.Version.LessThan(a.Version):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(sorted, func(a, b KeptSigner) int { return addrs.CompareVersions(a.Version, b.Version) })
 	var out []CatalogSigner
 	var kept []KeptSigner // out[i]'s key
 	for i, s := range sorted {

@@ -202,7 +202,15 @@ func (t *Tree) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version
 	if r.Provenance, err = t.ReadProvenance(ctx, p, v); err != nil {
 		return Record{}, err
 	}
-	if r.Sums, err = t.r.ReadFile(ctx, SumsPath(p, v), MaxSumsBytes); err != nil {
+	r.Sums, err = t.r.ReadFile(ctx, SumsPath(p, v), MaxSumsBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && r.Provenance.HashesOnly != "":
+		// An upstream's hashes vouched for it: no SHA256SUMS to keep.
+	case errors.Is(err, fs.ErrNotExist):
+		// Not a release without a record: one whose signed evidence is
+		// gone.
+		return Record{}, fmt.Errorf("the provenance of %s %s is kept, but %w (%s)", p, v, ErrSumsGone, SumsPath(p, v))
+	case err != nil:
 		return Record{}, fmt.Errorf("read SHA256SUMS of %s %s: %w", p, v, err)
 	}
 	r.Signature, err = t.r.ReadFile(ctx, SignaturePath(p, v), MaxSumsBytes)
@@ -211,6 +219,12 @@ func (t *Tree) ReadRecord(ctx context.Context, p addrs.Provider, v addrs.Version
 	}
 	return r, nil
 }
+
+// ErrSumsGone is why a release whose provenance is kept has no record
+// (ReadRecord): its SHA256SUMS is not there, so nothing ties its packages
+// to the origin's signature. It is not fs.ErrNotExist: the release is not
+// one the tree keeps no record of.
+var ErrSumsGone = errors.New("its SHA256SUMS is gone")
 
 // ReadRecord returns the kept origin files of a release
 // (Tree.ReadRecord).

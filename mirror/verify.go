@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -80,6 +81,19 @@ type Verifier struct {
 	// CheckSBOM, if set, checks the SBOM a package's provenance names is
 	// well-formed and describes it; without it, only that it is there.
 	CheckSBOM SBOMChecker
+	// Held, if set, is where the releases the mirror's are compared with
+	// are kept besides the mirror's own older ones (the destination of a
+	// bundle import): each release's signer is compared, as a build
+	// compares a new release's, with the keys that signed those and the
+	// mirror's releases of lower versions, under the trust policy.
+	Held HeldSigners
+}
+
+// HeldSigners is where releases are kept whose signers a mirror's
+// releases are compared with (Verifier.Held): a mirror tree.
+type HeldSigners interface {
+	signerLister
+	Location() string
 }
 
 // SBOMChecker checks a package's SBOM (data) against the provenance entry
@@ -140,28 +154,56 @@ func (v *Verifier) verifyProvider(ctx context.Context, r *VerifyReport, p addrs.
 		return fmt.Errorf("list the versions of %s: %w", p, err)
 	}
 	r.Problems = append(r.Problems, problems...)
-	for _, ver := range versions {
+	history, err := v.heldHistory(ctx, p)
+	if err != nil {
+		return err
+	}
+	// Lowest first: each release is compared with those below it, as the
+	// builds that added them in turn compared them.
+	for _, ver := range slices.SortedFunc(slices.Values(versions), addrs.CompareVersions) {
 		r.Versions++
-		v.verifyVersion(ctx, r, p, ver)
+		signer := v.verifyVersion(ctx, r, p, ver, history)
+		if signer.KeyID != "" {
+			history.Releases = append(history.Releases, SignedRelease{Version: ver, Signer: signer})
+		}
 	}
 	return nil
 }
 
-func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.Provider, ver addrs.Version) {
+// heldHistory is the key history of p's releases Held keeps.
+func (v *Verifier) heldHistory(ctx context.Context, p addrs.Provider) (*KeyHistory, error) {
+	h := &KeyHistory{}
+	if v.Held == nil {
+		return h, nil
+	}
+	signers, err := v.Held.Signers(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("read the signing keys of the releases of %s that %s holds: %w", p, v.Held.Location(), err)
+	}
+	for _, s := range signers {
+		h.Releases = append(h.Releases, SignedRelease{Version: s.Version, Signer: Signer{KeyID: s.KeyID, Fingerprint: s.Fingerprint, Created: s.Created, Expires: s.Expires}})
+	}
+	return h, nil
+}
+
+// verifyVersion checks one release, its signer compared with history, and
+// returns the signer (zero when it has none, or its evidence fails).
+func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.Provider, ver addrs.Version, history *KeyHistory) Signer {
 	l := v.Mirror.ListVersion(ctx, p, ver)
 	r.Problems = append(r.Problems, l.Problems...)
 	r.Warnings = append(r.Warnings, l.Warnings...)
 	r.Archives += l.Elsewhere
 	if l.Packages == nil {
-		return // the listing cannot be read
+		return Signer{} // the listing cannot be read
 	}
 	rec, recErr := v.Mirror.ReadRecord(ctx, p, ver)
-	var sums hashing.Sums
+	var verdict Verdict
 	if recErr != nil {
 		v.noRecord(r, l.Where, p, ver, recErr)
 	} else {
-		sums = v.verifyRecord(r, p, ver, rec, l)
+		verdict = v.verifyRecord(r, p, ver, rec, l, history)
 	}
+	sums := verdict.Sums
 	for _, plat := range slices.SortedFunc(maps.Keys(l.Packages), comparePlatforms) {
 		r.Archives++
 		listed := l.Packages[plat]
@@ -177,6 +219,7 @@ func (v *Verifier) verifyVersion(ctx context.Context, r *VerifyReport, p addrs.P
 		}
 		v.checkSBOM(ctx, r, l.Where, Package{Provider: p, Version: ver, Platform: plat}, entry, computed.Program)
 	}
+	return verdict.Signer
 }
 
 func comparePlatforms(a, b addrs.Platform) int { return strings.Compare(a.String(), b.String()) }
@@ -185,6 +228,12 @@ func comparePlatforms(a, b addrs.Platform) int { return strings.Compare(a.String
 // hashes the mirror lists vouch for its packages, which the trust policy
 // accepts with a warning or refuses.
 func (v *Verifier) noRecord(r *VerifyReport, where string, p addrs.Provider, ver addrs.Version, recErr error) {
+	if !errors.Is(recErr, fs.ErrNotExist) {
+		// A record that is there but cannot be read, or whose signed
+		// files are gone, is no release without provenance.
+		r.problem(where, "the release's provenance record cannot be used, so nothing ties its packages to the origin's signature: %v", recErr)
+		return
+	}
 	_, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, Evidence{HashesOnly: v.Mirror.Location()})
 	if err != nil {
 		r.problem(where, "no provenance kept for this release, so nothing ties its packages to the origin's signature: %v", err)
@@ -194,10 +243,14 @@ func (v *Verifier) noRecord(r *VerifyReport, where string, p addrs.Provider, ver
 }
 
 // verifyRecord re-authenticates the kept SHA256SUMS, signature and keys
-// under the trust policy, and checks the recorded signer; problems are
-// reported where the listing says.
-func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Version, rec layout.Record, at layout.Listing) hashing.Sums {
-	verdict, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, KeptEvidence(rec))
+// under the trust policy, the signer compared with history (a key change
+// the policy refuses is a problem, one it accepts a warning), and checks
+// the recorded signer; problems are reported where the listing says. The
+// verdict is zero when the evidence fails.
+func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Version, rec layout.Record, at layout.Listing, history *KeyHistory) Verdict {
+	ev := KeptEvidence(rec)
+	ev.History = history
+	verdict, err := v.Trust.Authenticate(v.Checker, Package{Provider: p, Version: ver}, ev)
 	var verr *VerificationError
 	if errors.As(err, &verr) {
 		switch verr.Evidence {
@@ -208,11 +261,11 @@ func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Ver
 		default:
 			r.problem(at.Sums, "%v", err)
 		}
-		return verdict.Sums
+		return Verdict{}
 	}
 	if err != nil {
 		r.problem(at.Sums, "%v", err)
-		return nil
+		return Verdict{}
 	}
 	for _, w := range verdict.Warnings {
 		r.Accepted = append(r.Accepted, Problem{Path: at.Sums, Message: w})
@@ -220,7 +273,7 @@ func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Ver
 	if rec.Provenance.KeyID != "" && verdict.Signer.KeyID != rec.Provenance.KeyID {
 		r.problem(at.Provenance, "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, verdict.Signer.KeyID)
 	}
-	return verdict.Sums
+	return verdict
 }
 
 // verifyArchive reads one listed archive and checks the hashes listed for

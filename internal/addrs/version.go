@@ -71,3 +71,14 @@ func CheckGoVersionConstraint(s string) error {
 	_, err := goversion.NewConstraint(s)
 	return err
 }
+
+// CompareVersions orders versions lowest first, for slices.SortFunc.
+func CompareVersions(a, b Version) int {
+	switch {
+	case a.LessThan(b):
+		return -1
+	case b.LessThan(a):
+		return 1
+	}
+	return 0
+}

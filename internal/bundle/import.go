@@ -660,6 +660,9 @@ func checkStaged(ctx context.Context, s *staged, opts ImportOptions, report *Imp
 		return nil, err
 	}
 	v := &mirror.Verifier{Mirror: tree, Checker: signing.Checker{}, Trust: opts.Trust, Limits: opts.ZipLimits, ModuleLimits: opts.ModuleLimits, TempDir: s.root, CheckSBOM: sbom.Check}
+	if opts.Into.Tree != nil {
+		v.Held = opts.Into.Tree // a new key is judged against the destination's releases too
+	}
 	vr, err := v.Verify(ctx)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,5 +188,92 @@ func TestBuildKeepsTheSameKeyInAnotherForm(t *testing.T) {
 				t.Fatal("the test's key is not the same primary key")
 			}
 		})
+	}
+}
+
+// bundle import and verify judge a release's key as a build does: against
+// the destination's releases (import) and the mirror's releases of lower
+// versions (verify), under the trust policy of the manifest.
+func TestImportAndVerifyCompareSigningKeys(t *testing.T) {
+	a, b := pgptest.New(t, "A"), pgptest.New(t, "B")
+	origin := continuityOrigin(t, a)
+	origin.signWith(t, "3.0.0", b, time.Time{}, b)
+
+	// A mirror of 3.0.0 alone (its first release: nothing to compare),
+	// carried in a bundle.
+	upstream := keysOrigin{origin: origin.origin, dir: t.TempDir()}
+	upstream.manifest(t, "= 3.0.0", "")
+	if code, out := upstream.tfmirror(t, "build"); code != ExitOK {
+		t.Fatalf("build of 3.0.0: exit %d\n%s", code, out)
+	}
+	bundle := filepath.Join(t.TempDir(), "b.tar.gz")
+	if code, out := upstream.tfmirror(t, "bundle", "create", "site", "--out", bundle); code != ExitOK {
+		t.Fatalf("bundle create: exit %d\n%s", code, out)
+	}
+
+	t.Run("import refused", func(t *testing.T) {
+		o := holdFirstTwo(t, origin, a)
+		o.manifest(t, ">= 1.0.0", `key_change = "refuse"`)
+		code, out := o.tfmirror(t, "bundle", "import", bundle, "--out", "site")
+		if code != ExitVerification || o.published("site", "3.0.0") {
+			t.Fatalf("import of a release by another key under key_change = refuse: exit %d, want %d and 3.0.0 not published\n%s", code, ExitVerification, out)
+		}
+		if !strings.Contains(out, "a key change, which the trust policy") || !strings.Contains(out, b.Fingerprint) || !strings.Contains(out, a.Fingerprint) {
+			t.Errorf("the refusal does not say it is a key change, with both fingerprints\n%s", out)
+		}
+	})
+	t.Run("import warned", func(t *testing.T) {
+		o := holdFirstTwo(t, origin, a)
+		o.manifest(t, ">= 1.0.0", "")
+		code, out := o.tfmirror(t, "bundle", "import", bundle, "--out", "site")
+		if code != ExitOK || !o.published("site", "3.0.0") || !strings.Contains(out, "3.0.0: signed by another key than the releases the mirror holds") {
+			t.Fatalf("import under the default policy: exit %d, want 0, 3.0.0 published and the key change warned of\n%s", code, out)
+		}
+		t.Run("verify", func(t *testing.T) {
+			code, out := o.tfmirror(t, "verify", "site")
+			if code != ExitOK || !strings.Contains(out, "3.0.0: signed by another key") {
+				t.Errorf("verify under the default policy: exit %d, want 0 and the key change warned of\n%s", code, out)
+			}
+			o.manifest(t, ">= 1.0.0", `key_change = "refuse"`)
+			code, out = o.tfmirror(t, "verify", "site")
+			if code != ExitVerification || !strings.Contains(out, "a key change, which the trust policy") {
+				t.Errorf("verify under key_change = refuse: exit %d, want %d naming the key change\n%s", code, ExitVerification, out)
+			}
+			o.manifest(t, ">= 1.0.0", `key_change = "refuse"
+accept_new_keys = ["`+b.ID+`"]`)
+			if code, out = o.tfmirror(t, "verify", "site"); code != ExitOK || strings.Contains(out, "another key") {
+				t.Errorf("verify with the new key accepted: exit %d, want 0 and no warning\n%s", code, out)
+			}
+		})
+	})
+}
+
+// A signing build refused by the key policy still pins its own record of
+// the refusal in the signed catalog: deleting it afterwards is a problem
+// for verify --catalog-key, not a quiet rewrite of history.
+func TestFailedSigningBuildPinsItsRecord(t *testing.T) {
+	a, b := pgptest.New(t, "A"), pgptest.New(t, "B")
+	origin := continuityOrigin(t, a)
+	origin.signWith(t, "3.0.0", b, time.Time{}, b)
+	o := holdFirstTwo(t, origin, a)
+	private, public := pgptest.New(t, "operator").WriteFiles(t, t.TempDir(), "operator")
+	if code, out := o.tfmirror(t, "build", "--sign-key", private); code != ExitOK {
+		t.Fatalf("signing build: exit %d\n%s", code, out)
+	}
+	o.manifest(t, ">= 1.0.0", `key_change = "refuse"`)
+	if code, out := o.tfmirror(t, "build", "--sign-key", private); code != ExitVerification {
+		t.Fatalf("build refused by the key policy: exit %d, want %d\n%s", code, ExitVerification, out)
+	}
+	site := filepath.Join(o.dir, "site")
+	refusal := changeIndex(t, site).Records[0]
+	catalog, err := layout.DecodeCatalog(readFile(t, filepath.Join(site, layout.CatalogPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(catalog.Changes, layout.CatalogChange{Path: refusal.Path, SHA256: refusal.SHA256}) {
+		t.Fatalf("catalog.json pins %+v, not the refusal's record %s", catalog.Changes, refusal.Path)
+	}
+	if code, out := o.tfmirror(t, "verify", "site", "--catalog-key", public); code != ExitOK || strings.Contains(out, "does not pin") {
+		t.Errorf("verify --catalog-key after the refusal: exit %d, want 0 and every record pinned\n%s", code, out)
 	}
 }

@@ -659,3 +659,39 @@ func TestSignedCatalogPinsChangeHistory(t *testing.T) {
 		t.Errorf("verify of a deleted pinned record: exit %d, want %d\n%s%s", code, ExitVerification, stdout, stderr)
 	}
 }
+
+// A release whose provenance record is kept but cannot be used (its
+// SHA256SUMS deleted, the record itself garbled) is a problem for verify,
+// not a release without provenance that only a warning mentions: its
+// signature and its SBOMs would go unchecked.
+func TestVerifyDamagedProvenanceRecord(t *testing.T) {
+	o, dir, _, _ := signedOrigin(t)
+	mustRun(t, o, dir, "build")
+	site := filepath.Join(dir, "site")
+	foo, v := addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0")
+	for name, damage := range map[string]struct {
+		rel  string
+		data []byte
+		want string
+	}{
+		"SHA256SUMS deleted": {layout.SumsPath(foo, v), nil, "is kept, but its SHA256SUMS is gone"},
+		"provenance garbled": {layout.ProvenancePath(foo, v), []byte("garbage"), "the release's provenance record cannot be used"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(site, filepath.FromSlash(damage.rel))
+			before := readFile(t, path)
+			defer writeFile(t, path, before)
+			if damage.data == nil {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				writeFile(t, path, damage.data)
+			}
+			code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
+			if code != ExitVerification || !strings.Contains(stdout+stderr, damage.want) {
+				t.Errorf("verify: exit %d, want %d saying %q\n%s%s", code, ExitVerification, damage.want, stdout, stderr)
+			}
+		})
+	}
+}

@@ -105,6 +105,19 @@ func Refresh(ctx context.Context, tree *layout.Tree, opts Options) (*Report, err
 	return report, replicaErr
 }
 
+// Seal brings what catalog.json says of the tree in step with it and
+// signs it with key, pinning the change records: what a signing command
+// that failed after recording its changes still does, so that its record
+// (a refused key change, a re-release) is vouched for too. The registry
+// replicas and the catalog page wait for the next refresh.
+func Seal(ctx context.Context, tree *layout.Tree, key *signing.SigningKey) (*Report, error) {
+	report := &Report{}
+	if _, err := tree.DescribeCatalog(ctx); err != nil {
+		return report, fmt.Errorf("describe the providers in %s of %s: %w", layout.CatalogPath, tree.Location(), err)
+	}
+	return report, seal(ctx, tree, key, report)
+}
+
 // seal brings catalog.json's archive listing in step with the tree and,
 // with a key, signs it.
 func seal(ctx context.Context, tree *layout.Tree, key *signing.SigningKey, report *Report) error {

@@ -339,7 +339,7 @@ func (r *run) run(ctx context.Context) (report *Report, err error) {
 		}
 	}
 	if err != nil {
-		return report, err
+		return report, errors.Join(err, r.sealAfterFailure(fin))
 	}
 	if err := r.refreshViews(ctx); err != nil {
 		return report, err

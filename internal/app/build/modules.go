@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -72,6 +73,24 @@ func (r *run) refreshViews(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// sealAfterFailure signs, with --sign-key, the catalog of every tree a
+// failed build recorded its changes in, so that the signature pins the
+// record of what failed.
+func (r *run) sealAfterFailure(ctx context.Context) error {
+	if r.s.SignKey == nil {
+		return nil
+	}
+	var errs []error
+	for _, t := range r.outs.trees() {
+		report, err := views.Seal(ctx, t, r.s.SignKey)
+		for _, line := range report.Lines() {
+			r.opts.Events.line(line)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // moduleLocator is how the module registry's documents locate packages:
