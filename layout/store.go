@@ -160,6 +160,10 @@ var ErrReadOnly = errors.New("the mirror was opened for reading only")
 // atomicfile.ErrNotRegular, which a DirStore's refusals wrap.
 var ErrNotRegular = atomicfile.ErrNotRegular
 
+// ErrTooLarge is what a store's ReadFile wraps when the file is larger
+// than the limit asked for.
+var ErrTooLarge = atomicfile.ErrTooLarge
+
 // localPather is implemented by stores whose files are on the local
 // filesystem, so callers can hash or link them in place.
 type localPather interface {

@@ -150,6 +150,12 @@ func (r *VerifyReport) warn(path, format string, args ...any) {
 
 func (v *Verifier) verifyProvider(ctx context.Context, r *VerifyReport, p addrs.Provider) error {
 	versions, problems, err := v.Mirror.ListVersions(ctx, p)
+	if errors.Is(err, layout.ErrNotRegular) {
+		// A link or a device where the provider's files are: the tree's
+		// fault, not a failure to read it.
+		r.problem(p.String(), "its versions cannot be listed: %v", err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("list the versions of %s: %w", p, err)
 	}

@@ -64,17 +64,21 @@ func ReadSignedCatalog(ctx context.Context, m mirror.Packages, keys *signing.Tru
 	}
 	r := tree.Reader()
 	data, err := r.ReadFile(ctx, layout.CatalogPath, layout.MaxDocumentBytes)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return fail(fmt.Errorf("it has no %s", layout.CatalogPath))
-	}
-	if err != nil {
+	case notAFile(err):
+		return layout.Catalog{}, signing.Signer{}, &CatalogError{Location: tree.Location(), Path: layout.CatalogPath, Err: err}
+	case err != nil:
 		return layout.Catalog{}, signing.Signer{}, fmt.Errorf("read %s of %s: %w", layout.CatalogPath, tree.Location(), err)
 	}
 	sig, err := r.ReadFile(ctx, layout.CatalogSignaturePath, layout.MaxSumsBytes)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return fail(fmt.Errorf("%s has no signature (%s)", layout.CatalogPath, layout.CatalogSignaturePath))
-	}
-	if err != nil {
+	case notAFile(err):
+		return layout.Catalog{}, signing.Signer{}, &CatalogError{Location: tree.Location(), Path: layout.CatalogSignaturePath, Err: err}
+	case err != nil:
 		return layout.Catalog{}, signing.Signer{}, fmt.Errorf("read %s of %s: %w", layout.CatalogSignaturePath, tree.Location(), err)
 	}
 	signer, err := keys.VerifyArmored(data, sig)
@@ -89,6 +93,13 @@ func ReadSignedCatalog(ctx context.Context, m mirror.Packages, keys *signing.Tru
 		return fail(fmt.Errorf("%s is signed but lists no archives (sign it with build --sign-key)", layout.CatalogPath))
 	}
 	return c, signer, nil
+}
+
+// notAFile reports whether a read failed because of what the tree holds
+// at the path (a link, a directory, a file over the limit), not because
+// the tree could not be read: a tampered tree, a problem to report.
+func notAFile(err error) bool {
+	return errors.Is(err, layout.ErrNotRegular) || errors.Is(err, layout.ErrTooLarge)
 }
 
 // CatalogProblems says where a signed catalog and the tree differ: an

@@ -20,6 +20,9 @@ var errLink = errors.New("tfmirror follows no symbolic links inside a mirror dir
 // directory, a device) is where a file is read or written.
 var ErrNotRegular = errors.New("not a regular file")
 
+// ErrTooLarge is why ReadFile refuses a file larger than its limit.
+var ErrTooLarge = errors.New("larger than the limit")
+
 // Root is a directory tfmirror reads and writes beneath without ever
 // following a symbolic link. os.Root refuses any path that leaves the
 // directory, even through a link swapped in while it works; on top of
@@ -311,14 +314,14 @@ func (t *Root) ReadFile(rel string, limit int64) ([]byte, error) {
 	}
 	defer func() { _ = f.Close() }()
 	if info, err := f.Stat(); err == nil && info.Size() > limit {
-		return nil, fmt.Errorf("read %s: larger than the limit of %d bytes", t.Path(rel), limit)
+		return nil, fmt.Errorf("read %s: %w of %d bytes", t.Path(rel), ErrTooLarge, limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", t.Path(rel), err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: larger than the limit of %d bytes", t.Path(rel), limit)
+		return nil, fmt.Errorf("read %s: %w of %d bytes", t.Path(rel), ErrTooLarge, limit)
 	}
 	return data, nil
 }

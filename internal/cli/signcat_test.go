@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -691,6 +692,68 @@ func TestVerifyDamagedProvenanceRecord(t *testing.T) {
 			code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
 			if code != ExitVerification || !strings.Contains(stdout+stderr, damage.want) {
 				t.Errorf("verify: exit %d, want %d saying %q\n%s%s", code, ExitVerification, damage.want, stdout, stderr)
+			}
+		})
+	}
+}
+
+// Files of a signed mirror replaced by what no writer leaves (a link, a
+// file over its limit, a document that does not parse) are problems that
+// verify --catalog-key names (exit 3), as they are without the key; it
+// stopped at the first (exit 1).
+func TestSignedMirrorTamperedFilesAreProblems(t *testing.T) {
+	o, dir, private, public := signedOrigin(t)
+	mustRun(t, o, dir, "build", "--sign-key", private)
+	site := filepath.Join(dir, "site")
+	foo := addrs.MustParseProvider("hashicorp/foo")
+	elsewhere := t.TempDir()
+	link := func(rel string) func() {
+		path := filepath.Join(site, filepath.FromSlash(rel))
+		moved := filepath.Join(elsewhere, filepath.Base(rel))
+		if err := os.Rename(path, moved); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(moved, path); err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(moved, path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	replace := func(rel string, data []byte, size int64) func() {
+		path := filepath.Join(site, filepath.FromSlash(rel))
+		before := readFile(t, path)
+		writeFile(t, path, data)
+		if size > 0 {
+			if err := os.Truncate(path, size); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func() { writeFile(t, path, before) }
+	}
+	for _, tt := range []struct {
+		name   string
+		damage func() func()
+		where  string
+	}{
+		{"catalog.json a link", func() func() { return link(layout.CatalogPath) }, layout.CatalogPath},
+		{"its signature a link", func() func() { return link(layout.CatalogSignaturePath) }, layout.CatalogSignaturePath},
+		{"its signature 3 GB", func() func() { return replace(layout.CatalogSignaturePath, nil, 3<<30) }, layout.CatalogSignaturePath},
+		{"a version document garbled", func() func() {
+			return replace(layout.VersionPath(foo, addrs.MustParseVersion("1.0.0")), []byte("garbage"), 0)
+		}, layout.VersionPath(foo, addrs.MustParseVersion("1.0.0"))},
+		{"a provider's directory a link", func() func() { return link(path.Dir(layout.IndexPath(foo))) }, foo.String()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer tt.damage()()
+			code, stdout, stderr := o.run(t, t.TempDir(), "verify", "--catalog-key", public, site)
+			if code != ExitVerification || !strings.Contains(stdout, "problem  "+tt.where) {
+				t.Errorf("verify --catalog-key: exit %d, want %d with a problem at %s\n%s%s", code, ExitVerification, tt.where, stdout, stderr)
 			}
 		})
 	}

@@ -57,6 +57,9 @@ func (c *Client) ReadFile(ctx context.Context, rel string, limit int64) ([]byte,
 		header = http.Header{"Accept": {"application/json"}}
 	}
 	data, _, mt, err := c.fetch.Document(ctx, c.url(rel), header, limit)
+	if errors.Is(err, httpx.ErrTooLarge) {
+		err = fmt.Errorf("%w (%w)", err, layout.ErrTooLarge)
+	}
 	if err != nil {
 		return nil, notFound(err)
 	}

@@ -305,7 +305,7 @@ func (s *Store) read(ctx context.Context, rel string, limit int64) ([]byte, stri
 	defer out.Body.Close()
 	limit = max(limit, 0)
 	if n := aws.ToInt64(out.ContentLength); n > limit {
-		return nil, "", fmt.Errorf("read %s: %d bytes, larger than the limit of %d bytes", s.url(key), n, limit)
+		return nil, "", fmt.Errorf("read %s: %d bytes, %w of %d bytes", s.url(key), n, layout.ErrTooLarge, limit)
 	}
 	n := limit
 	if n < math.MaxInt64 {
@@ -316,7 +316,7 @@ func (s *Store) read(ctx context.Context, rel string, limit int64) ([]byte, stri
 		return nil, "", s.fail(key, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, "", fmt.Errorf("read %s: larger than the limit of %d bytes", s.url(key), limit)
+		return nil, "", fmt.Errorf("read %s: %w of %d bytes", s.url(key), layout.ErrTooLarge, limit)
 	}
 	return data, aws.ToString(out.ETag), nil
 }

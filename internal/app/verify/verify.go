@@ -126,8 +126,14 @@ func checkTree(ctx context.Context, ref endpoint.Ref, tree *layout.Tree, catalog
 	if catalog == nil {
 		return nil
 	}
-	if problems, err = app.CatalogProblems(ctx, tree, *catalog); err != nil {
+	problems, err = app.CatalogProblems(ctx, tree, *catalog)
+	switch {
+	case err != nil && len(report.Problems) == 0:
 		return err
+	case err != nil:
+		// What the verification found already stops the comparison
+		// (a document that does not parse): a problem like them.
+		problems = append(problems, mirror.Problem{Path: layout.CatalogPath, Message: "the signed catalog cannot be compared with the mirror: " + err.Error()})
 	}
 	report.Problems = append(report.Problems, problems...)
 	return checkChanges(ctx, tree, catalog.Changes, keys, report)
