@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -276,10 +277,35 @@ func (v *Verifier) verifyRecord(r *VerifyReport, p addrs.Provider, ver addrs.Ver
 	for _, w := range verdict.Warnings {
 		r.Accepted = append(r.Accepted, Problem{Path: at.Sums, Message: w})
 	}
-	if rec.Provenance.KeyID != "" && verdict.Signer.KeyID != rec.Provenance.KeyID {
-		r.problem(at.Provenance, "recorded as verified by key %s, but key %s made the signature", rec.Provenance.KeyID, verdict.Signer.KeyID)
+	if msg := recordedSigner(rec.Provenance, verdict.Signer); msg != "" {
+		r.problem(at.Provenance, "%s", msg)
 	}
 	return verdict
+}
+
+// recordedSigner says how the key a provenance record names differs from
+// the one that made the kept signature, as the kept keys describe it: its
+// ID, fingerprint and dates (each as far as the record names it); "" when
+// they agree.
+func recordedSigner(prov layout.Provenance, s Signer) string {
+	switch {
+	case prov.KeyID != "" && prov.KeyID != s.KeyID:
+		return fmt.Sprintf("recorded as verified by key %s, but key %s made the signature", prov.KeyID, s.KeyID)
+	case prov.Fingerprint != "" && prov.Fingerprint != s.Fingerprint:
+		return fmt.Sprintf("records the fingerprint %s for key %s, but the kept key's is %s", prov.Fingerprint, s.KeyID, s.Fingerprint)
+	case !prov.KeyCreated.IsZero() && !prov.KeyCreated.Equal(s.Created):
+		return fmt.Sprintf("records key %s as made %s, but the kept key was made %s", s.KeyID, prov.KeyCreated.UTC().Format(time.RFC3339), s.Created.UTC().Format(time.RFC3339))
+	case !prov.KeyCreated.IsZero() && !prov.KeyExpires.Equal(s.Expires):
+		return fmt.Sprintf("records key %s as current until %s, but the kept key and signature say %s", s.KeyID, dateOrNever(prov.KeyExpires), dateOrNever(s.Expires))
+	}
+	return ""
+}
+
+func dateOrNever(t time.Time) string {
+	if t.IsZero() {
+		return "no expiry"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // verifyArchive reads one listed archive and checks the hashes listed for

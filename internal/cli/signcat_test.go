@@ -758,3 +758,28 @@ func TestSignedMirrorTamperedFilesAreProblems(t *testing.T) {
 		})
 	}
 }
+
+// A release's key dates edited in its provenance are a problem for
+// verify, in every release (the signed catalog keeps the dates of each
+// key's newest release only): the kept key and signature say otherwise.
+func TestVerifyEditedKeyDates(t *testing.T) {
+	o, dir, _, _ := signedOrigin(t)
+	mustRun(t, o, dir, "build")
+	prov := filepath.Join(dir, "site", filepath.FromSlash(layout.ProvenancePath(addrs.MustParseProvider("hashicorp/foo"), addrs.MustParseVersion("1.0.0"))))
+	before := readFile(t, prov)
+	for field, want := range map[string]string{"key_created": "as made 2001-01-01T00:00:00Z", "key_expires": "as current until 2001-01-01T00:00:00Z"} {
+		t.Run(field, func(t *testing.T) {
+			defer writeFile(t, prov, before)
+			edited := regexp.MustCompile(`"`+field+`": "[^"]*"`).ReplaceAll(before, []byte(`"`+field+`": "2001-01-01T00:00:00Z"`))
+			if field == "key_expires" && bytes.Equal(edited, before) {
+				edited = bytes.Replace(before, []byte(`"key_created"`), []byte(`"key_expires": "2001-01-01T00:00:00Z",
+  "key_created"`), 1)
+			}
+			writeFile(t, prov, edited)
+			code, stdout, stderr := o.run(t, t.TempDir(), "verify", filepath.Join(dir, "site"))
+			if code != ExitVerification || !strings.Contains(stdout, want) {
+				t.Errorf("verify with %s edited: exit %d, want %d saying %q\n%s%s", field, code, ExitVerification, want, stdout, stderr)
+			}
+		})
+	}
+}
