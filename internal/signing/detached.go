@@ -98,10 +98,36 @@ func (k *TrustedKeys) VerifyDetached(doc, sig []byte) (Signer, error) {
 	if errors.Is(err, pgperrors.ErrUnknownIssuer) {
 		return Signer{}, fmt.Errorf("verify signature: made by key %s, which is not one of the trusted keys (%s): %w", issuerOf(sig), strings.Join(k.KeyIDs(), ", "), err)
 	}
+	if errors.Is(err, pgperrors.ErrKeyExpired) || errors.Is(err, pgperrors.ErrSignatureExpired) {
+		return Signer{}, fmt.Errorf("verify signature: made by %s, which is no longer current: %w", k.expiredText(sig), err)
+	}
 	if err != nil {
 		return Signer{}, fmt.Errorf("verify signature: %w", err)
 	}
 	return signerOf(entity, nil, false), nil
+}
+
+// expiredText names the trusted key that made sig, and when it stopped
+// being current, as far as the signature and the key say.
+func (k *TrustedKeys) expiredText(sig []byte) string {
+	p, err := packet.Read(bytes.NewReader(sig))
+	s, ok := p.(*packet.Signature)
+	if err != nil || !ok || s.IssuerKeyId == nil {
+		return "key " + issuerOf(sig)
+	}
+	keys := k.ring.KeysById(*s.IssuerKeyId)
+	if len(keys) == 0 {
+		return "key " + issuerOf(sig)
+	}
+	return keyText(signerOf(keys[0].Entity, s, true))
+}
+
+// keyText names a signer by its key ID and, when it has one, its expiry.
+func keyText(s Signer) string {
+	if s.Expires.IsZero() {
+		return "key " + s.KeyID
+	}
+	return fmt.Sprintf("key %s (expired %s)", s.KeyID, s.Expires.UTC().Format(time.DateOnly))
 }
 
 // KeyIDs are the trusted keys' primary key ids, in upper-case hex.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 
@@ -41,5 +42,23 @@ func TestVerifyDetachedNamesTheSigner(t *testing.T) {
 	}
 	if got, err := both.VerifyArmored(doc, []byte(armored)); err != nil || got.KeyID != signer.ID {
 		t.Errorf("an armored signature with the signer trusted: %v, %v", got, err)
+	}
+}
+
+// A signature by a trusted key that has expired names the key and when
+// it expired: "key expired" alone does not say which of the trusted keys
+// to renew.
+func TestVerifyDetachedNamesAnExpiredKey(t *testing.T) {
+	made := time.Now().Add(-48 * time.Hour)
+	expired := pgptest.NewAt(t, "expired", made, made.Add(24*time.Hour))
+	doc := []byte("catalog\n")
+	sig := expired.SignAt(t, doc, made.Add(time.Hour))
+	keys, err := signing.ReadTrustedKeys([]byte(expired.Armored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = keys.VerifyDetached(doc, sig)
+	if err == nil || !strings.Contains(err.Error(), "made by key "+expired.ID) || !strings.Contains(err.Error(), "expired "+made.Add(24*time.Hour).UTC().Format(time.DateOnly)) {
+		t.Errorf("a signature by an expired trusted key: err = %v, want one naming %s and its expiry", err, expired.ID)
 	}
 }
