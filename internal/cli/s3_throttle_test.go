@@ -571,3 +571,24 @@ func TestBuildIntoBucketThrottleRefusalNotRetried(t *testing.T) {
 		})
 	}
 }
+
+// A bucket's configuration that cannot be used (an endpoint that is not
+// an http(s) URL, or holds credentials; half a key pair) is bad input:
+// exit 2 before any request, naming the variable, never its value.
+func TestBucketConfigurationIsInput(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newThrottleSetup(t, srv, "config", "1.0.0")
+	for name, env := range map[string][]string{
+		"no scheme":       withEnv(s.direct, "AWS_ENDPOINT_URL_S3", "127.0.0.1:1"),
+		"ftp":             withEnv(s.direct, "AWS_ENDPOINT_URL_S3", "ftp://127.0.0.1:1"),
+		"credentials":     withEnv(s.direct, "AWS_ENDPOINT_URL_S3", "http://user:hunter2@127.0.0.1:1"),
+		"half a key pair": withEnv(withEnv(s.direct, "AWS_SECRET_ACCESS_KEY", ""), "AWS_ACCESS_KEY_ID", "AKIAHALF"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := s.run(t, env, "build", "--out", srv.URI("config", "site"))
+			if code != ExitUsage || strings.Contains(stdout+stderr, "hunter2") || !strings.Contains(stderr, "AWS_") {
+				t.Errorf("exit %d, want %d naming the variable and no secret\n%s%s", code, ExitUsage, stdout, stderr)
+			}
+		})
+	}
+}

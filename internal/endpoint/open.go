@@ -20,6 +20,7 @@ package endpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -244,10 +245,14 @@ func openS3(ctx context.Context, ref Ref, s Settings) (*s3store.Store, error) {
 	if _, _, err := s3store.ParseURI(ref.Raw); err != nil {
 		return nil, inputerr.Wrap(err)
 	}
-	return s3store.New(ctx, ref.Raw, s3store.Config{ // the store's errors name the bucket
+	store, err := s3store.New(ctx, ref.Raw, s3store.Config{ // the store's errors name the bucket
 		Environ: s.Env.List(), Net: s.Net,
 		MaxListObjects: s.Lists.MaxObjects, MaxListPages: s.Lists.MaxPages,
 	})
+	if errors.Is(err, s3store.ErrConfig) {
+		return nil, inputerr.Wrap(err) // an endpoint, credentials or CA file that cannot be used
+	}
+	return store, err
 }
 
 func openOCI(ctx context.Context, ref Ref, s Settings) (*ocistore.Store, error) {

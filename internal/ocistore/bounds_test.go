@@ -102,11 +102,16 @@ func TestRegistryRequestsFollowRetries(t *testing.T) {
 	}{
 		{"retried", 2, false},
 		{"not retried", 0, true},
+		{"dropped, retried", 2, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, proxy := hostileStore(t, ocistore.Config{Retries: tt.retries, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
 			seen := &notifytest.Recorder{}
-			proxy.FailNext(2)
+			if strings.HasPrefix(tt.name, "dropped") {
+				proxy.DropNext(2)
+			} else {
+				proxy.FailNext(2)
+			}
 			_, err := s.Versions(notify.With(t.Context(), seen), foo)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Versions: %v, want an error: %v", err, tt.wantErr)
@@ -114,6 +119,12 @@ func TestRegistryRequestsFollowRetries(t *testing.T) {
 			wantFailed, wantEvents := int64(2), 2
 			if tt.retries == 0 {
 				wantFailed, wantEvents = 1, 0
+			}
+			if strings.HasPrefix(tt.name, "dropped") {
+				if len(seen.Retries()) != 2 {
+					t.Errorf("retries told: %v, want 2", seen.Retries())
+				}
+				return
 			}
 			if got := proxy.Failed(); got != wantFailed {
 				t.Errorf("%d answers of 503, want %d", got, wantFailed)

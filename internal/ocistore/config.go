@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -267,8 +268,12 @@ func (c Config) retryPolicy() httpx.Policy {
 }
 
 // retryable is oras's default predicate, except that an untrusted
-// certificate stays untrusted.
+// certificate stays untrusted and a connection closed before the answer
+// (io.EOF: a proxy or the registry dropping it) is tried again.
 func retryable(resp *http.Response, err error) (bool, error) {
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
 	var cert *tls.CertificateVerificationError
 	if errors.As(err, &cert) {
 		return false, nil

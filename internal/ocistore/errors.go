@@ -174,7 +174,7 @@ func transient(err error) bool {
 		return false
 	}
 	var opErr *net.OpError
-	return errors.As(err, &opErr) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.As(err, &opErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 type outOfScopeError struct{}

@@ -12,6 +12,11 @@ import (
 // creates one.
 var ErrNoSuchBucket = errors.New("the bucket does not exist (tfmirror never creates buckets)")
 
+// ErrConfig means the store's configuration cannot be used (the endpoint,
+// the credentials, the CA file or a Cache-Control the environment names):
+// New wraps it before sending any request.
+var ErrConfig = errors.New("the S3 configuration cannot be used")
+
 // statusCode is the HTTP status of a failed request's answer, 0 when
 // there was none (a connection error).
 func statusCode(err error) int {

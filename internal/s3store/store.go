@@ -73,12 +73,12 @@ func New(ctx context.Context, uri string, cfg Config) (*Store, error) {
 	env := environ.Parse(cfg.Environ)
 	for _, name := range []string{EnvImmutableCacheControl, EnvDocumentCacheControl} {
 		if strings.ContainsAny(env[name], "\r\n") {
-			return nil, fmt.Errorf("%s: a Cache-Control value is one line", name)
+			return nil, fmt.Errorf("%w: %s: a Cache-Control value is one line", ErrConfig, name)
 		}
 	}
 	cc, err := loadConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, prefix, err)
+		return nil, fmt.Errorf("s3://%s/%s: %w: %w", bucket, prefix, ErrConfig, err)
 	}
 	s := &Store{
 		client:      s3.NewFromConfig(cc.aws, cc.s3Opts...),

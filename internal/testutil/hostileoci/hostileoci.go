@@ -53,6 +53,7 @@ type Proxy struct {
 	fault Fault
 
 	failLeft int          // requests still to answer with 503 (FailNext)
+	dropLeft int          // requests still to drop unanswered (DropNext)
 	failed   atomic.Int64 // requests FailNext answered
 	pages    atomic.Int64 // tag list pages the proxy answered
 	sent     atomic.Int64 // blob bytes StallBlobs sent
@@ -99,6 +100,14 @@ func (p *Proxy) FailNext(n int) {
 	p.failLeft = n
 }
 
+// DropNext makes the proxy close the connection of the next n requests
+// without an answer, as a proxy or a registry restarting does.
+func (p *Proxy) DropNext(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLeft = n
+}
+
 // Failed is how many requests FailNext's answers went to.
 func (p *Proxy) Failed() int64 { return p.failed.Load() }
 
@@ -107,11 +116,20 @@ func (p *Proxy) Pages() int64 { return p.pages.Load() }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	fault, fail := p.fault, p.failLeft > 0
+	fault, fail, drop := p.fault, p.failLeft > 0, p.dropLeft > 0
 	if fail {
 		p.failLeft--
 	}
+	if drop {
+		p.dropLeft--
+	}
 	p.mu.Unlock()
+	if drop {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	if fail {
 		p.failed.Add(1)
 		http.Error(w, `{"errors":[{"code":"UNAVAILABLE","message":"busy"}]}`, http.StatusServiceUnavailable)
