@@ -273,21 +273,23 @@ func (s siteFS) Open(name string) (http.File, error) {
 	return f, nil
 }
 
-// open opens rel through the root. os.Root refuses a link to an absolute
-// path even when it points inside the root; such a path is resolved and
-// opened again through the root, which still refuses what is outside.
+// open opens rel through the root, at the path its links resolve to:
+// os.Root refuses a link to an absolute path even when it points inside
+// the root, and a link inside the root may lead to what is never served
+// (tfmirror's private directory, a dot file): the resolved path is held
+// to the same rule as the request's, and opened again through the root,
+// which still refuses what is outside.
 func (s siteFS) open(rel string) (*os.File, error) {
-	f, err := s.openRegular(rel)
-	if err == nil || s.dir == "" {
-		return f, err
+	if s.dir == "" {
+		return nil, fs.ErrNotExist // links cannot be followed safely
 	}
-	real, rerr := filepath.EvalSymlinks(filepath.Join(s.dir, rel))
-	if rerr != nil {
+	real, err := filepath.EvalSymlinks(filepath.Join(s.dir, rel))
+	if err != nil {
 		return nil, err
 	}
-	inside, rerr := filepath.Rel(s.dir, real)
-	if rerr != nil || !filepath.IsLocal(inside) {
-		return nil, err
+	inside, err := filepath.Rel(s.dir, real)
+	if err != nil || !filepath.IsLocal(inside) || hidden("/"+filepath.ToSlash(inside)) {
+		return nil, fs.ErrNotExist
 	}
 	return s.openRegular(inside)
 }

@@ -75,7 +75,13 @@ func TestServeOnlyServesTheSite(t *testing.T) {
 	site, outside := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(site, "a", "index.json"), []byte(`{"versions":{}}`))
 	writeFile(t, filepath.Join(outside, "passwd"), []byte("root:x:0:0"))
+	writeFile(t, filepath.Join(site, ".tfmirror", "serve-ca-key.pem"), []byte("PRIVATE KEY"))
+	writeFile(t, filepath.Join(site, ".hidden"), []byte("dot file"))
 	links := map[string]string{
+		"key.pem":      ".tfmirror/serve-ca-key.pem", // the private directory, through a link
+		"abskey.pem":   filepath.Join(site, ".tfmirror", "serve-ca-key.pem"),
+		"priv":         ".tfmirror",
+		"dot.json":     ".hidden",
 		"inside.json":  filepath.Join(site, "a", "index.json"),
 		"a/rel.json":   "index.json",
 		"passwd.json":  filepath.Join(outside, "passwd"),
@@ -94,16 +100,20 @@ func TestServeOnlyServesTheSite(t *testing.T) {
 	}
 	s := startServer(t, site, Limits{})
 	for path, want := range map[string]int{
-		"a/index.json":     http.StatusOK,
-		"inside.json":      http.StatusOK, // links inside the site are fine
-		"a/rel.json":       http.StatusOK,
-		"passwd.json":      http.StatusNotFound,
-		"up.json":          http.StatusNotFound,
-		"etc/passwd":       http.StatusNotFound,
-		"a/outside/passwd": http.StatusNotFound,
-		"a/dotdot.zip":     http.StatusNotFound,
-		"fifo.zip":         http.StatusNotFound,
-		"a/":               http.StatusNotFound,
+		"a/index.json":          http.StatusOK,
+		"inside.json":           http.StatusOK, // links inside the site are fine
+		"a/rel.json":            http.StatusOK,
+		"passwd.json":           http.StatusNotFound,
+		"up.json":               http.StatusNotFound,
+		"etc/passwd":            http.StatusNotFound,
+		"a/outside/passwd":      http.StatusNotFound,
+		"a/dotdot.zip":          http.StatusNotFound,
+		"fifo.zip":              http.StatusNotFound,
+		"a/":                    http.StatusNotFound,
+		"key.pem":               http.StatusNotFound,
+		"abskey.pem":            http.StatusNotFound,
+		"priv/serve-ca-key.pem": http.StatusNotFound,
+		"dot.json":              http.StatusNotFound,
 	} {
 		resp, err := s.client().Get(s.srv.URL + path)
 		if err != nil {
