@@ -204,6 +204,20 @@ func TestServeFailedStartWritesNothing(t *testing.T) {
 		}
 	}
 
+	// --ca-out that cannot be written (a file where its directory should
+	// be): the start fails, and keeps no CA that no client was given.
+	blocker := filepath.Join(t.TempDir(), "afile")
+	writeFile(t, blocker, nil)
+	code, stdout, stderr = o.run(t, t.TempDir(), "serve", site, "--listen", "127.0.0.1:0", "--ca-out", filepath.Join(blocker, "ca.pem"))
+	if code == ExitOK || !strings.Contains(stderr, "--ca-out") {
+		t.Errorf("serve with a --ca-out it cannot write: exit %d, want a failure naming --ca-out\n%s%s", code, stdout, stderr)
+	}
+	for _, f := range []string{filepath.Join(site, ".tfmirror", "serve-ca.pem"), filepath.Join(site, ".tfmirror", "serve-ca-key.pem")} {
+		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a start that could not write --ca-out kept %s (%v)", f, err)
+		}
+	}
+
 	if err := os.WriteFile(filepath.Join(site, ".tfmirror", "serve-ca-key.pem"), []byte("not a CA"), 0o600); err != nil {
 		t.Fatal(err)
 	}

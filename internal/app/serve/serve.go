@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -326,10 +327,34 @@ func loadCA(dir string, fresh bool) (*keptCA, error) {
 	return &keptCA{CA: ca, dir: dir, made: true}, nil
 }
 
-// save keeps a new CA (certificate and key in one private file, written
-// at once), writes the certificate for clients beside it and at caOut
-// where either differs, and says where they are.
+// save writes the certificate for clients at caOut, then keeps a new CA
+// (certificate and key in one private file, written at once) and writes
+// the certificate beside it, where either differs, and says where they
+// are. --ca-out goes first: a start that cannot write it keeps no CA that
+// no client was given (the next start would call it the same as before),
+// and one that cannot keep the CA puts --ca-out back as it was.
 func (ca *keptCA) save(s Serving, caOut string) (Serving, error) {
+	if caOut != "" {
+		before, readErr := readSmall(caOut)
+		if err := writeIfChanged(caOut, ca.CertPEM()); err != nil {
+			return s, fmt.Errorf("write --ca-out: %w", err)
+		}
+		s.CAOut = absolute(caOut)
+		saved, err := ca.keep(s)
+		if err != nil {
+			if readErr == nil {
+				_ = atomicfile.WriteFile(caOut, before)
+			} else {
+				_ = os.Remove(caOut)
+			}
+		}
+		return saved, err
+	}
+	return ca.keep(s)
+}
+
+// keep keeps a new CA and writes its certificate beside it.
+func (ca *keptCA) keep(s Serving) (Serving, error) {
 	if ca.made {
 		data, err := ca.PEM()
 		if err != nil {
@@ -344,12 +369,6 @@ func (ca *keptCA) save(s Serving, caOut string) (Serving, error) {
 		return s, fmt.Errorf("write the CA certificate: %w", err)
 	}
 	s.CAFile, s.CA, s.NewCA = absolute(certFile), ca.Cert, ca.made
-	if caOut != "" {
-		if err := writeIfChanged(caOut, ca.CertPEM()); err != nil {
-			return s, fmt.Errorf("write --ca-out: %w", err)
-		}
-		s.CAOut = absolute(caOut)
-	}
 	return s, nil
 }
 
