@@ -24,12 +24,13 @@ func TestJSONOnEveryPath(t *testing.T) {
 		code     int
 		error    string
 	}{
-		"missing manifest": {"", []string{"build", "--json", "--config", "missing.hcl"}, ExitUsage, "missing.hcl"},
-		"bad manifest":     {`platforms = ["linux_amd64"` + "\n", []string{"build", "--json"}, ExitUsage, "mirror.hcl:"},
-		"unknown flag":     {"", []string{"build", "--json", "--no-such-flag"}, ExitUsage, "no-such-flag"},
-		"failed plan":      {`platforms = ["linux_amd64"]` + "\nprovider \"hashicorp/nope\" { versions = \"1.0.0\" }\n" + o.hostBlock("registry.opentofu.org"), []string{"build", "--json"}, ExitUsage, "hashicorp/nope"},
-		"verify missing":   {"", []string{"verify", "--json", "no-such-dir"}, ExitUsage, "no-such-dir"},
-		"near miss":        {"", []string{"prune", "--json", "--out", "s3:/bucket"}, ExitUsage, "did you mean s3://bucket?"},
+		"missing manifest":   {"", []string{"build", "--json", "--config", "missing.hcl"}, ExitUsage, "missing.hcl"},
+		"bad manifest":       {`platforms = ["linux_amd64"` + "\n", []string{"build", "--json"}, ExitUsage, "mirror.hcl:"},
+		"unknown flag":       {"", []string{"build", "--json", "--no-such-flag"}, ExitUsage, "no-such-flag"},
+		"failed plan":        {`platforms = ["linux_amd64"]` + "\nprovider \"hashicorp/nope\" { versions = \"1.0.0\" }\n" + o.hostBlock("registry.opentofu.org"), []string{"build", "--json"}, ExitUsage, "hashicorp/nope"},
+		"verify missing":     {"", []string{"verify", "--json", "no-such-dir"}, ExitUsage, "no-such-dir"},
+		"near miss":          {"", []string{"prune", "--json", "--out", "s3:/bucket"}, ExitUsage, "did you mean s3://bucket?"},
+		"lock check missing": {"", []string{"lock", "--check", "--json", "--mirror", "no-such-dir", "no-such-config"}, ExitUsage, "no-such-config"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -50,14 +51,25 @@ func TestJSONOnEveryPath(t *testing.T) {
 			if !strings.Contains(stdout, `{"event":"error"`) {
 				t.Errorf("no error event before the summary:\n%s", stdout)
 			}
+			// Once a command runs, its summary has its own fields,
+			// whatever it ended with.
+			own := map[string][]string{
+				"build":  {"destinations", "packages", "warnings", "errors", "counts"},
+				"verify": {"providers", "versions", "archives", "problems", "warnings"},
+				"lock":   {"lock_files_checked", "lock_files_flagged", "lock_files_fixed"},
+			}[c.args[0]]
+			if name != "unknown flag" {
+				var fields map[string]json.RawMessage
+				_ = json.Unmarshal(summaryLine(t, stdout), &fields)
+				for _, f := range own {
+					if _, ok := fields[f]; !ok {
+						t.Errorf("the %s summary has no %q: %s", c.args[0], f, summaryLine(t, stdout))
+					}
+				}
+			}
 			if c.args[0] == "build" && name != "unknown flag" {
 				var fields map[string]json.RawMessage
 				_ = json.Unmarshal(summaryLine(t, stdout), &fields)
-				for _, f := range []string{"destinations", "packages", "warnings", "errors", "counts"} {
-					if _, ok := fields[f]; !ok {
-						t.Errorf("the build's summary has no %q: %s", f, summaryLine(t, stdout))
-					}
-				}
 				// A failed build's errors list its error, even one that
 				// came before any package did.
 				var errs []string

@@ -57,9 +57,8 @@ constraints exclude or the mirror lacks stays for you to change.`,
 			opts.Dirs, opts.Process = dirs, env.process()
 			out := env.printer(cmd)
 			report, err := env.run.lock(cmd.Context(), opts)
-			if report != nil && (opts.Check || opts.Fix) {
-				out.Warnings(report.Warnings)
-				out.LockCheck(report, err)
+			if opts.Check || opts.Fix {
+				out.LockCheck(report, err) // a nil report too: --json's summary has its fields on every path
 				return err
 			}
 			if report != nil {

@@ -44,6 +44,13 @@ type lockFinding struct {
 // "lock_finding" event), then what --fix wrote, then the counts (JSON: the
 // summary, with the exit code of err).
 func (p *Printer) LockCheck(r *applock.Report, err error) {
+	if r == nil && !p.opts.JSON {
+		return // the error says it all
+	}
+	if r == nil {
+		r = &applock.Report{} // the summary's fields, on every path
+	}
+	p.Warnings(r.Warnings)
 	var flagged []string
 	for _, v := range r.Verdicts {
 		if v.Churns() {

@@ -10,6 +10,12 @@ import (
 // Verify reports a verification: each problem and warning with its path
 // and the counts, or one JSON object.
 func (p *Printer) Verify(r *mirror.VerifyReport, failure error) {
+	if r == nil && !p.opts.JSON {
+		return // the error says it all
+	}
+	if r == nil {
+		r = &mirror.VerifyReport{} // the summary's fields, on every path
+	}
 	if p.opts.JSON {
 		p.Summary(struct {
 			Providers int              `json:"providers"`
