@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/syncx"
 	"github.com/tfmirror/tfmirror/layout"
 )
 
@@ -462,6 +464,11 @@ func (b *Builder) putAhead(ctx context.Context, f fetched) []error {
 // reports them. A package is mirrored only if every destination took it.
 // A destination that failed to take an archive ahead (ahead, in the
 // order of b.ahead) is not asked again: its failure is the publication's.
+// publishGrace is how long a publication that began goes on after the
+// build's context ends (an interrupt): enough to write what a release
+// brings, not to wait out a destination that stopped answering.
+var publishGrace = 30 * time.Second
+
 func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []error, failed *failures) {
 	rel := layout.Release{Provider: r.req.Provider, Version: r.version, VerifyExisting: b.Options.VerifyExisting}
 	var ok []fetched
@@ -478,8 +485,10 @@ func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []
 	}
 	rel.Record = record(ok)
 	// What was verified is published even after Ctrl-C: a publication is
-	// short, and keeps the work done so far.
-	ctx = context.WithoutCancel(ctx)
+	// short, and keeps the work done so far. Not forever, though: a
+	// destination that no longer answers gets publishGrace.
+	ctx, cancel := syncx.Grace(ctx, publishGrace)
+	defer cancel()
 	var errs []error
 	for i, d := range b.Dests {
 		err := ahead[i]

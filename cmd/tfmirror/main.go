@@ -24,6 +24,10 @@ func main() {
 	// bytes) are not tfmirror's output: that is the printer's.
 	log.SetOutput(io.Discard)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first interrupt lets the command finish what it must (a
+	// publication under way, the records of what was published); a second
+	// one ends the process at once, as the signal's default does.
+	context.AfterFunc(ctx, stop)
 	code := cli.Main(ctx, cli.Env{
 		Args:    os.Args[1:],
 		Stdout:  os.Stdout,
