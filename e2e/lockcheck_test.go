@@ -84,6 +84,19 @@ func TestLockCheckAgreesWithInit(t *testing.T) {
 			}
 		})
 	}
+	// A source without a host: OpenTofu reads it on registry.opentofu.org,
+	// as the file locks it, Terraform on registry.terraform.io, another
+	// provider. Checked for Terraform by name, lock --check says so.
+	t.Run("source_without_a_host", func(t *testing.T) {
+		config := strings.Replace(lockCheckConfig("~> 1.0"), `"registry.opentofu.org/hashicorp/foo"`, `"hashicorp/foo"`, 1)
+		code, _ := checkAgainstClients(t, fx, base, map[string]string{"terraform-1.8.5": terraformBin(t)}, config, complete, "--client", "terraform")
+		if code != 1 {
+			t.Errorf("lock --check --client terraform passed a file Terraform cannot keep for a source without a host")
+		}
+		if code, _ := checkAgainstClients(t, fx, base, map[string]string{"tofu-1.12.6": tofuBin(t)}, config, complete, "--client", "tofu"); code != 0 {
+			t.Errorf("lock --check --client tofu flagged a file OpenTofu keeps")
+		}
+	})
 }
 
 // checkAgainstClients runs lock --check on a root holding config and lock
@@ -91,12 +104,12 @@ func TestLockCheckAgreesWithInit(t *testing.T) {
 // check passes the file, every client must keep it byte for byte; if it
 // flags it, one at least must rewrite it or fail. It returns the check's
 // exit code and the root.
-func checkAgainstClients(t *testing.T, fx *monorepoFixture, base string, clients map[string]string, config, lock string) (int, string) {
+func checkAgainstClients(t *testing.T, fx *monorepoFixture, base string, clients map[string]string, config, lock string, flags ...string) (int, string) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "tf")
 	writeFile(t, filepath.Join(root, "main.tf"), config)
 	writeFile(t, filepath.Join(root, ".terraform.lock.hcl"), lock)
-	stdout, stderr, code := runTfmirror(t, fx.work, fx.env, "lock", "--check", root, "--mirror", base, "--platform", hostPlatform(), "--json")
+	stdout, stderr, code := runTfmirror(t, fx.work, fx.env, append([]string{"lock", "--check", root, "--mirror", base, "--platform", hostPlatform(), "--json"}, flags...)...)
 	if code != 0 && code != 1 {
 		t.Fatalf("lock --check: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -14,6 +14,11 @@ type Need struct {
 	Provider    addrs.Provider
 	Constraints []string
 	Locked      *addrs.Version
+	// ImpliedHost says the configuration names the provider without a
+	// registry host somewhere: Terraform reads that address on
+	// registry.terraform.io, where Provider (as OpenTofu) has
+	// registry.opentofu.org.
+	ImpliedHost bool
 	// Root names the root module, for messages.
 	Root string
 }

@@ -46,7 +46,7 @@ func fooRootModule(t *testing.T) string {
 	module := t.TempDir()
 	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(`terraform {
   required_providers {
-    foo = { source = "hashicorp/foo", version = "1.0.0" }
+    foo = { source = "registry.opentofu.org/hashicorp/foo", version = "1.0.0" }
   }
 }
 `), 0o644); err != nil {

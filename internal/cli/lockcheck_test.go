@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -23,7 +24,9 @@ func lockedModule(t *testing.T, o origin, site string) (string, []byte) {
 // requireFoo makes the module require hashicorp/foo with constraint.
 func requireFoo(t *testing.T, module, constraint string) {
 	t.Helper()
-	text := "terraform {\n  required_providers {\n    foo = { source = \"hashicorp/foo\", version = \"" + constraint + "\" }\n  }\n}\n"
+	// The host written out: Terraform reads "hashicorp/foo" on
+	// registry.terraform.io (TestLockCheckSourceWithoutAHost).
+	text := "terraform {\n  required_providers {\n    foo = { source = \"registry.opentofu.org/hashicorp/foo\", version = \"" + constraint + "\" }\n  }\n}\n"
 	if err := os.WriteFile(filepath.Join(module, "main.tf"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +241,32 @@ func TestLockTakesTheManifestsPlatforms(t *testing.T) {
 	}
 	if code, stdout, _ := o.run(t, module, "lock", "--check", "--mirror", site); code != ExitFailure || !strings.Contains(stdout, "darwin_arm64") {
 		t.Errorf("--check on every platform the mirror holds: exit %d, want 1 naming darwin_arm64\n%s", code, stdout)
+	}
+}
+
+// A source without a registry host is another provider to Terraform
+// (registry.terraform.io/hashicorp/foo) than the file locks: checked for
+// Terraform by name, the file fails (terraform init -lockfile=readonly
+// does); for OpenTofu, and by default, it is fine.
+func TestLockCheckSourceWithoutAHost(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	module, _ := lockedModule(t, o, site)
+	main := filepath.Join(module, "main.tf")
+	writeFile(t, main, bytes.Replace(readFile(t, main), []byte(`"registry.opentofu.org/hashicorp/foo"`), []byte(`"hashicorp/foo"`), 1))
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, ExitOK},
+		{[]string{"--client", "tofu"}, ExitOK},
+		{[]string{"--client", "terraform"}, ExitFailure},
+	} {
+		args := append([]string{"lock", "--check", "--mirror", site}, tc.args...)
+		code, stdout, stderr := o.run(t, module, args...)
+		if code != tc.want || tc.want == ExitFailure && !strings.Contains(stdout, "registry.terraform.io/hashicorp/foo") {
+			t.Errorf("%v: exit %d, want %d (naming registry.terraform.io/hashicorp/foo when it fails)\n%s%s", tc.args, code, tc.want, stdout, stderr)
+		}
 	}
 }
 

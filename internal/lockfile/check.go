@@ -30,6 +30,7 @@ const (
 	ReasonStaleProvider   Reason = "stale-provider"      // init removes it
 	ReasonNotAllowed      Reason = "version-not-allowed" // init fails
 	ReasonNotHeld         Reason = "version-not-held"    // init fails
+	ReasonTerraformHost   Reason = "terraform-host"      // terraform init locks another provider
 	ReasonNoHashes        Reason = "no-hashes"           // init records the package's
 	ReasonNoHashMatches   Reason = "checksum-mismatch"   // init fails
 	ReasonMissingH1       Reason = "missing-h1"          // init adds the package's h1:
@@ -107,6 +108,12 @@ type Install struct {
 	// h1: and zh: it checked the package against. A filesystem mirror
 	// lists none, and Terraform records only the h1: it computes.
 	MirrorHashes bool
+	// TerraformHosts reads the configuration's addresses without a
+	// registry host as Terraform does (registry.terraform.io), where they
+	// name other providers than OpenTofu's: set when Terraform is asked
+	// for by name, not by the default of both clients, which reads them
+	// as OpenTofu does.
+	TerraformHosts bool
 }
 
 // Check works out what "tofu init" or "terraform init", installing from
@@ -191,6 +198,14 @@ func compareOne(path string, s selected, old *File, in Install) ([]Finding, erro
 			at.Reason = ReasonNotAllowed
 			at.Detail = fmt.Sprintf("the configuration's constraints %q no longer allow this version: init fails (init -upgrade selects another)", locked.Constraints)
 		}
+		return []Finding{at}, nil
+	}
+	if in.TerraformHosts && n.ImpliedHost && n.Provider.Hostname == addrs.DefaultRegistryHost {
+		// Terraform reads the address on its own registry: another
+		// provider, which the lock file does not hold.
+		at.Reason, at.Effect = ReasonTerraformHost, EffectFail
+		at.Detail = fmt.Sprintf("the configuration names it without a registry host, which terraform init reads as registry.terraform.io/%s/%s, not %s: it fails with -lockfile=readonly and otherwise locks that provider instead; write the host in the source (%q) for a lock file both clients keep",
+			n.Provider.Namespace, n.Provider.Type, n.Provider, n.Provider.String())
 		return []Finding{at}, nil
 	}
 	want, err := newLock(filepath.Dir(path), n, s.Entry, old)

@@ -25,6 +25,11 @@ type Root struct {
 	// deterministic order (module path, then file, then position). A provider
 	// used without any constraint has an empty (non-nil) slice.
 	Providers map[addrs.Provider][]Constraint
+	// ImpliedHost holds the providers some address of the configuration
+	// names without a registry host ("hashicorp/aws", or a local name
+	// alone): Terraform reads those on registry.terraform.io, where
+	// OpenTofu (and Providers) read them on registry.opentofu.org.
+	ImpliedHost map[addrs.Provider]bool
 	// Modules maps every module registry package called anywhere in the
 	// module tree read (local modules and installed remote ones) to the
 	// version constraints written in those calls, in the same order as
@@ -117,7 +122,7 @@ func LoadWith(dir string, opts Options) (*Root, error) {
 	if len(l.problems) > 0 {
 		return nil, &Error{Problems: l.problems}
 	}
-	return &Root{Dir: dir, Providers: l.providers, Modules: l.registryCalls(), Warnings: l.warnings}, nil
+	return &Root{Dir: dir, Providers: l.providers, ImpliedHost: l.impliedHost, Modules: l.registryCalls(), Warnings: l.warnings}, nil
 }
 
 // noConfiguration says why dir, a root module without configuration
@@ -140,6 +145,7 @@ func newLoader(root, base string) *loader {
 		base:        base,
 		modules:     map[string]*module{},
 		providers:   map[addrs.Provider][]Constraint{},
+		impliedHost: map[addrs.Provider]bool{},
 		registry:    map[addrs.Module][]Constraint{},
 		seen:        map[string]bool{},
 		seenProblem: map[string]bool{},
@@ -156,9 +162,10 @@ type loader struct {
 
 	instances int
 
-	providers map[addrs.Provider][]Constraint
-	registry  map[addrs.Module][]Constraint // module registry packages called
-	seen      map[string]bool               // provider or module + constraint + position already added
+	providers   map[addrs.Provider][]Constraint
+	impliedHost map[addrs.Provider]bool       // Root.ImpliedHost
+	registry    map[addrs.Module][]Constraint // module registry packages called
+	seen        map[string]bool               // provider or module + constraint + position already added
 
 	// pkg is, for ModuleCalls, the real directory of the package read:
 	// local calls and files must stay inside it, and no other call is
@@ -305,6 +312,9 @@ func (l *loader) addNeeds(m *module) {
 		return a.rng.Start.Byte < b.rng.Start.Byte
 	})
 	for _, n := range needs {
+		if n.impliedHost {
+			l.impliedHost[n.provider] = true
+		}
 		list, ok := l.providers[n.provider]
 		if !ok {
 			list = []Constraint{}

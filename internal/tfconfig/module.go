@@ -31,8 +31,9 @@ type module struct {
 
 // need is one provider a module needs, with one constraint or none.
 type need struct {
-	provider   addrs.Provider
-	constraint *constraintDecl
+	provider    addrs.Provider
+	constraint  *constraintDecl
+	impliedHost bool // the address names no host (providerTarget)
 }
 
 // readModule reads the configuration files of a module directory and
@@ -340,7 +341,7 @@ func (mg *merger) addNeed(t providerTarget, c *constraintDecl) {
 	if c != nil && !checkConstraint(c, mg.diags) {
 		c = nil
 	}
-	mg.needs = append(mg.needs, need{provider: t.provider, constraint: c})
+	mg.needs = append(mg.needs, need{provider: t.provider, constraint: c, impliedHost: t.impliedHost})
 }
 
 // sortedCalls lists the module calls by name.

@@ -20,6 +20,9 @@ import (
 type providerTarget struct {
 	provider addrs.Provider
 	builtin  bool
+	// impliedHost says the address names no registry host: OpenTofu reads
+	// it on registry.opentofu.org, Terraform on registry.terraform.io.
+	impliedHost bool
 }
 
 // parseSource parses a required_providers source address. It returns a
@@ -48,7 +51,7 @@ func parseSource(s string) (t providerTarget, summary, detail string) {
 	if err != nil {
 		return t, "Invalid provider source address", err.Error()
 	}
-	return providerTarget{provider: p}, "", ""
+	return providerTarget{provider: p, impliedHost: strings.Count(s, "/") < 2}, "", ""
 }
 
 // impliedTarget is the provider a local name implies when required_providers
@@ -66,7 +69,7 @@ func impliedTarget(local string) (providerTarget, error) {
 	if err != nil {
 		return providerTarget{}, err
 	}
-	return providerTarget{provider: p}, nil
+	return providerTarget{provider: p, impliedHost: true}, nil
 }
 
 // checkLocalName reports whether a provider local name is valid and already

@@ -61,7 +61,7 @@ func loadConfiguration(dir string, opts Options) (Configuration, error) {
 	c := Configuration{Dir: dir, Lock: lock, Warnings: cfg.Warnings, Modules: ModuleRequirementsOf(cfg.Modules)}
 	var errs []error
 	for _, p := range sortedProviders(cfg.Providers) {
-		n := mirror.Need{Provider: p, Root: dir}
+		n := mirror.Need{Provider: p, Root: dir, ImpliedHost: cfg.ImpliedHost[p]}
 		for _, con := range cfg.Providers[p] {
 			n.Constraints = append(n.Constraints, con.Text)
 		}

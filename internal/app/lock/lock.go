@@ -125,7 +125,7 @@ func install(opts Options, ref endpoint.Ref) (lockfile.Install, error) {
 		case "tofu":
 			in.OpenTofu = true
 		case "terraform":
-			in.Terraform = true
+			in.Terraform, in.TerraformHosts = true, true
 		default:
 			return in, inputerr.Wrap(fmt.Errorf("--client %q: want tofu or terraform", c))
 		}
