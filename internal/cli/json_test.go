@@ -151,3 +151,27 @@ func TestJSONStartsWhenTheCommandStarts(t *testing.T) {
 		}
 	}
 }
+
+// With --json, help, the version and completion scripts go to stderr:
+// stdout carries JSON lines only, ending with the summary.
+func TestJSONKeepsTextOffStdout(t *testing.T) {
+	o := newOrigin(t)
+	for _, args := range [][]string{
+		{"--json", "help", "bundle", "import"},
+		{"--json", "bundle", "import", "--help"},
+		{"--json", "--version"},
+		{"--json", "completion", "bash"},
+	} {
+		code, stdout, stderr := o.run(t, t.TempDir(), args...) // o.run checks the stream against the schema
+		if code != ExitOK || strings.TrimSpace(stderr) == "" {
+			t.Errorf("%v: exit %d, want 0 and the text on stderr\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			if !strings.HasPrefix(line, `{"event":`) {
+				t.Errorf("%v: a line of stdout that is not an event: %q", args, line)
+				break
+			}
+		}
+		summaryLine(t, stdout)
+	}
+}

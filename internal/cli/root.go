@@ -91,6 +91,11 @@ func Main(ctx context.Context, env Env) int {
 	env.session = &session{json: slices.Contains(env.Args, "--json")}
 	started := false
 	root := newRootCmd(env)
+	if env.session.json {
+		// Help, --version and completion scripts are text: with --json,
+		// stdout carries JSON lines only, so cobra's text goes to stderr.
+		root.SetOut(env.Stderr)
+	}
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		started = true
 		env.session.json, _ = cmd.Flags().GetBool("json")
