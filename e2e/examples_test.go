@@ -59,6 +59,7 @@ func TestExampleNginxConfigServesAMirror(t *testing.T) {
 	for path, want := range map[string]string{
 		"registry.opentofu.org/hashicorp/foo/index.json":                                   "application/json no-cache",
 		"registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_linux_amd64.zip": "application/zip public, max-age=31536000, immutable",
+		"registry.opentofu.org/hashicorp/foo/terraform-provider-foo_1.0.0_SHA256SUMS":      "text/plain public, max-age=31536000, immutable",
 	} {
 		resp, err := client.Get(base + path)
 		if err != nil {
@@ -67,6 +68,19 @@ func TestExampleNginxConfigServesAMirror(t *testing.T) {
 		resp.Body.Close()
 		if got := resp.Header.Get("Content-Type") + " " + resp.Header.Get("Cache-Control"); resp.StatusCode != http.StatusOK || got != want {
 			t.Errorf("GET %s: %d %q, want 200 %q", path, resp.StatusCode, got, want)
+		}
+	}
+	// What the example hides: a replica's nginx files, even under
+	// /replica/, where ^~ stops the regex locations outside it.
+	writeFile(t, filepath.Join(f.site, "replica", "planted.nginx.conf"), "# nginx's, not the mirror's\n")
+	for _, path := range []string{"replica/planted.nginx.conf", ".tfmirror/lock"} {
+		resp, err := client.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
 		}
 	}
 	resp, err := client.Get(base + ".tfmirror/lock")
