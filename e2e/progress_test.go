@@ -16,7 +16,7 @@ import (
 )
 
 var (
-	statusLineRe  = regexp.MustCompile(`^\[\d+/8 packages\] [0-9.]+ [kMG]?B at [0-9.]+ [kMG]?B/s`)
+	statusLineRe  = regexp.MustCompile(`^\[\d+/\d+ packages\] [0-9.]+ [kMG]?B at [0-9.]+ [kMG]?B/s`)
 	packageLineRe = regexp.MustCompile(`^mirrored  registry\.opentofu\.org/hashicorp/p[0-9] 1\.0\.0 (linux_amd64|darwin_arm64) \([0-9.]+ [kMG]?B, signed by [0-9A-F]{16}\)$`)
 )
 
@@ -50,42 +50,7 @@ host "registry.opentofu.org" {
 }
 `, reg.ServicesURL))
 	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
-	script := filepath.Join(work, "run.sh")
-	writeFile(t, script, fmt.Sprintf("#!/bin/sh\ncd %q\nHOME=%q SSL_CERT_FILE=%q %q build --parallel 1\necho EXITED $?\nsleep 600\n",
-		work, t.TempDir(), caFile, tfmirrorBin))
-	if err := os.Chmod(script, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	socket := filepath.Join(t.TempDir(), "tmux.sock")
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-S", socket}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	tm("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "40", script)
-	t.Cleanup(func() { _ = exec.Command(tmux, "-S", socket, "kill-server").Run() })
-
-	var sawStatus bool
-	var screen string
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		screen = tm("capture-pane", "-p")
-		lines := nonEmpty(screen)
-		if len(lines) > 0 && statusLineRe.MatchString(lines[len(lines)-1]) {
-			sawStatus = true
-			for _, l := range lines[:len(lines)-1] {
-				if !packageLineRe.MatchString(l) && !strings.HasPrefix(l, "warning") {
-					t.Errorf("a line above the status line is not a whole package line: %q\nscreen:\n%s", l, screen)
-				}
-			}
-		}
-		if strings.Contains(screen, "EXITED") {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	sawStatus, screen := buildOnATerminal(t, tmux, work, caFile, "", "build --parallel 1")
 	if !sawStatus {
 		t.Errorf("the status line never showed at the bottom of the screen; last screen:\n%s", screen)
 	}
@@ -176,6 +141,84 @@ host "registry.opentofu.org" {
 	stdout, stderr, code := runTfmirror(t, work, []string{"SSL_CERT_FILE=" + caFile}, "build")
 	if code != 0 || !strings.Contains(stdout, "already present") || !strings.Contains(stdout, "8 mirrored, 0 already present") && !strings.Contains(stdout, "mirrored, ") {
 		t.Errorf("the run after the interrupt: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// buildOnATerminal runs tfmirror with args (and env, "NAME=value ..." or
+// "") in a tmux pseudo-terminal until it exits, checking every screen
+// that shows the status line; it says whether one did, and returns the
+// last screen.
+func buildOnATerminal(t *testing.T, tmux, work, caFile, env, args string) (bool, string) {
+	t.Helper()
+	script := filepath.Join(work, "run.sh")
+	writeFile(t, script, fmt.Sprintf("#!/bin/sh\ncd %q\n%s HOME=%q SSL_CERT_FILE=%q %q %s\necho EXITED $?\nsleep 600\n",
+		work, env, t.TempDir(), caFile, tfmirrorBin, args))
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	socket := filepath.Join(t.TempDir(), "tmux.sock")
+	tm := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-S", socket}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	tm("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "40", script)
+	defer func() { _ = exec.Command(tmux, "-S", socket, "kill-server").Run() }()
+
+	var sawStatus bool
+	var screen string
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		screen = tm("capture-pane", "-p")
+		lines := nonEmpty(screen)
+		if len(lines) > 0 && statusLineRe.MatchString(lines[len(lines)-1]) {
+			sawStatus = true
+			for _, l := range lines[:len(lines)-1] {
+				if !packageLineRe.MatchString(l) && !strings.HasPrefix(l, "warning") {
+					t.Errorf("a line above the status line is not a whole package line: %q\nscreen:\n%s", l, screen)
+				}
+			}
+		}
+		if strings.Contains(screen, "EXITED") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return sawStatus, screen
+}
+
+// With --quiet, or in a CI job (CI=true) that gives the build a
+// terminal, there is no status line: a CI log would keep every redraw.
+func TestNoProgressWhenQuietOrInCI(t *testing.T) {
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		if serverproc.Required() {
+			t.Fatalf("tmux is required: %v", err)
+		}
+		t.Skipf("no tmux: %v", err)
+	}
+	ca := testca.New(t)
+	reg := fakeregistry.New(t, ca)
+	for i := range 2 {
+		reg.AddWithSize("hashicorp", fmt.Sprintf("p%d", i), "1.0.0", 400<<10, "linux_amd64", "darwin_arm64")
+	}
+	reg.SetArchiveDelay(30 * time.Millisecond)
+	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
+	for _, run := range []struct{ env, args string }{{"", "build --parallel 1 --quiet"}, {"CI=true", "build --parallel 1"}} {
+		work := t.TempDir()
+		writeFile(t, filepath.Join(work, "mirror.hcl"), fmt.Sprintf(`platforms = ["linux_amd64", "darwin_arm64"]
+provider "hashicorp/p0" { versions = "1.0.0" }
+provider "hashicorp/p1" { versions = "1.0.0" }
+host "registry.opentofu.org" {
+  services = { "providers.v1" = %q }
+}
+`, reg.ServicesURL))
+		sawStatus, screen := buildOnATerminal(t, tmux, work, caFile, run.env, run.args)
+		if sawStatus || !strings.Contains(screen, "EXITED 0") {
+			t.Errorf("%s tfmirror %s: a status line shown %v, want none and exit 0; last screen:\n%s", run.env, run.args, sawStatus, screen)
+		}
 	}
 }
 
