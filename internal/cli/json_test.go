@@ -118,6 +118,10 @@ provider "hashicorp/d" { versions = "1.0.0" }
 	if strings.TrimSpace(stderr.String()) != "tfmirror: "+summary.Error || summary.Error != "interrupted" {
 		t.Errorf("stderr is not the one line of the summary's error, \"interrupted\":\n%s\nsummary error: %q", stderr.String(), summary.Error)
 	}
+	// The error event says the same, not the cancellation of every step.
+	if !strings.Contains(stdout.String(), `{"event":"error","message":"interrupted",`) {
+		t.Errorf("the error event does not say \"interrupted\":\n%s", stdout.String())
+	}
 }
 
 // Every command's start event comes when it starts, and elapsed_seconds

@@ -160,9 +160,13 @@ func (p *Printer) Summary(fields any, err error) {
 	}
 	if err != nil {
 		s.Error = Headline(err)
+		message := err.Error()
+		if s.Interrupted {
+			message = s.Error // not the cancellations of every step it stopped
+		}
 		p.emit("error", struct {
 			Message string `json:"message"`
-		}{err.Error()})
+		}{message})
 	}
 	p.emit("summary", merge(s, fields))
 }
