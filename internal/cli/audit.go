@@ -32,7 +32,7 @@ advisory), 3 when an SBOM fails its check, 2 for bad input, else 0.`,
 		Example: `  tfmirror audit site --vulndb ./vulndb/data/osv
   tfmirror audit https://mirror.example.com/ --vulndb https://vuln.go.dev --json
   tfmirror audit s3://mirror/tf/ --vulndb osv-go.zip --config mirror.hcl`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArgument,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			given(cmd, &opts.Flags)
 			opts.Mirror, opts.Process = args[0], env.process()

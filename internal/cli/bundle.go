@@ -66,7 +66,7 @@ files it names, then checked and packed from that copy.`,
 		Example: `  tfmirror bundle create site --out mirror-bundle.tar.gz
   tfmirror bundle create s3://my-bucket/mirror/ --out mirror-bundle.tar.gz
   tfmirror bundle create site --out mirror-bundle.tar.gz --lock-files live/app-a --lock-files live/app-b --sign-key bundle-key.asc`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArgument,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			given(cmd, &opts.Flags)
 			opts.Site, opts.Process = args[0], env.process()
@@ -118,7 +118,7 @@ A refused bundle exits with code 3 and leaves DIR as it was.`,
 		Example: `  tfmirror bundle import mirror-bundle.tar.gz --out /srv/mirror
   tfmirror bundle import mirror-bundle.tar.gz --out /srv/mirror --trust-key bundle-key.pub.asc --extras ./from-bundle
   tfmirror bundle import mirror-bundle.tar.gz --out s3://my-bucket/mirror/`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArgument,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			given(cmd, &opts.Flags)
 			opts.Bundle, opts.Process = args[0], env.process()

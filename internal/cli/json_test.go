@@ -179,3 +179,18 @@ func TestJSONKeepsTextOffStdout(t *testing.T) {
 		summaryLine(t, stdout)
 	}
 }
+
+// A command that takes one argument says which, when it gets none or two.
+func TestOneArgumentNamed(t *testing.T) {
+	o := newOrigin(t)
+	for _, args := range [][]string{{"verify"}, {"bundle", "create"}, {"serve", "a", "b"}} {
+		code, _, stderr := o.run(t, t.TempDir(), args...)
+		want := args[len(args)-1] + " takes one argument"
+		if len(args) == 3 {
+			want = "serve takes one argument, got 2: tfmirror serve SITE"
+		}
+		if code != ExitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, ": tfmirror "+args[0]) {
+			t.Errorf("tfmirror %s: exit %d, want %d saying %q and the usage\n%s", strings.Join(args, " "), code, ExitUsage, want, stderr)
+		}
+	}
+}

@@ -36,7 +36,7 @@ files in a directory, and a replica that is already up to date makes no
 write request.`,
 		Example: `  tfmirror replica site
   tfmirror replica s3://my-bucket/mirror/`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArgument,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			given(cmd, &opts.Flags)
 			opts.Site, opts.Process = args[0], env.process()

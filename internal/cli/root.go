@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/internal/size"
@@ -306,4 +307,18 @@ func (v varFlag) Type() string {
 		return "file"
 	}
 	return "NAME=VALUE"
+}
+
+// oneArgument is cobra.ExactArgs(1) with a message that shows what the
+// argument is (the usage line), not only how many were given.
+func oneArgument(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		return nil
+	}
+	what := "none"
+	if len(args) > 1 {
+		what = fmt.Sprintf("%d", len(args))
+	}
+	name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	return fmt.Errorf("%s takes one argument, got %s: %s", name, what, strings.TrimSuffix(cmd.UseLine(), " [flags]"))
 }

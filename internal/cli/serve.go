@@ -33,7 +33,7 @@ written when the server cannot start. It serves until interrupted.`,
 		Example: `  tfmirror serve site
   tfmirror serve site --listen 0.0.0.0:8443 --hostname mirror.internal --ca-out mirror-ca.pem
   tfmirror serve site --listen :443 --cert mirror.pem --key mirror-key.pem`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArgument,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Site = args[0]
 			if logRequests {

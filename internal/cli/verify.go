@@ -55,7 +55,7 @@ Each problem is printed with its path. The exit code is 3 if there is any.`,
   tfmirror verify https://mirror.example.com/ --json
   tfmirror verify https://mirror.example.com/ --catalog-key mirror-key.pub.asc
   tfmirror verify --config mirror.hcl 'oci://registry.example.com/tf/${namespace}/${type}'`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArgument,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			given(cmd, &opts.Flags)
 			opts.Mirror, opts.Process = args[0], env.process()
