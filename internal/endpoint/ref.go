@@ -175,7 +175,7 @@ func unsupported(raw, scheme string) error {
 	case "file":
 		hint = "; name the directory itself, without file://"
 	}
-	return inputerr.Wrap(fmt.Errorf("%s: %s:// locations are not supported: name a directory, an https:// mirror, s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE or oci-layout://DIRECTORY%s", raw, scheme, hint))
+	return inputerr.Wrap(fmt.Errorf("%s: %s:// locations are not supported: tfmirror's are a directory, an https:// mirror (read only), s3://BUCKET/PREFIX/, oci://REPOSITORY_TEMPLATE and oci-layout://DIRECTORY%s", raw, scheme, hint))
 }
 
 // Accept refuses a location the command cannot use, naming those it can.

@@ -142,6 +142,7 @@ func TestInvalidTemplates(t *testing.T) {
 		{"oci://registry.example.com/%{ if true }x%{ endif }", "directives"},
 		{"oci://registry.example.com/Upper/${type}", "invalid repository template"},
 		{"oci://https://registry.example.com/${type}", "invalid repository template"},
+		{"oci:///tmp", `it gives "/tmp", which is not a registry host followed by a slash and a repository name`},
 		{"oci://registry.example.com/x/${type}:latest", "names a tag"},
 		{"oci://registry.example.com/${type", "unclosed"},
 		{"oci-layout://", "no directory"},

@@ -77,8 +77,8 @@ func parseTemplate(raw string) (*repoTemplate, error) {
 	// As OpenTofu does when it loads its configuration: the template must
 	// give a repository address for an example provider.
 	if _, _, err := splitRepository(t.render(exampleProvider)); err != nil {
-		return nil, fmt.Errorf("invalid repository template %q: it must give a registry host followed by a slash and a repository name (as %q does for %s): %w",
-			raw, t.render(exampleProvider), exampleProvider, err)
+		return nil, fmt.Errorf("invalid repository template %q: for the provider %s it gives %q, which is not a registry host followed by a slash and a repository name: %w",
+			raw, exampleProvider, t.render(exampleProvider), err)
 	}
 	return t, nil
 }
