@@ -63,7 +63,7 @@ func (t *Tree) ListVersions(ctx context.Context, p addrs.Provider) ([]addrs.Vers
 		return nil, []Problem{{indexPath, err.Error()}}, nil
 	}
 	if len(idx.Versions) == 0 && !t.exists(ctx, indexPath) {
-		return nil, []Problem{{indexPath, "cannot read: the catalog lists the provider, but it has no index.json"}}, nil
+		return nil, []Problem{{indexPath, "cannot read: the provider is named (by catalog.json, or the manifest), but the mirror has no index.json for it"}}, nil
 	}
 	var out []addrs.Version
 	var problems []Problem

@@ -67,6 +67,23 @@ func TestVerifyDirectoryAndURL(t *testing.T) {
 	}
 }
 
+// A URL where nothing is (a typo), verified from a directory whose
+// mirror.hcl names providers, is bad input (exit 2) saying so, not a
+// mirror with problems (exit 3).
+func TestVerifyWrongURLWithAManifest(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	url := serveSite(t, &o, site, "application/json")
+	work := t.TempDir()
+	writeManifest(t, work, `platforms = ["linux_amd64"]
+provider "hashicorp/foo" { versions = "1.0.0" }
+`)
+	code, stdout, stderr := o.run(t, work, "verify", url+"nothing/")
+	if code != ExitUsage || !strings.Contains(stderr, "holds no mirror: no catalog.json, and no index.json of the 1 provider the manifest names") {
+		t.Errorf("verify of a URL where nothing is: exit %d, want %d saying it holds no mirror\n%s%s", code, ExitUsage, stdout, stderr)
+	}
+}
+
 func TestVerifyReportsProblemsWithPaths(t *testing.T) {
 	o := newOrigin(t)
 	site := builtSite(t, o)

@@ -55,9 +55,11 @@ func TestVerifyRefusesWhatHoldsNoMirror(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(stderr, url+" has no catalog.json") || !strings.Contains(stderr, "name the providers to check") {
 		t.Errorf("verify %s without a manifest: exit %d, want %d saying how to name providers\n%s%s", url, code, ExitUsage, stdout, stderr)
 	}
+	// With a manifest naming foo, of which nothing is there either: no
+	// mirror at all (a wrong URL), not a mirror lacking foo.
 	code, stdout, stderr = o.run(t, dir, "verify", url)
-	if code != ExitVerification || !strings.Contains(stdout, "registry.opentofu.org/hashicorp/foo") {
-		t.Errorf("verify %s with the manifest naming foo: exit %d, want %d for the provider it lacks\n%s%s", url, code, ExitVerification, stdout, stderr)
+	if code != ExitUsage || !strings.Contains(stderr, url+" holds no mirror") {
+		t.Errorf("verify %s with the manifest naming foo: exit %d, want %d saying it holds no mirror\n%s%s", url, code, ExitUsage, stdout, stderr)
 	}
 	if err := os.Remove(filepath.Join(site, "catalog.json")); err != nil {
 		t.Fatal(err)

@@ -78,7 +78,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if v.Providers = app.ManifestProviders(m); len(v.Providers) == 0 {
 			return nil, inputerr.Wrap(fmt.Errorf("%w; name the providers to check with the provider blocks of a manifest (--config)", err))
 		}
-		report, err = v.Verify(ctx)
+		if report, err = v.Verify(ctx); err == nil && report.Versions == 0 && report.Modules == 0 {
+			// Nothing of what the manifest names is there either: a
+			// wrong URL, not a mirror with problems.
+			return nil, inputerr.Wrap(fmt.Errorf("%s holds no mirror: no catalog.json, and no index.json of the %s the manifest names", ref, plural.Count(len(v.Providers), "provider")))
+		}
 	}
 	if err != nil {
 		return nil, err
