@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -210,5 +211,38 @@ module "acme/rel/aws" { newest = 1 }
 		if obj.modified != objects[key].modified || obj.etag != objects[key].etag {
 			t.Errorf("the second build rewrote %s", key)
 		}
+	}
+}
+
+// verify checks that the module registry offers every module version the
+// mirror holds: a versions document, a download document, the discovery
+// document or the nginx fragment taken away is a problem naming it (tofu
+// init found no module, and verify said 0 problems).
+func TestVerifyChecksTheModuleRegistry(t *testing.T) {
+	o, _, _ := moduleOrigin(t)
+	dir := t.TempDir()
+	writeManifest(t, dir, moduleManifest(o, `module "acme/zip/aws" { versions = ">= 1.0" }
+`))
+	mustRun(t, o, dir, "build")
+	site := filepath.Join(dir, "site")
+	base := "replica/registry.opentofu.org/"
+	for _, rel := range []string{
+		base + "v1/modules/acme/zip/aws/versions",
+		base + "v1/modules/acme/zip/aws/1.1.0/download",
+		base + ".well-known/terraform.json",
+		"replica/x-terraform-get.nginx.conf",
+	} {
+		t.Run(path.Base(rel), func(t *testing.T) {
+			file := filepath.Join(site, filepath.FromSlash(rel))
+			data := readFile(t, file)
+			defer writeFile(t, file, data)
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
+			if code != ExitVerification || !strings.Contains(stdout, "problem  "+rel+": ") {
+				t.Errorf("verify with %s gone: exit %d, want %d naming it\n%s%s", rel, code, ExitVerification, stdout, stderr)
+			}
+		})
 	}
 }

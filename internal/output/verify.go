@@ -32,8 +32,12 @@ func (p *Printer) Verify(r *mirror.VerifyReport, failure error) {
 	for _, w := range r.Warnings {
 		p.say(fmt.Sprintf("warning  %s: %s", w.Path, WithHints(w.Message)))
 	}
-	p.say(fmt.Sprintf("%s, %s, %s checked: %s, %s",
-		plural.Count(r.Providers, "provider"), plural.Count(r.Versions, "version"), plural.Count(r.Archives, "archive"),
+	modules := ""
+	if r.Modules > 0 {
+		modules = fmt.Sprintf(", %s (%s)", plural.Count(r.Modules, "module"), plural.Count(r.ModuleVersions, "version"))
+	}
+	p.say(fmt.Sprintf("%s, %s, %s%s checked: %s, %s",
+		plural.Count(r.Providers, "provider"), plural.Count(r.Versions, "version"), plural.Count(r.Archives, "archive"), modules,
 		plural.Count(len(r.Problems), "problem"), plural.Count(len(r.Warnings), "warning")))
 }
 

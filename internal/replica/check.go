@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -24,14 +26,18 @@ const maxDownloadDoc = 1 << 20
 // (--oci-module-locations). A mirror that cannot be listed (over HTTP) is
 // not checked.
 func Check(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
+	moduleProblems, err := checkModules(ctx, tree)
+	if err != nil {
+		return nil, err
+	}
 	files, err := tree.List(ctx, Dir)
 	if errors.Is(err, layout.ErrReadOnly) {
-		return nil, nil // a mirror over HTTP cannot be listed: its replica is not known
+		return moduleProblems, nil // a mirror over HTTP cannot be listed: its provider replica is not known
 	}
 	if err != nil {
 		return nil, fmt.Errorf("registry replica: %w", err)
 	}
-	var out []layout.Problem
+	out := moduleProblems
 	for _, doc := range files {
 		target, module, ok := downloadTarget(doc)
 		if !ok {
@@ -54,6 +60,67 @@ func Check(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
 			module && strings.HasPrefix(sent, target+"//") && !strings.Contains(sent[len(target):], ".."):
 		default:
 			out = append(out, layout.Problem{Path: doc, Message: fmt.Sprintf("the replica sends clients to %s, not to the mirror's %s", excerpt.Quote(sent), target)})
+		}
+	}
+	return out, nil
+}
+
+// checkModules checks that the module registry offers every module version
+// the tree holds, as clients find it: the host's discovery document names
+// modules.v1, the module's versions document lists the version, its
+// download document is there, and so is the nginx fragment that gives
+// Terraform the location. Each document is read by its path, so a mirror
+// over HTTP is checked too.
+func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
+	modules, err := tree.Modules(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("module registry: list modules: %w", err)
+	}
+	var out []layout.Problem
+	problem := func(rel, format string, args ...any) {
+		out = append(out, layout.Problem{Path: rel, Message: fmt.Sprintf(format, args...)})
+	}
+	hosts := map[addrs.Hostname]bool{}
+	for _, m := range modules {
+		versions, err := tree.ModuleVersions(ctx, m)
+		if err != nil {
+			return nil, fmt.Errorf("module registry: %s: %w", m.ForDisplay(), err)
+		}
+		if len(versions) == 0 {
+			continue
+		}
+		hosts[m.Host] = true
+		var list regproto.ModuleVersions
+		if err := readDoc(ctx, tree, ModuleVersionsPath(m), &list); err != nil {
+			problem(ModuleVersionsPath(m), "the module registry's versions document of %s cannot be read, so clients find none of its versions: %v", m.ForDisplay(), err)
+		}
+		offered := map[string]bool{}
+		for _, l := range list.Modules {
+			for _, v := range l.Versions {
+				offered[v.Version] = true
+			}
+		}
+		for _, v := range versions {
+			if len(list.Modules) > 0 && !offered[v.String()] {
+				problem(ModuleVersionsPath(m), "does not list %s %s, which the mirror holds", m.ForDisplay(), v)
+			}
+			var d regproto.ModuleDownload
+			if err := readDoc(ctx, tree, ModuleDownloadPath(m, v), &d); err != nil {
+				problem(ModuleDownloadPath(m, v), "the download document of %s %s cannot be read, so clients cannot install it: %v", m.ForDisplay(), v, err)
+			}
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(hosts)) {
+		var doc regproto.Discovery
+		if err := readDoc(ctx, tree, DiscoveryPath(h), &doc); err != nil {
+			problem(DiscoveryPath(h), "the discovery document of %s cannot be read, so clients find no module registry there: %v", h, err)
+		} else if doc[regproto.ModulesV1] != "/"+ModuleServicesPath(h) {
+			problem(DiscoveryPath(h), "names %s as %s's module registry, not the mirror's /%s", excerpt.Quote(doc[regproto.ModulesV1]), h, ModuleServicesPath(h))
+		}
+	}
+	if len(hosts) > 0 {
+		if _, err := tree.Reader().Stat(ctx, NginxPath); err != nil {
+			problem(NginxPath, "the nginx fragment that gives Terraform each module's location (X-Terraform-Get) cannot be read: %v", err)
 		}
 	}
 	return out, nil
