@@ -84,9 +84,10 @@ type ModuleFetch struct {
 }
 
 // ModuleCallReader reads which registry modules a fetched module calls,
-// for transitive mirroring.
+// for transitive mirroring, and says which calls it did not follow that
+// init would still make (warnings).
 type ModuleCallReader interface {
-	ModuleCalls(packageRoot, subdir string) ([]ModuleRequirement, error)
+	ModuleCalls(packageRoot, subdir string) ([]ModuleRequirement, []string, error)
 }
 
 // ModuleResult is what happened to one module version.
@@ -648,10 +649,15 @@ func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Vers
 	if err := layout.CheckSubdir(got.Subdir); err != nil {
 		return layout.ModuleRecord{}, fmt.Errorf("location %s: %w", got.Source, err)
 	}
-	calls, err := b.Calls.ModuleCalls(root, got.Subdir)
+	calls, warnings, err := b.Calls.ModuleCalls(root, got.Subdir)
 	if err != nil {
 		return layout.ModuleRecord{}, fmt.Errorf("read the module's calls: %w", err)
 	}
+	b.mu.Lock()
+	for _, w := range warnings {
+		b.warnings = append(b.warnings, fmt.Sprintf("module %s %s: %s", m.ForDisplay(), v, w))
+	}
+	b.mu.Unlock()
 	if err := b.checkCalls(len(moduleCalls(calls)), chain); err != nil {
 		return layout.ModuleRecord{}, err
 	}

@@ -75,17 +75,17 @@ func (f *fakeModules) FetchModule(_ context.Context, loc ModuleLocation, dir str
 	return ModuleFetch{Subdir: f.subdirs[name], Source: location, Commit: fmt.Sprintf("%040x", len(f.files[name]))}, nil
 }
 
-func (f *fakeModules) ModuleCalls(root, subdir string) ([]ModuleRequirement, error) {
+func (f *fakeModules) ModuleCalls(root, subdir string) ([]ModuleRequirement, []string, error) {
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(subdir), "CALLS"))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var out []ModuleRequirement
 	for line := range strings.Lines(string(data)) {
 		addr, cons, _ := strings.Cut(strings.TrimSpace(line), " ")
 		out = append(out, ModuleRequirement{Module: addrs.MustParseModule(addr), Constraint: cons})
 	}
-	return out, err
+	return out, nil, err
 }
 
 func buildModules(t *testing.T, root string, f *fakeModules, recheck, dryRun bool, reqs ...ModuleRequirement) *Report {

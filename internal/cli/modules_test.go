@@ -246,3 +246,31 @@ func TestVerifyChecksTheModuleRegistry(t *testing.T) {
 		})
 	}
 }
+
+// A mirrored module whose package makes a call the mirror cannot answer
+// (another remote source, a source from the caller's value) is mirrored
+// with a warning naming the module, the call and its file:line: init,
+// installing from the mirror, would stop there (the build said nothing).
+func TestBuildWarnsOfModuleCallsItCannotMirror(t *testing.T) {
+	o, git, _ := moduleOrigin(t)
+	o.reg.AddFile("calls.zip", zipbuild.Bytes(t, zipbuild.File("main.tf", `variable "ns" {}
+module "net" { source = "git::`+git.RepoURL("tagged")+`?ref=v1.0.0" }
+module "dyn" { source = "${var.ns}/sub/aws" }
+`)))
+	o.reg.AddModule("acme/calls/aws", "1.0.0", o.reg.URL+"/files/calls.zip", false)
+	dir := t.TempDir()
+	writeManifest(t, dir, moduleManifest(o, `module "acme/calls/aws" { versions = "1.0.0" }
+`))
+	code, stdout, stderr := o.run(t, dir, "build")
+	if code != ExitOK {
+		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"module acme/calls/aws 1.0.0: module.net in main.tf:2 calls",
+		"module acme/calls/aws 1.0.0: module.dyn in main.tf:3: its source needs a value",
+	} {
+		if !strings.Contains(stdout+stderr, want) {
+			t.Errorf("the build does not warn %q\n%s%s", want, stdout, stderr)
+		}
+	}
+}

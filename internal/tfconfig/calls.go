@@ -13,6 +13,7 @@ import (
 	tfaddr "github.com/opentofu/registry-address/v2"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/excerpt"
 )
 
 // ModuleCalls reads the module at subdir (slash-separated, "" for the
@@ -33,17 +34,20 @@ import (
 // file that is a link out of the package. A source or version that is not
 // a literal is evaluated with the package's variables' defaults and its
 // locals; one that needs a value the package has no default for gives no
-// constraint and is not followed. Problems come back as an *Error.
-func ModuleCalls(packageRoot, subdir string) (map[addrs.Module][]Constraint, error) {
+// constraint and is not followed. Problems come back as an *Error; the
+// calls not followed that init would still make (another remote source, a
+// source that needs the caller's values) come back as warnings, for the
+// build to say that init will not find those in the mirror.
+func ModuleCalls(packageRoot, subdir string) (map[addrs.Module][]Constraint, []string, error) {
 	l, f, err := packageLoader(packageRoot, subdir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l.walk(f, l.module(f.dir, f.real))
 	if len(l.problems) > 0 {
-		return nil, &Error{Problems: l.problems}
+		return nil, nil, &Error{Problems: l.problems}
 	}
-	return l.registryCalls(), nil
+	return l.registryCalls(), l.warnings, nil
 }
 
 // packageLoader returns a loader for ModuleCalls and the frame of the
@@ -109,11 +113,18 @@ func (l *loader) addRegistryCalls(f *frame, mcalls []*callDecl) {
 		return a.Start.Byte < b.Start.Byte
 	})
 	for _, c := range calls {
+		at := fmt.Sprintf("%s in %s:%d", moduleAddr(append(append([]string(nil), f.path...), c.name)), c.rng.Filename, c.rng.Start.Line)
+		if c.sourceSet && !c.static && l.pkg != "" {
+			l.warn(at + ": its source needs a value the package has no default for (the caller's, which tfmirror does not read), so the module it calls is not mirrored and init, installing from the mirror, cannot fetch it")
+		}
 		if !c.sourceSet || !c.static {
 			continue
 		}
 		pkg, ok, err := registrySource(c.source)
 		if !ok {
+			if l.pkg != "" && !isLocalSource(c.source) {
+				l.warn(fmt.Sprintf("%s calls %s, which is not a module registry package: tfmirror mirrors the registry modules a module calls, so init fetches this one from there", at, excerpt.Quote(c.source)))
+			}
 			continue
 		}
 		callPath := append(append([]string(nil), f.path...), c.name)
@@ -128,7 +139,7 @@ func (l *loader) addRegistryCalls(f *frame, mcalls []*callDecl) {
 // addRegistryCall records one call of pkg: its constraint, or, without
 // one, an empty Text at the module block (any version).
 func (l *loader) addRegistryCall(pkg addrs.Module, c *callDecl, callPath []string) {
-	if c.versionDynamic && l.pkg == "" {
+	if c.versionDynamic {
 		l.warn(fmt.Sprintf("%s (%s) in %s:%d has a version that is not a literal string; no version constraint is taken from it",
 			moduleAddr(callPath), c.source, c.rng.Filename, c.rng.Start.Line))
 	}

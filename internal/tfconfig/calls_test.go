@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -419,9 +420,21 @@ module "consul" {
 	})
 	pkg := filepath.Join(dir, "pkg")
 
-	got, err := ModuleCalls(pkg, "")
+	got, warnings, err := ModuleCalls(pkg, "")
 	if err != nil {
 		t.Fatalf("ModuleCalls: %v", err)
+	}
+	// The calls not followed that init would still make are said: the
+	// git source, the source from the caller's value, the version that
+	// is not a literal.
+	for _, want := range []string{
+		`module.git in main.tf:12 calls "git::https://example.com/x.git", which is not a module registry package`,
+		`module.dyn in main.tf:13: its source needs a value the package has no default for`,
+		`has a version that is not a literal string; no version constraint is taken from it`,
+	} {
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, want) }) {
+			t.Errorf("no warning says %q: %q", want, warnings)
+		}
 	}
 	want := map[string][]Constraint{
 		vpc:    cs("~> 5.0", "main.tf:9"),
@@ -433,7 +446,7 @@ module "consul" {
 	}
 
 	// A subdirectory whose local calls go above it, inside the package.
-	got, err = ModuleCalls(pkg, "modules/sub")
+	got, _, err = ModuleCalls(pkg, "modules/sub")
 	if err != nil {
 		t.Fatalf("ModuleCalls(modules/sub): %v", err)
 	}
@@ -472,16 +485,16 @@ func TestModuleCallsEscapes(t *testing.T) {
 		{"outlink", `outlink: Module directory outside its package: The subdirectory "outlink" leads out of the module package through a symbolic link.`},
 		{"missing", `missing: Failed to read module directory: Module directory missing does not exist or cannot be read: no such file or directory.`},
 	} {
-		got, err := ModuleCalls(pkg, tt.subdir)
+		got, _, err := ModuleCalls(pkg, tt.subdir)
 		var lerr *Error
 		if !errors.As(err, &lerr) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ModuleCalls(pkg, %q) = %v, %v; want an *Error containing %q", tt.subdir, byModule(got), err, tt.want)
 		}
 	}
-	if _, err := ModuleCalls(filepath.Join(dir, "nope"), ""); err == nil {
+	if _, _, err := ModuleCalls(filepath.Join(dir, "nope"), ""); err == nil {
 		t.Error("ModuleCalls of a missing package: no error")
 	}
-	got, err := ModuleCalls(pkg, "ok")
+	got, _, err := ModuleCalls(pkg, "ok")
 	if err != nil || len(got) != 1 {
 		t.Errorf("ModuleCalls(pkg, ok) = %v, %v", byModule(got), err)
 	}

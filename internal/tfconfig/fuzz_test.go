@@ -98,7 +98,7 @@ func FuzzLoad(f *testing.F) {
 // well formed calls or an *Error with problems.
 func checkModuleCalls(t *testing.T, dir string) {
 	t.Helper()
-	mods, err := ModuleCalls(dir, "")
+	mods, _, err := ModuleCalls(dir, "")
 	if err != nil {
 		var lerr *Error
 		if !errors.As(err, &lerr) || len(lerr.Problems) == 0 || mods != nil {

@@ -42,7 +42,7 @@ func TestModuleCallsBoundsWhatTheyRead(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			_, err := ModuleCalls(root+"/pkg", "")
+			_, _, err := ModuleCalls(root+"/pkg", "")
 			took := time.Since(start)
 			runtime.ReadMemStats(&after)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -62,7 +62,7 @@ func TestModuleCallsBoundsWhatTheyRead(t *testing.T) {
 
 	// A module at the limits is read.
 	root := writeTree(t, prefixed("pkg/", map[string]string{"main.tf": call, "a.tf": filler, "b.tf": filler, "c.tf": filler, "d.tf": filler}))
-	calls, err := ModuleCalls(root+"/pkg", "")
+	calls, _, err := ModuleCalls(root+"/pkg", "")
 	if err != nil || len(calls) != 1 {
 		t.Errorf("calls %v, err %v", calls, err)
 	}

@@ -179,10 +179,10 @@ type CallReader struct{}
 
 // ModuleCalls implements mirror.ModuleCallReader: one requirement per
 // constraint written, each for the newest match, as "tofu init" selects.
-func (CallReader) ModuleCalls(root, subdir string) ([]mirror.ModuleRequirement, error) {
-	calls, err := ModuleCalls(root, subdir)
+func (CallReader) ModuleCalls(root, subdir string) ([]mirror.ModuleRequirement, []string, error) {
+	calls, warnings, err := ModuleCalls(root, subdir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ModuleRequirementsOf(calls), nil
+	return ModuleRequirementsOf(calls), warnings, nil
 }

@@ -301,7 +301,7 @@ module "b" {
   version = var.req
 }`,
 	})
-	got, err := ModuleCalls(dir, "")
+	got, _, err := ModuleCalls(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
