@@ -485,8 +485,17 @@ func (b *ModuleBuilder) version(ctx context.Context, m addrs.Module, v addrs.Ver
 	case b.DryRun:
 		res.Status = StatusPlanned
 	default:
+		held := rec
 		var fetched layout.ModuleRecord
 		fetched, err = b.mirror(ctx, m, v, chain, order)
+		if err != nil && held != nil {
+			// A recheck that failed (the upstream moved, or did not
+			// answer) leaves the version the mirror holds: the modules it
+			// calls are still the mirror's, and are rechecked too.
+			res.Status, res.Err = StatusFailed, &ModuleError{Module: m, Version: v.String(), Err: err}
+			b.finish(res)
+			return callRequirements(m, v, held.Calls, chain)
+		}
 		rec = &fetched
 		res.Status, res.Bytes, res.Commit = StatusMirrored, rec.Size, rec.Upstream.Commit
 		if from != nil && len(lacking) == 0 && err == nil {

@@ -171,6 +171,16 @@ func TestModuleBuildIsTransitiveAndIncremental(t *testing.T) {
 	if string(after) != string(before) {
 		t.Fatal("the published package changed")
 	}
+
+	// The module it calls moved too: the same recheck reports both, the
+	// calls of the mirror's 1.1.0 being followed though its own recheck
+	// failed.
+	f.files["registry.opentofu.org/acme/sub/aws@2.1.0"]["main.tf"] = "# moved too"
+	r = buildModules(t, root, f, true, false, req)
+	err = r.Err()
+	if err == nil || !strings.Contains(err.Error(), "acme/net/aws 1.1.0") || !strings.Contains(err.Error(), "acme/sub/aws 2.1.0") {
+		t.Fatalf("recheck after both moved: %v, want both named", err)
+	}
 }
 
 func TestModuleBuildIsByteIdentical(t *testing.T) {
