@@ -2,10 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	appserve "github.com/tfmirror/tfmirror/internal/app/serve"
+	"github.com/tfmirror/tfmirror/internal/output"
 )
 
 func newServeCmd(env Env) *cobra.Command {
@@ -36,10 +38,13 @@ written when the server cannot start. It serves until interrupted.`,
 		Args: oneArgument,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Site = args[0]
+			out := env.printer(cmd)
 			if logRequests {
 				opts.Log = env.Stderr
+				if env.session.json {
+					opts.Log = lineEvents{out} // stdout carries JSON lines only
+				}
 			}
-			out := env.printer(cmd)
 			opts.Started = func(s appserve.Serving) {
 				out.Line(fmt.Sprintf("serving %s at %s", s.Root, s.URL))
 				out.Warnings(s.Warnings)
@@ -74,4 +79,17 @@ func caLine(s appserve.Serving) string {
 		return line + "; it is new: give it to every client"
 	}
 	return line + fmt.Sprintf("; the same CA as before, valid until %s", s.CA.NotAfter.UTC().Format("2006-01-02"))
+}
+
+// lineEvents turns each line written into a message event, for --log
+// with --json.
+type lineEvents struct{ out *output.Printer }
+
+func (l lineEvents) Write(p []byte) (int, error) {
+	for line := range strings.Lines(string(p)) {
+		if line = strings.TrimRight(line, "\n"); line != "" {
+			l.out.Line(line)
+		}
+	}
+	return len(p), nil
 }

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/jsonstream"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes it.
@@ -279,5 +281,25 @@ func TestServeKeepsHandshakeFailuresOffStandardError(t *testing.T) {
 	s.stop()
 	if strings.Contains(logged.String(), "handshake") {
 		t.Errorf("serve logged failed handshakes:\n%s", logged.String())
+	}
+}
+
+// With --json, --log's request lines are message events on stdout, not
+// text on stderr: stdout carries JSON lines only.
+func TestServeLogWithJSON(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	s := startServe(t, site, "--log", "--json")
+	resp, err := s.client(t).Get(s.url + "catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code := s.stop(); code != ExitOK {
+		t.Fatalf("serve: exit %d\n%s%s", code, s.stdout.String(), s.stderr.String())
+	}
+	jsonstream.Check(t, s.stdout.String(), ExitOK)
+	if !strings.Contains(s.stdout.String(), `{"event":"message","message":"GET /catalog.json 200"`) || strings.Contains(s.stderr.String(), "GET /") {
+		t.Errorf("the request was not a message event on stdout\nstdout:\n%s\nstderr:\n%s", s.stdout.String(), s.stderr.String())
 	}
 }
