@@ -88,21 +88,21 @@ func PackModule(dir string, w io.Writer, lim ModuleLimits) (ModulePack, error) {
 	lim = lim.WithDefaults()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return ModulePack{}, fmt.Errorf("pack module %s: %w", dir, err)
+		return ModulePack{}, err
 	}
 	defer func() { _ = root.Close() }() // read-only
 	entries, err := collectModule(root, lim)
 	if err != nil {
-		return ModulePack{}, fmt.Errorf("pack module %s: %w", dir, err)
+		return ModulePack{}, err // the caller names the module and where it came from
 	}
 	p := &packer{root: root, dir: dir, zw: zip.NewWriter(w), limit: lim.MaxBytes, left: lim.MaxBytes}
 	for _, e := range entries {
 		if err := p.write(e); err != nil {
-			return ModulePack{}, fmt.Errorf("pack module %s: %w", dir, err)
+			return ModulePack{}, err
 		}
 	}
 	if err := p.zw.Close(); err != nil {
-		return ModulePack{}, fmt.Errorf("pack module %s: finish zip: %w", dir, err)
+		return ModulePack{}, fmt.Errorf("finish zip: %w", err)
 	}
 	return ModulePack{Files: p.files, Bytes: lim.MaxBytes - p.left}, nil
 }

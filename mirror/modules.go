@@ -673,7 +673,7 @@ func (b *ModuleBuilder) mirror(ctx context.Context, m addrs.Module, v addrs.Vers
 	staged := filepath.Join(dir, "package.zip")
 	rec, err := pack(root, staged, b.Limits)
 	if err != nil {
-		return layout.ModuleRecord{}, err
+		return layout.ModuleRecord{}, fmt.Errorf("pack the module from %s: %w", got.Source, err)
 	}
 	rec.Subdir = got.Subdir
 	rec.Upstream = layout.ModuleUpstream{Location: got.Source, Commit: got.Commit, ArchiveSHA256: got.ArchiveSHA256}
@@ -712,7 +712,7 @@ func pack(root, staged string, lim hashing.ModuleLimits) (layout.ModuleRecord, e
 		err = cerr
 	}
 	if err != nil {
-		return layout.ModuleRecord{}, fmt.Errorf("pack the module: %w", err)
+		return layout.ModuleRecord{}, err // the caller names where it came from
 	}
 	return layout.ModuleRecord{SHA256: hex.EncodeToString(h.Sum(nil)), Size: cw.n}, nil
 }

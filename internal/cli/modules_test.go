@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"archive/tar"
 	"encoding/json"
 	"os"
 	"path"
@@ -272,5 +273,27 @@ module "dyn" { source = "${var.ns}/sub/aws" }
 		if !strings.Contains(stdout+stderr, want) {
 			t.Errorf("the build does not warn %q\n%s%s", want, stdout, stderr)
 		}
+	}
+}
+
+// A module package that cannot be packed (a link to a directory) is
+// refused naming the module and where it came from, not tfmirror's own
+// staging path.
+func TestModulePackRefusalNamesTheSource(t *testing.T) {
+	o, _, _ := moduleOrigin(t)
+	o.reg.AddFile("linked.tar.gz", targz.Pack(t, []targz.Entry{
+		targz.Regular("sub/main.tf", "# sub\n"),
+		{Header: tar.Header{Typeflag: tar.TypeSymlink, Name: "alias", Linkname: "sub", Mode: 0o777}},
+		targz.Regular("main.tf", "# top\n"),
+	}, nil))
+	o.reg.AddModule("acme/linked/aws", "1.0.0", o.reg.URL+"/files/linked.tar.gz", false)
+	dir := t.TempDir()
+	writeManifest(t, dir, moduleManifest(o, `module "acme/linked/aws" { versions = "1.0.0" }
+`))
+	code, stdout, stderr := o.run(t, dir, "build")
+	out := stdout + stderr
+	if code == ExitOK || !strings.Contains(out, "acme/linked/aws 1.0.0") || !strings.Contains(out, "pack the module from "+o.reg.URL+"/files/linked.tar.gz") ||
+		!strings.Contains(out, "alias") || strings.Contains(out, "staging") {
+		t.Errorf("build of a module with a link to a directory: exit %d, want a refusal naming the module, its source and the link, not the staging path\n%s", code, out)
 	}
 }
