@@ -27,10 +27,16 @@ func RedactQueries(text string) string {
 		if n, err := url.QueryUnescape(name); err == nil {
 			name = n
 		}
-		if !secretParam(name) || sub[3] == redacted {
+		// A colon that ends the value is the message's ("URL: why"),
+		// kept after the redacted value.
+		value, tail := sub[3], ""
+		if v, ok := strings.CutSuffix(value, ":"); ok {
+			value, tail = v, ":"
+		}
+		if !secretParam(name) || value == redacted {
 			return m
 		}
-		return sub[1] + sub[2] + "=" + redacted
+		return sub[1] + sub[2] + "=" + redacted + tail
 	})
 }
 

@@ -23,3 +23,17 @@ func TestRedactQueriesKeepsTheTextAround(t *testing.T) {
 		t.Errorf("RedactQueries = %q, want %q", got, want)
 	}
 }
+
+// The colon after a URL in a message ("URL: why") is the message's, kept
+// after a redacted value (it was taken with the value, and the message
+// read "…?token=xxxxx download: …").
+func TestRedactQueriesKeepsTheMessagesColon(t *testing.T) {
+	for _, in := range []string{
+		"fetch module https://host/ok.zip?token=SECRET: download: 404",
+		"fetch module https://host/ok.zip?token=xxxxx: download: 404",
+	} {
+		if got, want := RedactQueries(in), "fetch module https://host/ok.zip?token=xxxxx: download: 404"; got != want {
+			t.Errorf("RedactQueries(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
