@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -337,7 +336,7 @@ func CheckModuleArchive(r io.Reader, rec ModuleRecord) error {
 		return err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != rec.SHA256 || n != rec.Size {
-		return fmt.Errorf("package has SHA-256 %s and %d bytes, the record says %s and %d bytes: %w", got, n, rec.SHA256, rec.Size, fs.ErrInvalid)
+		return fmt.Errorf("package has SHA-256 %s and %d bytes, the record says %s and %d bytes", got, n, rec.SHA256, rec.Size)
 	}
 	return nil
 }

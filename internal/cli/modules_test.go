@@ -6,9 +6,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/testutil/fakeregistry"
 	"github.com/tfmirror/tfmirror/internal/testutil/gitserver"
 	"github.com/tfmirror/tfmirror/internal/testutil/s3test"
@@ -295,5 +297,21 @@ func TestModulePackRefusalNamesTheSource(t *testing.T) {
 	if code == ExitOK || !strings.Contains(out, "acme/linked/aws 1.0.0") || !strings.Contains(out, "pack the module from "+o.reg.URL+"/files/linked.tar.gz") ||
 		!strings.Contains(out, "alias") || strings.Contains(out, "staging") {
 		t.Errorf("build of a module with a link to a directory: exit %d, want a refusal naming the module, its source and the link, not the staging path\n%s", code, out)
+	}
+}
+
+// A module package whose bytes changed is a problem that says so, and
+// only that (it ended with a stray ": invalid argument").
+func TestVerifyDamagedModulePackage(t *testing.T) {
+	o, _, _ := moduleOrigin(t)
+	dir := t.TempDir()
+	writeManifest(t, dir, moduleManifest(o, `module "acme/zip/aws" { versions = "1.0.0" }
+`))
+	mustRun(t, o, dir, "build")
+	site := filepath.Join(dir, "site")
+	flipByte(t, filepath.Join(site, filepath.FromSlash(layout.ModuleArchivePath(addrs.MustParseModule("acme/zip/aws"), addrs.MustParseVersion("1.0.0")))))
+	code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
+	if code != ExitVerification || !regexp.MustCompile(`the record says [0-9a-f]{64} and \d+ bytes\n`).MatchString(stdout) {
+		t.Errorf("verify of a damaged module package: exit %d, want %d and a problem ending with the recorded digest and size\n%s%s", code, ExitVerification, stdout, stderr)
 	}
 }
