@@ -20,6 +20,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/internal/atomicfile"
 	"github.com/tfmirror/tfmirror/internal/chunkio"
+	"github.com/tfmirror/tfmirror/internal/replica"
 	"github.com/tfmirror/tfmirror/internal/sbom"
 	"github.com/tfmirror/tfmirror/internal/signing"
 	"github.com/tfmirror/tfmirror/layout"
@@ -339,7 +340,9 @@ func others(listing, files []string, location string, all bool) ([]string, error
 	var out []string
 	for _, f := range listing {
 		listed[f] = true
-		if !in[f] {
+		// The registry replica is the tree's view, which an import
+		// writes anew: not a file to report.
+		if !in[f] && !strings.HasPrefix(f, replica.Dir+"/") {
 			out = append(out, f)
 		}
 	}

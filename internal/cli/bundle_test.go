@@ -672,3 +672,19 @@ func writeAppLock(t *testing.T, work string) {
 
 // appLock is the lock file writeAppLock writes.
 const appLock = "# This file is maintained automatically by \"tofu init\".\n"
+
+// A mirror with a registry replica bundles without reporting the
+// replica's files as skipped: the import writes it anew.
+func TestBundleOfAMirrorWithAReplicaSkipsNothing(t *testing.T) {
+	o := newOrigin(t)
+	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
+	dir := t.TempDir()
+	writeManifest(t, dir, `platforms = ["linux_amd64"]
+provider "hashicorp/foo" { versions = "1.0.0" }
+`+o.hostBlock("registry.opentofu.org"))
+	mustRun(t, o, dir, "build", "--registry-replica")
+	out := mustRun(t, o, dir, "bundle", "create", "site", "--out", filepath.Join(t.TempDir(), "b.tar.gz"))
+	if strings.Contains(out, "skipped") {
+		t.Errorf("bundle create reported the replica's files as skipped:\n%s", out)
+	}
+}
