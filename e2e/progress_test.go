@@ -26,13 +26,7 @@ var (
 // per-package line whole above it; when the build ends the status line is
 // gone and the summary follows the package lines.
 func TestProgressOnATerminal(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if serverproc.Required() {
-			t.Fatalf("tmux is required: %v", err)
-		}
-		t.Skipf("no tmux: %v", err)
-	}
+	tmux := requireTmux(t)
 	ca := testca.New(t)
 	reg := fakeregistry.New(t, ca)
 	for i := range 4 {
@@ -74,13 +68,7 @@ host "registry.opentofu.org" {
 // line per unfinished package), one line on stderr, and exit code 130;
 // the next run resumes.
 func TestInterruptOnATerminal(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if serverproc.Required() {
-			t.Fatalf("tmux is required: %v", err)
-		}
-		t.Skipf("no tmux: %v", err)
-	}
+	tmux := requireTmux(t)
 	ca := testca.New(t)
 	reg := fakeregistry.New(t, ca)
 	for i := range 4 {
@@ -192,13 +180,7 @@ func buildOnATerminal(t *testing.T, tmux, work, caFile, env, args string) (bool,
 // With --quiet, or in a CI job (CI=true) that gives the build a
 // terminal, there is no status line: a CI log would keep every redraw.
 func TestNoProgressWhenQuietOrInCI(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if serverproc.Required() {
-			t.Fatalf("tmux is required: %v", err)
-		}
-		t.Skipf("no tmux: %v", err)
-	}
+	tmux := requireTmux(t)
 	ca := testca.New(t)
 	reg := fakeregistry.New(t, ca)
 	for i := range 2 {
@@ -220,6 +202,20 @@ host "registry.opentofu.org" {
 			t.Errorf("%s tfmirror %s: a status line shown %v, want none and exit 0; last screen:\n%s", run.env, run.args, sawStatus, screen)
 		}
 	}
+}
+
+// requireTmux is tmux's path; without it the test fails under CI (or
+// TFMIRROR_E2E), and is skipped elsewhere.
+func requireTmux(t *testing.T) string {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		if serverproc.Required() {
+			t.Fatalf("tmux is required: %v", err)
+		}
+		t.Skipf("no tmux: %v", err)
+	}
+	return tmux
 }
 
 func nonEmpty(screen string) []string {
