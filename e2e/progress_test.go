@@ -44,7 +44,9 @@ host "registry.opentofu.org" {
 }
 `, reg.ServicesURL))
 	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
-	sawStatus, screen := buildOnATerminal(t, tmux, work, caFile, "", "build --parallel 1")
+	// CI= : a person's terminal, whatever the environment of the test
+	// (CI=true turns the status line off).
+	sawStatus, screen := buildOnATerminal(t, tmux, work, caFile, "CI=", "build --parallel 1")
 	if !sawStatus {
 		t.Errorf("the status line never showed at the bottom of the screen; last screen:\n%s", screen)
 	}
@@ -188,7 +190,7 @@ func TestNoProgressWhenQuietOrInCI(t *testing.T) {
 	}
 	reg.SetArchiveDelay(30 * time.Millisecond)
 	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
-	for _, run := range []struct{ env, args string }{{"", "build --parallel 1 --quiet"}, {"CI=true", "build --parallel 1"}} {
+	for _, run := range []struct{ env, args string }{{"CI=", "build --parallel 1 --quiet"}, {"CI=true", "build --parallel 1"}} {
 		work := t.TempDir()
 		writeFile(t, filepath.Join(work, "mirror.hcl"), fmt.Sprintf(`platforms = ["linux_amd64", "darwin_arm64"]
 provider "hashicorp/p0" { versions = "1.0.0" }
