@@ -152,7 +152,7 @@ func TestUnsatisfiableRequirementsExitTwoAndWriteNothing(t *testing.T) {
 		manifest string
 		want     string
 	}{
-		{"unknown provider", `provider "hashicorp/nope" { versions = "1.0.0" }`, "does not know provider"},
+		{"unknown provider", `provider "hashicorp/nope" { versions = "1.0.0" }`, "does not know provider registry.opentofu.org/hashicorp/nope (check its namespace and type for a typo"},
 		{"nothing matches", `provider "hashicorp/foo" { versions = ">= 2.0.0" }`, "newest available: 1.0.0"},
 	}
 	for _, tt := range tests {
@@ -166,6 +166,9 @@ func TestUnsatisfiableRequirementsExitTwoAndWriteNothing(t *testing.T) {
 			}
 			if !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "nothing was written") {
 				t.Errorf("stderr lacks %q:\n%s", tt.want, stderr)
+			}
+			if strings.Contains(stderr, "the registry does not know this provider") {
+				t.Errorf("the error says twice that the registry does not know the provider:\n%s", stderr)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "site")); !os.IsNotExist(err) {
 				t.Errorf("the output directory was created: %v", err)

@@ -47,7 +47,7 @@ func (c *Client) ProviderListing(ctx context.Context, p addrs.Provider) (mirror.
 	u := base.ResolveReference(&url.URL{Path: path.Join(p.Namespace, p.Type, "versions")})
 	data, final, err := c.apiGet(ctx, p.Hostname, u, maxVersionsBytes)
 	if isNotFound(err) {
-		return mirror.Listing{}, fmt.Errorf("the registry at %s does not know provider %s: %w", p.Hostname.ForDisplay(), p, mirror.ErrProviderUnknown)
+		return mirror.Listing{}, unknownProvider{p}
 	}
 	if err != nil {
 		return mirror.Listing{}, err
@@ -259,3 +259,14 @@ func checkFilename(name string) error {
 	}
 	return nil
 }
+
+// unknownProvider is a registry's 404 for a provider's versions: it is
+// mirror.ErrProviderUnknown, said once, with what to check.
+type unknownProvider struct{ p addrs.Provider }
+
+func (e unknownProvider) Error() string {
+	return fmt.Sprintf("the registry at %s does not know provider %s (check its namespace and type for a typo; a provider another registry publishes needs that registry's host in its address)",
+		e.p.Hostname.ForDisplay(), e.p)
+}
+
+func (unknownProvider) Is(target error) bool { return target == mirror.ErrProviderUnknown }
