@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	appbuild "github.com/tfmirror/tfmirror/internal/app/build"
@@ -108,9 +106,7 @@ func runBuild(cmd *cobra.Command, env Env, opts appbuild.Options, out *output.Pr
 		Line: out.Line, Package: out.Event, Module: out.Module,
 		Warning: func(w string) { out.Warnings([]string{w}) },
 		Started: func(packages int, progress func() appbuild.Progress) {
-			if !inCI(env.Environ) { // a CI log gets the package lines, not a redrawn status line
-				out.StartProgress(env.Stderr, packages, progress)
-			}
+			out.StartProgress(env.Stderr, packages, progress)
 		},
 	}
 	if opts.DryRun {
@@ -125,16 +121,4 @@ func runBuild(cmd *cobra.Command, env Env, opts appbuild.Options, out *output.Pr
 	out.LockFiles(report.LockFiles)
 	out.BuildSummary(report, err)
 	return err
-}
-
-// inCI reports whether the environment says it is a CI job (CI=true, as
-// GitHub Actions, GitLab CI and most others set it).
-func inCI(environ []string) bool {
-	ci := ""
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "CI="); ok {
-			ci = v // the last one counts
-		}
-	}
-	return strings.EqualFold(ci, "true") || ci == "1"
 }

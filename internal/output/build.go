@@ -16,7 +16,7 @@ import (
 // StartProgress keeps a status line of the build's progress at the bottom
 // of term, when term is a terminal and the printer writes for people.
 func (p *Printer) StartProgress(term io.Writer, packages int, read func() mirror.Progress) {
-	if !p.opts.JSON && !p.opts.Quiet && IsTerminal(term) {
+	if !p.opts.JSON && !p.opts.Quiet && !p.opts.CI && IsTerminal(term) {
 		p.progress = startProgress(term, packages, read)
 	}
 }

@@ -27,6 +27,9 @@ type Options struct {
 	Quiet bool
 	// Verbose also prints what is routine: retried requests, waits.
 	Verbose bool
+	// CI is a CI job (CI=true): no status line, even on a terminal, as
+	// for Quiet and JSON: a CI log would keep every redraw.
+	CI bool
 	// Command and Version name what runs, in the start event.
 	Command, Version string
 	// Now is the clock; nil means time.Now.
