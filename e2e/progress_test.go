@@ -94,16 +94,7 @@ host "registry.opentofu.org" {
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	socket := filepath.Join(t.TempDir(), "tmux.sock")
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-S", socket}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	tm("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "40", script)
-	t.Cleanup(func() { _ = exec.Command(tmux, "-S", socket, "kill-server").Run() })
+	tm := onATerminal(t, tmux, script)
 	// Interrupt once the first package is in, while others download.
 	var screen string
 	deadline := time.Now().Add(time.Minute)
@@ -146,16 +137,7 @@ func buildOnATerminal(t *testing.T, tmux, work, caFile, env, args string) (bool,
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	socket := filepath.Join(t.TempDir(), "tmux.sock")
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-S", socket}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	tm("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "40", script)
-	defer func() { _ = exec.Command(tmux, "-S", socket, "kill-server").Run() }()
+	tm := onATerminal(t, tmux, script)
 
 	var sawStatus bool
 	var screen string
@@ -204,6 +186,23 @@ host "registry.opentofu.org" {
 			t.Errorf("%s tfmirror %s: a status line shown %v, want none and exit 0; last screen:\n%s", run.env, run.args, sawStatus, screen)
 		}
 	}
+}
+
+// onATerminal runs script in a new tmux session (160×40) until the test
+// ends, and returns a function running a tmux command against it.
+func onATerminal(t *testing.T, tmux, script string) func(args ...string) string {
+	t.Helper()
+	socket := filepath.Join(t.TempDir(), "tmux.sock")
+	tm := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-S", socket}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	tm("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "40", script)
+	t.Cleanup(func() { _ = exec.Command(tmux, "-S", socket, "kill-server").Run() })
+	return tm
 }
 
 // requireTmux is tmux's path; without it the test fails under CI (or
