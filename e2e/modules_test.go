@@ -330,8 +330,10 @@ func TestHostileModuleArchiveIsRefused(t *testing.T) {
 }
 
 // TestModuleBundleRoundTrip carries the module mirror in a bundle to a
-// second tree, which "tofu init" then installs every module from, served
-// by "tfmirror serve" (which sends X-Terraform-Get).
+// second tree, which "tofu init" (and "terraform init", where a binary is
+// present) then installs every module from, served by "tfmirror serve"
+// (which sends X-Terraform-Get), each client configured with nothing but
+// the bundle's own cli-config snippet for it, its placeholder replaced.
 func TestModuleBundleRoundTrip(t *testing.T) {
 	f := newModuleFixture(t)
 	if out, code := f.build(t); code != 0 {
@@ -342,7 +344,8 @@ func TestModuleBundleRoundTrip(t *testing.T) {
 		t.Fatalf("bundle create: exit %d\n%s%s", code, stdout, stderr)
 	}
 	gapped := filepath.Join(t.TempDir(), "gapped")
-	stdout, stderr, code := runTfmirror(t, f.work, f.env, "bundle", "import", bundle, "--out", gapped)
+	extras := filepath.Join(t.TempDir(), "extras")
+	stdout, stderr, code := runTfmirror(t, f.work, f.env, "bundle", "import", bundle, "--out", gapped, "--extras", extras)
 	if code != 0 || !strings.Contains(stdout, "5 modules (5 versions)") {
 		t.Fatalf("bundle import: exit %d, want 0 and 5 modules\n%s%s", code, stdout, stderr)
 	}
@@ -355,12 +358,21 @@ func TestModuleBundleRoundTrip(t *testing.T) {
 		"../../../../../../../../modules/registry.opentofu.org/acme/mono/aws/1.0.0.zip//modules/vpc")
 
 	before := f.originRequests()
-	tree := initModules(t, tofuBin(t), f.config, moduleHostCLI(base+"replica/registry.opentofu.org/v1/modules/"), f.env)
-	for _, want := range []string{"modules.json", "mono/modules/vpc/main.tf", "mono/modules/shared/main.tf", "net/main.tf", "net.sub/acme-sub-2.1.0/main.tf", "pinned/main.tf", "hdr/main.tf"} {
-		if _, ok := tree[want]; !ok {
-			t.Errorf("tofu init from the imported mirror did not install %s", want)
+	install := func(t *testing.T, bin, snippet string) {
+		data, err := os.ReadFile(filepath.Join(extras, "cli-config", snippet))
+		if err != nil {
+			t.Fatalf("bundle import --extras wrote no %s: %v", snippet, err)
+		}
+		cli := strings.ReplaceAll(string(data), "https://MIRROR.EXAMPLE/", base)
+		tree := initModules(t, bin, f.config, cli, f.env)
+		for _, want := range []string{"modules.json", "mono/modules/vpc/main.tf", "mono/modules/shared/main.tf", "net/main.tf", "net.sub/acme-sub-2.1.0/main.tf", "pinned/main.tf", "hdr/main.tf"} {
+			if _, ok := tree[want]; !ok {
+				t.Errorf("%s init with %s from the imported mirror did not install %s", filepath.Base(bin), snippet, want)
+			}
 		}
 	}
+	t.Run("tofu", func(t *testing.T) { install(t, tofuBin(t), "tofu-modules.tfrc") })
+	t.Run("terraform", func(t *testing.T) { install(t, terraformBin(t), "terraform-modules.tfrc") })
 	if n := f.originRequests() - before; n != 0 {
 		t.Errorf("installing from the imported mirror made %d requests to the origin", n)
 	}

@@ -66,9 +66,9 @@ func RecordedModuleSource(raw string) (string, bool) {
 	return remoteRecorded(raw)
 }
 
-// terraformModuleHost is the registry Terraform assumes for a module
+// TerraformModuleHost is the registry Terraform assumes for a module
 // address that names no host, where OpenTofu assumes DefaultModuleHost.
-const terraformModuleHost = "registry.terraform.io"
+const TerraformModuleHost Hostname = "registry.terraform.io"
 
 // SameRecordedModuleSource reports whether recorded, a Source that
 // OpenTofu or Terraform wrote in modules.json, is the call raw's, as
@@ -81,7 +81,7 @@ func SameRecordedModuleSource(raw, recorded string) (same, ok bool) {
 		return want == recorded, ok
 	}
 	if rest, isDefault := strings.CutPrefix(want, string(DefaultModuleHost)+"/"); isDefault && !strings.HasPrefix(raw, string(DefaultModuleHost)) {
-		return recorded == terraformModuleHost+"/"+rest, true
+		return recorded == string(TerraformModuleHost)+"/"+rest, true
 	}
 	return false, true
 }

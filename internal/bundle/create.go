@@ -270,7 +270,7 @@ func collectEntries(tree *layout.Tree, c content, lockFiles []LockFile) ([]entry
 		}
 		entries = append(entries, entry{name: name, src: lf.Path, data: data})
 	}
-	for name, data := range cliConfigSnippets(c.Providers) {
+	for name, data := range cliConfigSnippets(c.Providers, c.Modules) {
 		entries = append(entries, entry{name: CLIConfigDir + "/" + name, data: data})
 	}
 	slices.SortFunc(entries, func(a, b entry) int {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -96,18 +95,20 @@ func checkLockFile(file, name string) error {
 
 // checkSnippet refuses a cli-config/ file that is not one of the CLI
 // configuration snippets bundle create writes: another name, or content
-// other than comments and provider_installation blocks. An operator copies
+// other than comments, provider_installation blocks and host blocks naming
+// services below URLPlaceholder. An operator copies
 // these files into a client's configuration, so a bundle cannot carry
 // anything else there (a credentials block, a script).
 func checkSnippet(file, name string) error {
-	if _, known := cliConfigSnippets(nil)[path.Base(name)]; !known {
-		return fmt.Errorf("not a CLI configuration snippet bundle create writes (%s)", strings.Join(slices.Sorted(maps.Keys(cliConfigSnippets(nil))), ", "))
+	known := slices.Concat(providerSnippets, moduleSnippets)
+	if !slices.Contains(known, path.Base(name)) {
+		return fmt.Errorf("not a CLI configuration snippet bundle create writes (%s)", strings.Join(slices.Sorted(slices.Values(known)), ", "))
 	}
 	data, err := readLimited(file, maxExtraBytes)
 	if err != nil {
 		return err
 	}
-	return config.CheckInstallationSnippet(data, name)
+	return config.CheckInstallationSnippet(data, name, URLPlaceholder)
 }
 
 // parseLockFile refuses what OpenTofu would not read as a lock file.

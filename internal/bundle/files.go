@@ -16,6 +16,7 @@ import (
 type content struct {
 	Files     []string // slash-separated paths relative to the root, sorted
 	Providers []addrs.Provider
+	Modules   []addrs.Module
 }
 
 func readContent(ctx context.Context, tree *layout.Tree) (content, error) {
@@ -23,7 +24,11 @@ func readContent(ctx context.Context, tree *layout.Tree) (content, error) {
 	if err != nil {
 		return content{}, err
 	}
-	c := content{Providers: providers}
+	modules, err := tree.Modules(ctx)
+	if err != nil {
+		return content{}, err
+	}
+	c := content{Providers: providers, Modules: modules}
 	for _, f := range files {
 		c.Files = append(c.Files, f.Path)
 	}

@@ -2,10 +2,13 @@ package bundle
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/regproto"
+	"github.com/tfmirror/tfmirror/internal/replica"
 )
 
 // Placeholders in the CLI configuration snippets, for the operator to
@@ -15,18 +18,20 @@ const (
 	PathPlaceholder = "/PATH/TO/MIRROR"
 )
 
+// The names of the files of cli-config/: the module snippets only in a
+// bundle that holds modules.
+var (
+	providerSnippets = []string{"tofu-network-mirror.tfrc", "tofu-filesystem-mirror.tfrc", "terraform-network-mirror.tfrc", "terraform-filesystem-mirror.tfrc"}
+	moduleSnippets   = []string{"tofu-modules.tfrc", "terraform-modules.tfrc"}
+)
+
 // cliConfigSnippets returns the files of cli-config/, by name.
-func cliConfigSnippets(providers []addrs.Provider) map[string][]byte {
+func cliConfigSnippets(providers []addrs.Provider, modules []addrs.Module) map[string][]byte {
 	hosts := map[string]bool{}
 	for _, p := range providers {
 		hosts[p.Hostname.ForDisplay()] = true
 	}
-	hostList := make([]string, 0, len(hosts))
-	for h := range hosts {
-		hostList = append(hostList, h)
-	}
-	slices.Sort(hostList)
-	held := "#\n# The bundle's mirror holds providers of " + strings.Join(hostList, ", ") + ".\n"
+	held := "#\n# The bundle's mirror holds providers of " + strings.Join(slices.Sorted(maps.Keys(hosts)), ", ") + ".\n"
 
 	const network = `# %[1]s CLI configuration: install every provider from the network
 # mirror made from this bundle ("tfmirror bundle import --out DIR", then
@@ -66,10 +71,57 @@ provider_installation {
 		"# registry.terraform.io/hashicorp/aws: the mirror must hold that address,\n" +
 		"# so build it from registry.terraform.io providers for Terraform.\n"
 	const trustAll = "\n    trust_all_hashes = true  # OpenTofu >= 1.12: lock files get every platform's hashes"
-	return map[string][]byte{
-		"tofu-network-mirror.tfrc":         fmt.Appendf(nil, network, "OpenTofu", tofuFiles, held, "", URLPlaceholder, trustAll),
-		"tofu-filesystem-mirror.tfrc":      fmt.Appendf(nil, filesystem, "OpenTofu", tofuFiles, held, "", PathPlaceholder),
-		"terraform-network-mirror.tfrc":    fmt.Appendf(nil, network, "Terraform", terraformFiles, held, terraformNote, URLPlaceholder, ""),
-		"terraform-filesystem-mirror.tfrc": fmt.Appendf(nil, filesystem, "Terraform", terraformFiles, held, terraformNote, PathPlaceholder),
+	files := map[string][]byte{
+		providerSnippets[0]: fmt.Appendf(nil, network, "OpenTofu", tofuFiles, held, "", URLPlaceholder, trustAll),
+		providerSnippets[1]: fmt.Appendf(nil, filesystem, "OpenTofu", tofuFiles, held, "", PathPlaceholder),
+		providerSnippets[2]: fmt.Appendf(nil, network, "Terraform", terraformFiles, held, terraformNote, URLPlaceholder, ""),
+		providerSnippets[3]: fmt.Appendf(nil, filesystem, "Terraform", terraformFiles, held, terraformNote, PathPlaceholder),
 	}
+	if len(modules) > 0 {
+		files[moduleSnippets[0]] = moduleSnippet("OpenTofu", tofuFiles, modules, false)
+		files[moduleSnippets[1]] = moduleSnippet("Terraform", terraformFiles, modules, true)
+	}
+	return files
+}
+
+// moduleSnippet is the CLI configuration that makes a client install the
+// bundle's modules from the module registry replica of the imported
+// mirror: a host block per host the modules come from. Terraform reads a
+// module address without a host as registry.terraform.io's, where
+// tfmirror reads registry.opentofu.org's, so Terraform's snippet also
+// points registry.terraform.io at registry.opentofu.org's replica when
+// the bundle holds no registry.terraform.io module.
+func moduleSnippet(client, files string, modules []addrs.Module, terraform bool) []byte {
+	hosts := map[addrs.Hostname]bool{}
+	for _, m := range modules {
+		hosts[m.Host] = true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `# %[1]s CLI configuration: install every module from the module registry
+# replica made from this bundle ("tfmirror bundle import --out DIR" writes
+# it under DIR/replica/; serve DIR over HTTPS, as for the network mirror).
+#
+# Put this in %[2]s
+# or in the file TF_CLI_CONFIG_FILE names, beside a provider_installation
+# block, and replace %[3]s with the mirror's URL.
+#
+# A host block answers for that registry host: %[1]s asks the mirror for
+# its modules and never the origin.
+`, client, files, URLPlaceholder)
+	for _, h := range slices.Sorted(maps.Keys(hosts)) {
+		b.WriteString("\n" + modulesBlock(h, h))
+	}
+	if terraform && hosts[addrs.DefaultModuleHost] && !hosts[addrs.TerraformModuleHost] {
+		b.WriteString("\n# Terraform reads a module source such as acme/net/aws as\n" +
+			"# registry.terraform.io/acme/net/aws; tfmirror read it as\n" +
+			"# registry.opentofu.org/acme/net/aws, whose replica this block names.\n")
+		b.WriteString(modulesBlock(addrs.TerraformModuleHost, addrs.DefaultModuleHost))
+	}
+	return []byte(b.String())
+}
+
+// modulesBlock is the host block that points host's modules.v1 at the
+// replica of from's modules.
+func modulesBlock(host, from addrs.Hostname) string {
+	return replica.ServicesBlock(host, URLPlaceholder, map[string]string{regproto.ModulesV1: "/" + replica.ModuleServicesPath(from)})
 }

@@ -1,0 +1,126 @@
+package bundle
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/tfmirror/tfmirror/internal/addrs"
+	"github.com/tfmirror/tfmirror/internal/config"
+)
+
+// moduleHosts reads a snippet's host blocks: host → modules.v1 URL.
+func moduleHosts(t *testing.T, src []byte) map[string]string {
+	t.Helper()
+	f, diags := hclsyntax.ParseConfig(src, "x.tfrc", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("the snippet does not parse: %v\n%s", diags, src)
+	}
+	out := map[string]string{}
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		if b.Type != "host" {
+			t.Errorf("the module snippet holds a %s block", b.Type)
+			continue
+		}
+		v, diags := b.Body.Attributes["services"].Expr.Value(nil)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		out[b.Labels[0]] = v.GetAttr("modules.v1").AsString()
+	}
+	return out
+}
+
+// TestModuleSnippets gives a bundle that holds modules a CLI configuration
+// snippet per client pointing each module host's modules.v1 at the
+// imported mirror's replica of it; Terraform's also answers for
+// registry.terraform.io, which it reads a host-less module address as,
+// unless the bundle holds modules of that host. A bundle without modules
+// has none, and every snippet passes the check import applies.
+func TestModuleSnippets(t *testing.T) {
+	providers := []addrs.Provider{addrs.MustParseProvider("hashicorp/aws")}
+	if got := slices.Sorted(maps.Keys(cliConfigSnippets(providers, nil))); !slices.Equal(got, slices.Sorted(slices.Values(providerSnippets))) {
+		t.Errorf("a bundle without modules has snippets %v", got)
+	}
+	mod := func(s string) addrs.Module {
+		m, err := addrs.ParseModule(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	const replica = URLPlaceholder + "replica/"
+	cases := []struct {
+		name            string
+		modules         []addrs.Module
+		tofu, terraform map[string]string
+	}{
+		{
+			name:    "the default host and another",
+			modules: []addrs.Module{mod("acme/net/aws"), mod("acme/sub/aws"), mod("modules.example.com/x/y/z")},
+			tofu: map[string]string{
+				"registry.opentofu.org": replica + "registry.opentofu.org/v1/modules/",
+				"modules.example.com":   replica + "modules.example.com/v1/modules/",
+			},
+			terraform: map[string]string{
+				"registry.opentofu.org": replica + "registry.opentofu.org/v1/modules/",
+				"modules.example.com":   replica + "modules.example.com/v1/modules/",
+				"registry.terraform.io": replica + "registry.opentofu.org/v1/modules/",
+			},
+		},
+		{
+			name:      "registry.terraform.io's own modules",
+			modules:   []addrs.Module{mod("acme/net/aws"), mod("registry.terraform.io/acme/net/aws")},
+			tofu:      map[string]string{"registry.opentofu.org": replica + "registry.opentofu.org/v1/modules/", "registry.terraform.io": replica + "registry.terraform.io/v1/modules/"},
+			terraform: map[string]string{"registry.opentofu.org": replica + "registry.opentofu.org/v1/modules/", "registry.terraform.io": replica + "registry.terraform.io/v1/modules/"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			files := cliConfigSnippets(providers, c.modules)
+			for name, data := range files {
+				if err := config.CheckInstallationSnippet(data, name, URLPlaceholder); err != nil {
+					t.Errorf("%s: refused by import's check: %v", name, err)
+				}
+			}
+			for name, want := range map[string]map[string]string{"tofu-modules.tfrc": c.tofu, "terraform-modules.tfrc": c.terraform} {
+				if got := moduleHosts(t, files[name]); !maps.Equal(got, want) {
+					t.Errorf("%s points modules.v1 of %v; want %v\n%s", name, got, want, files[name])
+				}
+			}
+		})
+	}
+}
+
+// TestImportRefusesAModuleSnippetPointingElsewhere: a bundle's module
+// snippet whose service points anywhere but the placeholder is refused,
+// as is one under another name.
+func TestImportRefusesAModuleSnippetPointingElsewhere(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := cliConfigSnippets(nil, []addrs.Module{addrs.Module{Host: addrs.DefaultModuleHost, Namespace: "a", Name: "b", TargetSystem: "c"}})["tofu-modules.tfrc"]
+	if err := checkSnippet(write("tofu-modules.tfrc", string(good)), "cli-config/tofu-modules.tfrc"); err != nil {
+		t.Fatalf("the snippet create writes is refused: %v", err)
+	}
+	evil := strings.ReplaceAll(string(good), URLPlaceholder, "https://attacker.example/")
+	err := checkSnippet(write("tofu-modules.tfrc", evil), "cli-config/tofu-modules.tfrc")
+	if err == nil || !strings.Contains(err.Error(), "points outside "+URLPlaceholder) {
+		t.Errorf("a snippet sending modules to another host: %v; want it refused", err)
+	}
+	err = checkSnippet(write("modules.tfrc", string(good)), "cli-config/modules.tfrc")
+	if err == nil || !strings.Contains(err.Error(), "not a CLI configuration snippet bundle create writes") {
+		t.Errorf("a snippet under another name: %v; want it refused", err)
+	}
+}
