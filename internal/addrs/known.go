@@ -80,3 +80,28 @@ func editDistance(a, b string) int {
 	}
 	return d[len(a)][len(b)]
 }
+
+// ParseUserPlatforms parses a list of platforms a user wrote (a
+// manifest's platforms, --platform flags): each must parse and be known
+// (CheckKnownPlatform), and none may repeat, since a platform written
+// twice is most often another one mistyped. On failure it also returns
+// the index of the element at fault.
+func ParseUserPlatforms(raw []string) ([]Platform, int, error) {
+	first := make(map[Platform]int, len(raw))
+	out := make([]Platform, 0, len(raw))
+	for i, s := range raw {
+		p, err := ParsePlatform(s)
+		if err == nil {
+			err = CheckKnownPlatform(p)
+		}
+		if err != nil {
+			return nil, i, err
+		}
+		if j, dup := first[p]; dup {
+			return nil, i, fmt.Errorf("platform %s is listed twice (items %d and %d); was another one meant?", p, j+1, i+1)
+		}
+		first[p] = i
+		out = append(out, p)
+	}
+	return out, -1, nil
+}

@@ -133,22 +133,11 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-// ParsePlatforms parses --platform values, dropping duplicates.
+// ParsePlatforms parses --platform values (addrs.ParseUserPlatforms).
 func ParsePlatforms(raw []string) ([]addrs.Platform, error) {
-	var out []addrs.Platform
-	seen := map[addrs.Platform]bool{}
-	for _, s := range raw {
-		p, err := addrs.ParsePlatform(s)
-		if err == nil {
-			err = addrs.CheckKnownPlatform(p)
-		}
-		if err != nil {
-			return nil, inputerr.Wrap(fmt.Errorf("--platform: %w", err))
-		}
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
+	out, _, err := addrs.ParseUserPlatforms(raw)
+	if err != nil {
+		return nil, inputerr.Wrap(fmt.Errorf("--platform: %w", err))
 	}
 	return out, nil
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // A platform typo in the manifest or on the command line is refused
-// before any request, naming the platform meant.
+// before any request, naming the platform meant; so is a platform listed
+// twice, most often another one mistyped.
 func TestPlatformTypoIsRefusedBeforeAnyRequest(t *testing.T) {
 	o := newOrigin(t)
 	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
@@ -17,8 +18,10 @@ func TestPlatformTypoIsRefusedBeforeAnyRequest(t *testing.T) {
 		args     []string
 		want     string
 	}{
-		"manifest":     {`platforms = ["linux_amd64", "linux_amd46"]`, nil, "mirror.hcl:1:29: Invalid platform: platform linux_amd46: unknown architecture \"amd46\"; did you mean linux_amd64?"},
-		"command line": {`platforms = ["linux_amd64"]`, []string{"--platform", "lnux_amd64"}, "--platform: platform lnux_amd64: unknown operating system \"lnux\"; did you mean linux_amd64?"},
+		"manifest":            {`platforms = ["linux_amd64", "linux_amd46"]`, nil, "mirror.hcl:1:29: Invalid platform: platform linux_amd46: unknown architecture \"amd46\"; did you mean linux_amd64?"},
+		"command line":        {`platforms = ["linux_amd64"]`, []string{"--platform", "lnux_amd64"}, "--platform: platform lnux_amd64: unknown operating system \"lnux\"; did you mean linux_amd64?"},
+		"manifest, twice":     {`platforms = ["linux_amd64", "darwin_arm64", "linux_amd64"]`, nil, "mirror.hcl:1:45: Invalid platform: platform linux_amd64 is listed twice (items 1 and 3); was another one meant?"},
+		"command line, twice": {`platforms = ["linux_amd64"]`, []string{"--platform", "linux_amd64", "--platform", "linux_amd64"}, "--platform: platform linux_amd64 is listed twice (items 1 and 2)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -17,7 +17,7 @@ import (
 )
 
 const validManifest = `# Mirror for the platform team.
-platforms = ["linux_amd64", "darwin_arm64", "linux_amd64"]
+platforms = ["linux_amd64", "darwin_arm64"]
 
 provider "hashicorp/aws" {
   versions = ">= 5.0.0, < 6.0.0"
@@ -422,6 +422,15 @@ provider "hashicorp/aws" { versions = ">= 1.0" }
 `,
 			want: []string{
 				at(1, 29) + `Invalid platform: platform linux_amd46: unknown architecture "amd46"; did you mean linux_amd64?`,
+			},
+		},
+		{
+			name: "platform listed twice",
+			src: `platforms = ["linux_amd64", "darwin_arm64", "linux_amd64"]
+provider "hashicorp/aws" { versions = ">= 1.0" }
+`,
+			want: []string{
+				at(1, 45) + `Invalid platform: platform linux_amd64 is listed twice (items 1 and 3); was another one meant?`,
 			},
 		},
 		{

@@ -98,20 +98,9 @@ func decodePlatforms(attr *hcl.Attribute) ([]addrs.Platform, hcl.Diagnostics) {
 	if diags := gohcl.DecodeExpression(attr.Expr, nil, &raw); diags.HasErrors() {
 		return nil, diags
 	}
-	seen := make(map[addrs.Platform]bool)
-	var out []addrs.Platform
-	for i, s := range raw {
-		p, err := addrs.ParsePlatform(s)
-		if err == nil {
-			err = addrs.CheckKnownPlatform(p)
-		}
-		if err != nil {
-			return nil, errAt(elementRange(attr.Expr, i), "Invalid platform", err.Error())
-		}
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
+	out, i, err := addrs.ParseUserPlatforms(raw)
+	if err != nil {
+		return nil, errAt(elementRange(attr.Expr, i), "Invalid platform", err.Error())
 	}
 	if len(out) == 0 {
 		return nil, errAt(attr.Expr.Range(), "No platforms", "The platforms list is empty.")
