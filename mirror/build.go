@@ -95,6 +95,7 @@ type Builder struct {
 	meta         chan struct{} // metadata requests: small, latency-bound
 	ahead        []aheadDest   // one per destination, in order
 	bytes        atomic.Int64
+	sizes        sizeTally
 	// summarized counts the archives whose h1: hashes came from the
 	// entries hashed while they downloaded (the tests read it).
 	summarized atomic.Int32
@@ -137,11 +138,31 @@ func (p *Plan) Packages() int {
 type Progress struct {
 	Done  int   // packages finished, whatever their outcome
 	Bytes int64 // archive bytes downloaded so far
+	// Sized downloads have had their whole size announced by their
+	// origin, Expected bytes together: what an estimate of the time left
+	// can go by before a package finishes.
+	Sized    int
+	Expected int64
 }
 
 // Progress reports how far Execute has come; safe to call at any time.
 func (b *Builder) Progress() Progress {
-	return Progress{Done: int(b.done.Load()), Bytes: b.bytes.Load()}
+	return Progress{Done: int(b.done.Load()), Bytes: b.bytes.Load(), Sized: int(b.sizes.downloads.Load()), Expected: b.sizes.bytes.Load()}
+}
+
+// sizeTally adds up the sizes origins announce for a build's downloads.
+type sizeTally struct {
+	downloads atomic.Int32 // downloads whose size is known
+	bytes     atomic.Int64 // the sum of their sizes
+}
+
+// announce counts a download's size, once per download: old is what it
+// announced before (0 for nothing).
+func (t *sizeTally) announce(old, size int64) {
+	if old == 0 {
+		t.downloads.Add(1)
+	}
+	t.bytes.Add(size - old)
 }
 
 // Plan lists each required provider's versions at the origin and selects

@@ -222,11 +222,11 @@ func (b *Builder) openSink(ctx context.Context, a authenticated) (*stagingSink, 
 		if err != nil {
 			return nil, false, err
 		}
-		sink := &stagingSink{fileSink: newFileSink(file, 0), counter: &b.bytes, done: func() {}}
+		sink := &stagingSink{fileSink: newFileSink(file, 0), counter: &b.bytes, sizes: &b.sizes, done: func() {}}
 		sink.stream = b.streamHasher(ctx, sink)
 		return sink, false, nil
 	}
-	sink := &stagingSink{fileSink: newFileSink(file, 0), counter: &b.bytes, done: func() { b.Work.ReleasePartial(digest) }}
+	sink := &stagingSink{fileSink: newFileSink(file, 0), counter: &b.bytes, sizes: &b.sizes, done: func() { b.Work.ReleasePartial(digest) }}
 	sink.stream = b.streamHasher(ctx, sink)
 	if size > 0 {
 		// The entries of the bytes already there are not streamed: the
@@ -314,13 +314,19 @@ type stagingSink struct {
 	*fileSink
 	stream   *hashing.StreamHasher
 	counter  *atomic.Int64 // the build's downloaded bytes
+	sizes    *sizeTally    // the build's announced sizes
 	done     func()        // ends this run's use of the file
 	expected atomic.Int64  // the archive's size, once its origin says
 	written  atomic.Int64  // bytes written so far
 }
 
 // Expect is told the archive's whole size when the origin announces it.
-func (s *stagingSink) Expect(size int64) { s.expected.Store(size) }
+func (s *stagingSink) Expect(size int64) {
+	old := s.expected.Swap(size)
+	if s.sizes != nil && size > 0 {
+		s.sizes.announce(old, size)
+	}
+}
 
 // toCome is how many bytes of the archive are still to arrive, as far as
 // is known (0 when its size is not).

@@ -77,8 +77,18 @@ func (p *progressLine) draw() {
 func (p *progressLine) status(now mirror.Progress, elapsed time.Duration) string {
 	rate := float64(now.Bytes) / max(elapsed.Seconds(), 0.001)
 	line := fmt.Sprintf("[%d/%d packages] %s at %s/s", now.Done, p.total, size.Format(now.Bytes), size.Format(int64(rate)))
-	if now.Done > 0 && now.Done < p.total {
-		left := time.Duration(float64(elapsed) / float64(now.Done) * float64(p.total-now.Done))
+	var left time.Duration
+	switch {
+	case now.Done > 0 && now.Done < p.total:
+		left = time.Duration(float64(elapsed) / float64(now.Done) * float64(p.total-now.Done))
+	case now.Done == 0 && now.Sized > 0 && now.Bytes > 0:
+		// No package has finished: what the downloads under way still
+		// lack, and an average download for each not started.
+		average := float64(now.Expected) / float64(now.Sized)
+		toCome := max(float64(now.Expected-now.Bytes), 0) + average*float64(max(p.total-now.Sized, 0))
+		left = time.Duration(toCome / rate * float64(time.Second))
+	}
+	if left > 0 {
 		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
 	}
 	return line

@@ -19,3 +19,18 @@ func TestProgressStatus(t *testing.T) {
 		t.Errorf("a finished build still estimates time left: %q", got)
 	}
 }
+
+// Before any package has finished, the estimate comes from the sizes the
+// origins announced: what the downloads under way still lack, and as much
+// again as an average download for each not started.
+func TestProgressStatusBeforeAPackageEnds(t *testing.T) {
+	p := &progressLine{total: 8}
+	got := p.status(mirror.Progress{Bytes: 100_000_000, Sized: 4, Expected: 400_000_000}, 10*time.Second)
+	want := "[0/8 packages] 100.0 MB at 10.0 MB/s, about 1m10s left"
+	if got != want {
+		t.Errorf("status = %q, want %q", got, want)
+	}
+	if got := p.status(mirror.Progress{Bytes: 100_000_000}, 10*time.Second); strings.Contains(got, "left") {
+		t.Errorf("no size is known, yet the status estimates time left: %q", got)
+	}
+}
