@@ -34,6 +34,10 @@ const (
 	// StallBlobs sends the headers and the first half of every blob a
 	// GET asks for, then nothing (until the client hangs up).
 	StallBlobs
+	// HangManifestPuts never answers a manifest PUT (until the client
+	// hangs up): a registry that stopped answering in the middle of a
+	// publication.
+	HangManifestPuts
 )
 
 // PageTags is how many tags an EndlessTags page lists.
@@ -57,6 +61,7 @@ type Proxy struct {
 	failed   atomic.Int64 // requests FailNext answered
 	pages    atomic.Int64 // tag list pages the proxy answered
 	sent     atomic.Int64 // blob bytes StallBlobs sent
+	hung     atomic.Int64 // manifest PUTs HangManifestPuts holds or held
 }
 
 // Start runs a proxy to the registry at target (https://HOST:PORT, with a
@@ -114,6 +119,9 @@ func (p *Proxy) Failed() int64 { return p.failed.Load() }
 // Pages is how many tag list pages EndlessTags answered.
 func (p *Proxy) Pages() int64 { return p.pages.Load() }
 
+// Hung is how many manifest PUTs HangManifestPuts has held.
+func (p *Proxy) Hung() int64 { return p.hung.Load() }
+
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	fault, fail, drop := p.fault, p.failLeft > 0, p.dropLeft > 0
@@ -140,6 +148,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.endlessTags(w, r)
 	case fault == StallBlobs && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:"):
 		p.stallBlob(w, r)
+	case fault == HangManifestPuts && r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/"):
+		p.hung.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-p.done:
+		}
 	default:
 		p.rp.ServeHTTP(w, r)
 	}

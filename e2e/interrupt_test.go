@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/internal/testutil/hostileoci"
+	"github.com/tfmirror/tfmirror/internal/testutil/registrytest"
+)
+
+// TestSecondInterruptEndsAPublication interrupts a build while it
+// publishes into a registry that has stopped answering. The first
+// interrupt lets the publication go on (its grace is 30 seconds), so the
+// process is still there a while later; a second one ends it at once, as
+// the signal's default does.
+func TestSecondInterruptEndsAPublication(t *testing.T) {
+	c := newCrashRegistry(t)
+	srv := registrytest.StartWith(t, registrytest.Options{CA: c.ca})
+	proxy := hostileoci.Start(t, c.ca, srv.URL())
+	proxy.Set(hostileoci.HangManifestPuts)
+	env := append(append([]string(nil), c.env...), "TFMIRROR_OCI_USERNAME="+srv.Username, "TFMIRROR_OCI_PASSWORD="+srv.Password)
+	p := startTfmirror(t, c.work, env, "build", "--config", "partial.hcl", "--out", "oci://"+proxy.Host+"/mirror/${namespace}/${type}")
+	for deadline := time.Now().Add(time.Minute); proxy.Hung() == 0; time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-p.done:
+			p.wait(t)
+			t.Fatal("tfmirror ended before it published a manifest")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no manifest was published within a minute\n%s%s", p.stdout.String(), p.stderr.String())
+		}
+	}
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+		t.Fatalf("the first interrupt ended the publication at once: %v\n%s%s", p.waitErr, p.stdout.String(), p.stderr.String())
+	case <-time.After(2 * time.Second):
+	}
+	second := time.Now()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("5s after a second interrupt, tfmirror still runs\n%s%s", p.stdout.String(), p.stderr.String())
+	}
+	var exit *exec.ExitError
+	ws, ok := syscall.WaitStatus(0), false
+	if errors.As(p.waitErr, &exit) {
+		ws, ok = exit.Sys().(syscall.WaitStatus)
+	}
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("after the second interrupt: %v; want the process ended by SIGINT", p.waitErr)
+	}
+	t.Logf("ended %s after the second interrupt\n%s", time.Since(second).Round(time.Millisecond), p.stderr.String())
+}
