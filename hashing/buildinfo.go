@@ -1,7 +1,6 @@
 package hashing
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -15,7 +14,11 @@ import (
 // this magic, at a 16-byte aligned address of the data segment. Since Go
 // 1.18 (flag bit 2) the two strings follow the header inline, each
 // prefixed by its length as a varint; before, the header held pointers.
-var buildInfoMagic = []byte("\xff Go buildinf:")
+const buildInfoMagic = "\xff Go buildinf:"
+
+// buildInfoWord is the magic's first eight bytes as a little-endian word:
+// what alignedIndex compares each aligned offset with.
+var buildInfoWord = binary.LittleEndian.Uint64([]byte(buildInfoMagic[:8]))
 
 const (
 	buildInfoAlign      = 16
@@ -120,16 +123,32 @@ func (s *BuildInfoScanner) keepTail(p []byte) {
 
 // alignedIndex is the index in p, whose first byte is at file offset
 // base, of the first magic at an aligned offset; -1 when there is none.
-// It looks only at aligned offsets, one in sixteen: the scan costs next
-// to nothing beside inflating and hashing the same bytes.
+// It looks only at aligned offsets, one in sixteen, and compares eight
+// bytes at a time, four offsets per step: the scan costs next to nothing
+// beside inflating and hashing the same bytes, even through an executable
+// that has no build information to find.
 func alignedIndex(p []byte, base int64) int {
-	first := int((buildInfoAlign - base%buildInfoAlign) % buildInfoAlign)
-	for i := first; i+len(buildInfoMagic) <= len(p); i += buildInfoAlign {
-		if p[i] == buildInfoMagic[0] && bytes.Equal(p[i+1:i+len(buildInfoMagic)], buildInfoMagic[1:]) {
-			return i
+	const step = 4 * buildInfoAlign
+	i := int((buildInfoAlign - base%buildInfoAlign) % buildInfoAlign)
+	for {
+		for ; i+step+len(buildInfoMagic) <= len(p); i += step {
+			q := p[i : i+step]
+			if binary.LittleEndian.Uint64(q[0:]) == buildInfoWord || binary.LittleEndian.Uint64(q[16:]) == buildInfoWord ||
+				binary.LittleEndian.Uint64(q[32:]) == buildInfoWord || binary.LittleEndian.Uint64(q[48:]) == buildInfoWord {
+				break
+			}
+		}
+		// The offsets of the step where the first eight bytes matched,
+		// or of what is left after the last whole step.
+		for end := min(i+step, len(p)); i < end && i+len(buildInfoMagic) <= len(p); i += buildInfoAlign {
+			if binary.LittleEndian.Uint64(p[i:]) == buildInfoWord && string(p[i+8:i+len(buildInfoMagic)]) == buildInfoMagic[8:] {
+				return i
+			}
+		}
+		if i+len(buildInfoMagic) > len(p) {
+			return -1
 		}
 	}
-	return -1
 }
 
 func (s *BuildInfoScanner) begin(prefix []byte, start int64) {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +31,7 @@ func scanInChunks(data []byte, chunk int) *debug.BuildInfo {
 func scanWhole(data []byte) *debug.BuildInfo {
 	tries := 0
 	for off := 0; off+len(buildInfoMagic) <= len(data); off += buildInfoAlign {
-		if !bytes.HasPrefix(data[off:], buildInfoMagic) {
+		if !bytes.HasPrefix(data[off:], []byte(buildInfoMagic)) {
 			continue
 		}
 		switch info, status := parseBuildInfo(data[off:]); status {
@@ -324,5 +325,55 @@ func TestArchiveProgram(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// alignedIndexNaive is alignedIndex as its doc says it, one offset at a
+// time.
+func alignedIndexNaive(p []byte, base int64) int {
+	for i := 0; i+len(buildInfoMagic) <= len(p); i++ {
+		if (base+int64(i))%buildInfoAlign == 0 && string(p[i:i+len(buildInfoMagic)]) == buildInfoMagic {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestAlignedIndex holds the word-at-a-time search to the one that looks
+// at every offset: magics at aligned and unaligned offsets, decoys whose
+// first eight bytes (or all but the last byte) match, magics cut by the
+// end of the buffer, at every base.
+func TestAlignedIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	decoys := []string{buildInfoMagic, buildInfoMagic[:8] + "xxxxxx", buildInfoMagic[:13] + "!", buildInfoMagic[:8]}
+	for round := range 3000 {
+		p := make([]byte, rng.IntN(400))
+		for i := range p {
+			p[i] = byte(rng.IntN(4)) * 0x55 // 0x00, 0x55, 0xaa, 0xff
+		}
+		for range rng.IntN(4) {
+			d := decoys[rng.IntN(len(decoys))]
+			if len(p) > 0 {
+				copy(p[rng.IntN(len(p)):], d)
+			}
+		}
+		base := int64(rng.IntN(64))
+		if got, want := alignedIndex(p, base), alignedIndexNaive(p, base); got != want {
+			t.Fatalf("round %d: alignedIndex(%x, %d) = %d, want %d", round, p, base, got, want)
+		}
+	}
+}
+
+func BenchmarkAlignedIndex(b *testing.B) {
+	p := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range p {
+		p[i] = byte(rng.Uint32())
+	}
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		if alignedIndex(p, 0) >= 0 {
+			b.Fatal("found a magic in random bytes")
+		}
 	}
 }
