@@ -61,7 +61,7 @@ func checkHostSnippet(b *hclsyntax.Block, prefix string) error {
 		return fmt.Errorf("%s: a snippet's host block holds only services", name)
 	}
 	v, diags := services.Expr.Value(nil)
-	if diags.HasErrors() || v.IsNull() || !v.IsWhollyKnown() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
+	if diags.HasErrors() || v.IsNull() || !v.IsWhollyKnown() || !v.Type().IsObjectType() && !v.Type().IsMapType() {
 		return fmt.Errorf("%s: services is not a literal map of URLs", name)
 	}
 	for it := v.ElementIterator(); it.Next(); {
