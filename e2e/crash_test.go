@@ -211,6 +211,24 @@ func startTfmirror(t testing.TB, dir string, env []string, args ...string) *tfmi
 	return p
 }
 
+// waitUntil waits up to a minute for cond while the process runs; the
+// test fails, saying that what did not happen, if the process ends first
+// or the minute passes.
+func (p *tfmirrorProc) waitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		select {
+		case <-p.done:
+			p.wait(t)
+			t.Fatalf("tfmirror ended before %s", what)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("within a minute, not %s\n%s%s", what, p.stdout.String(), p.stderr.String())
+		}
+	}
+}
+
 // kill sends SIGKILL once.
 func (p *tfmirrorProc) kill() {
 	p.killOnce.Do(func() {

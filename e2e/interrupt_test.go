@@ -24,17 +24,7 @@ func TestSecondInterruptEndsAPublication(t *testing.T) {
 	proxy.Set(hostileoci.HangManifestPuts)
 	env := append(append([]string(nil), c.env...), "TFMIRROR_OCI_USERNAME="+srv.Username, "TFMIRROR_OCI_PASSWORD="+srv.Password)
 	p := startTfmirror(t, c.work, env, "build", "--config", "partial.hcl", "--out", "oci://"+proxy.Host+"/mirror/${namespace}/${type}")
-	for deadline := time.Now().Add(time.Minute); proxy.Hung() == 0; time.Sleep(20 * time.Millisecond) {
-		select {
-		case <-p.done:
-			p.wait(t)
-			t.Fatal("tfmirror ended before it published a manifest")
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no manifest was published within a minute\n%s%s", p.stdout.String(), p.stderr.String())
-		}
-	}
+	p.waitUntil(t, "it published a manifest", func() bool { return proxy.Hung() > 0 })
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

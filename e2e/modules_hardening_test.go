@@ -97,17 +97,7 @@ func TestKilledBuildLeavesNoGit(t *testing.T) {
 	writeFile(t, filepath.Join(work, "mirror.hcl"), "module \"acme/big/aws\" { versions = \"1.0.0\" }\n"+moduleHostCLI(reg.ModulesURL)+
 		fmt.Sprintf("settings {\n  allowed_location_hosts = [%q]\n}\n", strings.TrimPrefix(slow.URL, "https://")))
 	p := startTfmirror(t, work, []string{"SSL_CERT_FILE=" + caFile, "GIT_SSL_CAINFO=" + caFile}, "build")
-	for deadline := time.Now().Add(time.Minute); sent.Load() < 256<<10; time.Sleep(10 * time.Millisecond) {
-		select {
-		case <-p.done:
-			p.wait(t)
-			t.Fatal("tfmirror ended before the clone got going")
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the clone did not get going\n%s%s", p.stdout.String(), p.stderr.String())
-		}
-	}
+	p.waitUntil(t, "the clone got going", func() bool { return sent.Load() >= 256<<10 })
 	tfmirror := p.cmd.Process.Pid
 	if gits := processesIn(t, work, tfmirror); len(gits) == 0 {
 		t.Fatal("no git runs in the build's work area while it clones")
