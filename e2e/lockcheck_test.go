@@ -86,12 +86,19 @@ func TestLockCheckAgreesWithInit(t *testing.T) {
 	}
 	// A source without a host: OpenTofu reads it on registry.opentofu.org,
 	// as the file locks it, Terraform on registry.terraform.io, another
-	// provider. Checked for Terraform by name, lock --check says so.
+	// provider, which this mirror does not hold. Checked for Terraform by
+	// name, lock --check says so, and --fix leaves the file.
 	t.Run("source_without_a_host", func(t *testing.T) {
 		config := strings.Replace(lockCheckConfig("~> 1.0"), `"registry.opentofu.org/hashicorp/foo"`, `"hashicorp/foo"`, 1)
-		code, _ := checkAgainstClients(t, fx, base, map[string]string{"terraform-1.8.5": terraformBin(t)}, config, complete, "--client", "terraform")
+		code, root := checkAgainstClients(t, fx, base, map[string]string{"terraform-1.8.5": terraformBin(t)}, config, complete, "--client", "terraform")
 		if code != 1 {
 			t.Errorf("lock --check --client terraform passed a file Terraform cannot keep for a source without a host")
+		}
+		// The mirror holds no registry.terraform.io/hashicorp/foo: no
+		// file Terraform keeps can be written, and --fix leaves this one.
+		stdout, stderr, code := runTfmirror(t, fx.work, fx.env, "lock", "--fix", root, "--mirror", base, "--platform", hostPlatform(), "--client", "terraform")
+		if code != 1 || readFile(t, filepath.Join(root, ".terraform.lock.hcl")) != complete {
+			t.Errorf("lock --fix --client terraform: exit %d, want 1 and the file left\n%s%s", code, stdout, stderr)
 		}
 		if code, _ := checkAgainstClients(t, fx, base, map[string]string{"tofu-1.12.6": tofuBin(t)}, config, complete, "--client", "tofu"); code != 0 {
 			t.Errorf("lock --check --client tofu flagged a file OpenTofu keeps")

@@ -21,6 +21,10 @@ type Hostname = svchost.Hostname
 // DefaultRegistryHost is the host assumed when an address names none.
 const DefaultRegistryHost = tfaddr.DefaultProviderRegistryHost
 
+// TerraformRegistryHost is the host Terraform assumes when a provider or
+// module address names none, where OpenTofu assumes DefaultRegistryHost.
+const TerraformRegistryHost Hostname = "registry.terraform.io"
+
 // ParseProvider parses a provider source address with OpenTofu's rules:
 // "aws" and "hashicorp/aws" both mean registry.opentofu.org/hashicorp/aws,
 // hostnames are normalized, namespaces and types are case-folded. A

@@ -68,7 +68,7 @@ func RecordedModuleSource(raw string) (string, bool) {
 
 // TerraformModuleHost is the registry Terraform assumes for a module
 // address that names no host, where OpenTofu assumes DefaultModuleHost.
-const TerraformModuleHost Hostname = "registry.terraform.io"
+const TerraformModuleHost = TerraformRegistryHost
 
 // SameRecordedModuleSource reports whether recorded, a Source that
 // OpenTofu or Terraform wrote in modules.json, is the call raw's, as

@@ -65,7 +65,7 @@ func (e *LockChurnError) Error() string {
 		if e.Pinned == 1 {
 			verb = "pins"
 		}
-		msg += fmt.Sprintf("; %d %s a version the constraints exclude or the mirror lacks: change the constraints, or run tofu init -upgrade, then check again", e.Pinned, verb)
+		msg += fmt.Sprintf("; %d %s a version the constraints exclude or the mirror lacks, or a provider the mirror does not hold as the client reads it (see the findings): lock cannot write those; change the configuration or the constraints, or run init -upgrade, then check again", e.Pinned, verb)
 	}
 	return msg
 }

@@ -47,7 +47,15 @@ file, provider, version and platform, and exits 1 if any file would not
 survive init byte for byte. Notes (constraints or layout that init changes
 only along with something else) do not count. With --fix, it then writes
 the files that would not survive, as lock does; a locked version that the
-constraints exclude or the mirror lacks stays for you to change.`,
+constraints exclude or the mirror lacks stays for you to change, and so
+does a file a Terraform-only check finds the mirror cannot serve (exit 1).
+
+--client terraform alone reads the configurations as Terraform does, for
+writing, --check and --fix alike: a provider source without a host
+("hashicorp/aws") is registry.terraform.io's, and .tofu files are not
+read. Otherwise they are read as OpenTofu reads them
+(registry.opentofu.org), which also takes a registry.terraform.io/hashicorp
+lock of a file Terraform wrote as pinning the same version.`,
 		Example: `  tfmirror lock --mirror site --platform linux_amd64 --platform darwin_arm64
   tfmirror lock live/app-a live/app-b --mirror https://mirror.example.com/
   tfmirror lock live/app-a --mirror https://mirror.example.com/ --catalog-key mirror-key.pub.asc
@@ -73,7 +81,7 @@ constraints exclude or the mirror lacks stays for you to change.`,
 	f.StringArrayVar(&opts.Platforms, "platform", nil, "platform to record hashes for, or with --check to check init on, as os_arch (repeatable; default: the manifest's platforms, else every platform the mirror holds)")
 	f.BoolVar(&opts.Check, "check", false, "write nothing: say whether init through the mirror would rewrite each lock file or fail on it, and why; exit 1 if any would")
 	f.BoolVar(&opts.Fix, "fix", false, "like --check, then write the lock files that would not survive init, as lock does")
-	f.StringArrayVar(&opts.Clients, "client", nil, "with --check or --fix, the client whose init to check: tofu or terraform (repeatable; default: both)")
+	f.StringArrayVar(&opts.Clients, "client", nil, "the client whose init --check and --fix consider: tofu or terraform (repeatable; default: both). terraform alone also reads the configurations as Terraform does (a source without a host is registry.terraform.io's), for writing too")
 	f.StringVar(&opts.Via, "via", "", "with --check or --fix, how clients install from the mirror: network_mirror, filesystem_mirror or oci_mirror (default: filesystem_mirror for a filesystem mirror directory, oci_mirror for oci:// and oci-layout://, else network_mirror)")
 	addCatalogKey(cmd, &opts.Flags, "read the h1: and zh: hashes from the mirror's catalog.json when one of the ASCII-armored OpenPGP public keys in this `file` signed it, instead of downloading the archives (wins over the manifest's settings catalog_key)")
 	addVarFlags(cmd, &opts.Vars, &opts.NoTests)

@@ -297,8 +297,8 @@ func TestLockCheckClientAndMethod(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, code, tc.want, stdout, stderr)
 		}
 	}
-	if code, _, stderr := o.run(t, module, "lock", "--client", "tofu", "--mirror", site); code != ExitUsage || !strings.Contains(stderr, "--check") {
-		t.Errorf("--client without --check: exit %d, want %d naming --check\n%s", code, ExitUsage, stderr)
+	if code, _, stderr := o.run(t, module, "lock", "--via", "network_mirror", "--mirror", site); code != ExitUsage || !strings.Contains(stderr, "--check") {
+		t.Errorf("--via without --check: exit %d, want %d naming --check\n%s", code, ExitUsage, stderr)
 	}
 	if code, _, stderr := o.run(t, module, "lock", "--check", "--fix", "--mirror", site); code != ExitUsage || !strings.Contains(stderr, "--check writes nothing") {
 		t.Errorf("--check --fix: exit %d, want %d, refused before anything is written\n%s", code, ExitUsage, stderr)

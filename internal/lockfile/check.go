@@ -14,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/internal/addrs"
 	"github.com/tfmirror/tfmirror/internal/hclsafe"
 	"github.com/tfmirror/tfmirror/internal/plural"
+	"github.com/tfmirror/tfmirror/layout"
 	"github.com/tfmirror/tfmirror/mirror"
 )
 
@@ -88,11 +89,13 @@ func (v Verdict) Churns() bool {
 }
 
 // Pinned reports whether the file pins a version init cannot install, one
-// the constraints exclude or the mirror lacks: Compute refuses such a file
-// too, so only the user can fix it.
+// the constraints exclude or the mirror lacks, or the configuration names
+// a provider Terraform reads on another registry than the file or the
+// mirror holds: Compute cannot write a file init keeps, so only the user
+// can fix it.
 func (v Verdict) Pinned() bool {
 	return slices.ContainsFunc(v.Findings, func(f Finding) bool {
-		return f.Reason == ReasonNotAllowed || f.Reason == ReasonNotHeld
+		return f.Reason == ReasonNotAllowed || f.Reason == ReasonNotHeld || f.Reason == ReasonTerraformHost
 	})
 }
 
@@ -138,6 +141,10 @@ func Check(ctx context.Context, l *mirror.Locker, dir string, needs []mirror.Nee
 		switch {
 		case errors.As(err, &locked):
 			picked = append(picked, selected{Need: n, Locked: locked})
+		case errors.Is(err, layout.ErrNotInMirror) && n.ImpliedHost && n.Provider.Hostname == addrs.TerraformRegistryHost:
+			// Read as Terraform reads it, the address names a provider
+			// the mirror does not hold.
+			picked = append(picked, selected{Need: n, Absent: true})
 		case err != nil:
 			errs = append(errs, err)
 		default:
@@ -156,6 +163,9 @@ type selected struct {
 	Need   mirror.Need
 	Entry  mirror.LockEntry
 	Locked *mirror.LockedError
+	// Absent says the mirror does not hold the provider Terraform reads
+	// an address without a host as.
+	Absent bool
 }
 
 // verdict is Check once the versions are selected: src is the file at
@@ -198,6 +208,11 @@ func compareOne(path string, s selected, old *File, in Install) ([]Finding, erro
 			at.Reason = ReasonNotAllowed
 			at.Detail = fmt.Sprintf("the configuration's constraints %q no longer allow this version: init fails (init -upgrade selects another)", locked.Constraints)
 		}
+		return []Finding{at}, nil
+	}
+	if s.Absent {
+		at.Reason, at.Effect = ReasonTerraformHost, EffectFail
+		at.Detail = fmt.Sprintf("the configuration names it without a registry host, which terraform init reads as %s, and the mirror does not hold that provider: init fails; mirror it (provider %q in the manifest) or write the host the mirror holds in the source", n.Provider, n.Provider.String())
 		return []Finding{at}, nil
 	}
 	if in.TerraformHosts && n.ImpliedHost && n.Provider.Hostname == addrs.DefaultRegistryHost {

@@ -49,15 +49,17 @@ func isOverrideFile(name string) bool {
 // configFiles lists the configuration files of a module directory, split into
 // primary and override files, each list in file name order. A .tf or .tf.json
 // file is dropped when the same name exists with .tofu or .tofu.json; the two
-// lists are filtered separately.
-func configFiles(dir string) (primary, override []string, err error) {
+// lists are filtered separately. For terraform, .tofu and .tofu.json files
+// are not configuration files: Terraform reads none.
+func configFiles(dir string, terraform bool) (primary, override []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || ignoredFile(name) || configExt(name) == "" {
+		ext := configExt(name)
+		if e.IsDir() || ignoredFile(name) || ext == "" || terraform && (ext == ".tofu" || ext == ".tofu.json") {
 			continue
 		}
 		if isOverrideFile(name) {

@@ -90,6 +90,7 @@ func LoadWith(dir string, opts Options) (*Root, error) {
 		return nil, &Error{Problems: []Problem{{File: dir, Summary: "Failed to read module directory", Detail: err.Error()}}}
 	}
 	l := newLoader(dir, filepath.Dir(abs))
+	l.terraform = opts.Terraform
 	real, err := realDir(dir)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{
@@ -167,6 +168,8 @@ type loader struct {
 	registry    map[addrs.Module][]Constraint // module registry packages called
 	seen        map[string]bool               // provider or module + constraint + position already added
 
+	// terraform reads files as Terraform does (Options.Terraform).
+	terraform bool
 	// pkg is, for ModuleCalls, the real directory of the package read:
 	// local calls and files must stay inside it, and no other call is
 	// followed. "" for Load.

@@ -40,7 +40,7 @@ type need struct {
 // combines them as OpenTofu does: primary files in name order, then
 // override files. Problems are appended to diags.
 func (l *loader) readModule(dir string, diags *hcl.Diagnostics) *module {
-	primaryNames, overrideNames, err := configFiles(dir)
+	primaryNames, overrideNames, err := configFiles(dir, l.terraform)
 	if err != nil {
 		*diags = append(*diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,

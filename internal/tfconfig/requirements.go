@@ -59,22 +59,64 @@ func loadConfiguration(dir string, opts Options) (Configuration, error) {
 		return Configuration{}, fmt.Errorf("read lock file of %s: %w", dir, err)
 	}
 	c := Configuration{Dir: dir, Lock: lock, Warnings: cfg.Warnings, Modules: ModuleRequirementsOf(cfg.Modules)}
+	providers := cfg.Providers
+	if opts.Terraform {
+		providers = terraformAddresses(cfg)
+	}
 	var errs []error
-	for _, p := range sortedProviders(cfg.Providers) {
-		n := mirror.Need{Provider: p, Root: dir, ImpliedHost: cfg.ImpliedHost[p]}
-		for _, con := range cfg.Providers[p] {
+	for _, p := range sortedProviders(providers) {
+		n := mirror.Need{Provider: p, Root: dir, ImpliedHost: cfg.ImpliedHost[p] || opts.Terraform && p.Hostname == addrs.TerraformRegistryHost && cfg.ImpliedHost[openTofuAddress(p)]}
+		for _, con := range providers[p] {
 			n.Constraints = append(n.Constraints, con.Text)
 		}
-		if err := allowsSome(p, cfg.Providers[p]); err != nil {
+		if err := allowsSome(p, providers[p]); err != nil {
 			errs = append(errs, fmt.Errorf("configuration %s: %w", dir, err))
 		}
-		if l, ok := lock.Locks[p]; ok {
-			v := l.Version
+		if v, ok := lockedVersion(lock, p, opts.Terraform); ok {
 			n.Locked = &v
 		}
 		c.Needs = append(c.Needs, n)
 	}
 	return c, errors.Join(errs...)
+}
+
+// terraformAddresses are the configuration's providers as Terraform reads
+// their addresses: one named without a host is registry.terraform.io's
+// (the configuration's constraints on both addresses together, when it
+// also names that one with its host).
+func terraformAddresses(cfg *Root) map[addrs.Provider][]Constraint {
+	out := make(map[addrs.Provider][]Constraint, len(cfg.Providers))
+	for p, cons := range cfg.Providers {
+		if cfg.ImpliedHost[p] && p.Hostname == addrs.DefaultRegistryHost {
+			p = addrs.Provider{Hostname: addrs.TerraformRegistryHost, Namespace: p.Namespace, Type: p.Type}
+		}
+		out[p] = append(out[p], cons...)
+	}
+	return out
+}
+
+// openTofuAddress is the address OpenTofu reads where Terraform reads p.
+func openTofuAddress(p addrs.Provider) addrs.Provider {
+	return addrs.Provider{Hostname: addrs.DefaultRegistryHost, Namespace: p.Namespace, Type: p.Type}
+}
+
+// lockedVersion is the version the lock file pins for p. OpenTofu also
+// takes the lock of registry.terraform.io/hashicorp/TYPE, a file Terraform
+// wrote, for registry.opentofu.org/hashicorp/TYPE when the file has no
+// lock of its own for it (its "predecessor registry" shim: the version
+// kept, the hashes not); Terraform does not.
+func lockedVersion(lock *lockfile.File, p addrs.Provider, terraform bool) (addrs.Version, bool) {
+	if l, ok := lock.Locks[p]; ok {
+		return l.Version, true
+	}
+	if terraform || p.Hostname != addrs.DefaultRegistryHost || p.Namespace != "hashicorp" {
+		return addrs.Version{}, false
+	}
+	l, ok := lock.Locks[addrs.Provider{Hostname: addrs.TerraformRegistryHost, Namespace: p.Namespace, Type: p.Type}]
+	if !ok {
+		return addrs.Version{}, false
+	}
+	return l.Version, true
 }
 
 // allowsSome reports the constraints on provider p, with where each is

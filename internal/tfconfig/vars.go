@@ -21,6 +21,10 @@ type Options struct {
 	Environ []string // os.Environ's form
 	// NoTests leaves out what test files need (see LoadWith).
 	NoTests bool
+	// Terraform reads the configuration as Terraform does, not OpenTofu:
+	// a provider address without a host names registry.terraform.io's
+	// provider, and .tofu and .tofu.json files are not read.
+	Terraform bool
 }
 
 // VarArg is one --var NAME=VALUE (File false) or --var-file FILE.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/tfmirror/tfmirror/internal/addrs"
@@ -71,8 +72,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Check && opts.Fix {
 		return nil, inputerr.Wrap(errors.New("--check writes nothing and --fix writes what would not survive init: give one of them"))
 	}
-	if (len(opts.Clients) > 0 || opts.Via != "") && !opts.Check && !opts.Fix {
-		return nil, inputerr.Wrap(errors.New("--client and --via say what --check and --fix check: give one of them"))
+	if opts.Via != "" && !opts.Check && !opts.Fix {
+		return nil, inputerr.Wrap(errors.New("--via says how the clients --check and --fix consider install: give one of them"))
+	}
+	terraform, err := terraformOnly(opts.Clients)
+	if err != nil {
+		return nil, err
 	}
 	platforms, err := app.ParsePlatforms(opts.Platforms)
 	if err != nil {
@@ -89,7 +94,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(dirs) == 0 {
 		dirs = []string{"."}
 	}
-	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: opts.Vars, Environ: opts.Process.Environ, NoTests: opts.NoTests})
+	cfgs, err := tfconfig.LoadConfigurations(dirs, tfconfig.Options{Args: opts.Vars, Environ: opts.Process.Environ, NoTests: opts.NoTests, Terraform: terraform})
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +120,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return report, err
 }
 
+// terraformOnly checks the clients named and says whether Terraform alone
+// is: the configurations are then read as Terraform reads them (a
+// provider without a host is registry.terraform.io's, .tofu files are
+// not read), and the lock files written are Terraform's.
+func terraformOnly(clients []string) (bool, error) {
+	for _, c := range clients {
+		if c != "tofu" && c != "terraform" {
+			return false, inputerr.Wrap(fmt.Errorf("--client %q: want tofu or terraform", c))
+		}
+	}
+	return len(clients) > 0 && !slices.Contains(clients, "tofu"), nil
+}
+
 // install is how the check's clients install from the mirror: those
 // given (both by default), through the method given, else the one the
 // mirror is made for.
@@ -126,19 +144,26 @@ func install(opts Options, ref endpoint.Ref) (lockfile.Install, error) {
 			in.OpenTofu = true
 		case "terraform":
 			in.Terraform, in.TerraformHosts = true, true
-		default:
-			return in, inputerr.Wrap(fmt.Errorf("--client %q: want tofu or terraform", c))
 		}
 	}
 	via := opts.Via
 	if via == "" {
-		via = "network_mirror"
-		if ref.Kind == endpoint.Dir && layout.ExistingKind(ref.Path) == layout.Filesystem {
+		switch {
+		case ref.Kind == endpoint.OCI || ref.Kind == endpoint.OCILayout:
+			via = "oci_mirror"
+		case ref.Kind == endpoint.Dir && layout.ExistingKind(ref.Path) == layout.Filesystem:
 			via = "filesystem_mirror"
+		default:
+			via = "network_mirror"
 		}
 	}
 	switch via {
-	case "network_mirror", "oci_mirror":
+	case "oci_mirror":
+		if !in.OpenTofu {
+			return in, inputerr.Wrap(errors.New("--via oci_mirror: Terraform has no oci_mirror installation method (OpenTofu >= 1.10 has); check for --client tofu"))
+		}
+		in.MirrorHashes = true
+	case "network_mirror":
 		in.MirrorHashes = true
 	case "filesystem_mirror":
 	default:
