@@ -340,8 +340,8 @@ func TestModuleBundleRoundTrip(t *testing.T) {
 		t.Fatalf("build: exit %d\n%s", code, out)
 	}
 	bundle := filepath.Join(t.TempDir(), "mirror.tar.gz")
-	if stdout, stderr, code := runTfmirror(t, f.work, f.env, "bundle", "create", f.site, "--out", bundle); code != 0 {
-		t.Fatalf("bundle create: exit %d\n%s%s", code, stdout, stderr)
+	if stdout, stderr, code := runTfmirror(t, f.work, f.env, "bundle", "create", f.site, "--out", bundle); code != 0 || !strings.Contains(stdout, "5 modules (5 versions)") {
+		t.Fatalf("bundle create: exit %d, want 0 and 5 modules bundled\n%s%s", code, stdout, stderr)
 	}
 	gapped := filepath.Join(t.TempDir(), "gapped")
 	extras := filepath.Join(t.TempDir(), "extras")

@@ -139,21 +139,23 @@ type Progress struct {
 	Done  int   // packages finished, whatever their outcome
 	Bytes int64 // archive bytes downloaded so far
 	// Sized downloads have had their whole size announced by their
-	// origin, Expected bytes together: what an estimate of the time left
-	// can go by before a package finishes.
+	// origin, Expected bytes together, Complete of them all their bytes:
+	// what an estimate of the time left goes by.
 	Sized    int
 	Expected int64
+	Complete int
 }
 
 // Progress reports how far Execute has come; safe to call at any time.
 func (b *Builder) Progress() Progress {
-	return Progress{Done: int(b.done.Load()), Bytes: b.bytes.Load(), Sized: int(b.sizes.downloads.Load()), Expected: b.sizes.bytes.Load()}
+	return Progress{Done: int(b.done.Load()), Bytes: b.bytes.Load(), Sized: int(b.sizes.downloads.Load()), Expected: b.sizes.bytes.Load(), Complete: int(b.sizes.complete.Load())}
 }
 
 // sizeTally adds up the sizes origins announce for a build's downloads.
 type sizeTally struct {
 	downloads atomic.Int32 // downloads whose size is known
 	bytes     atomic.Int64 // the sum of their sizes
+	complete  atomic.Int32 // those of them that have all their bytes
 }
 
 // announce counts a download's size, once per download: old is what it

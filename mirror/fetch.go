@@ -318,6 +318,7 @@ type stagingSink struct {
 	done     func()        // ends this run's use of the file
 	expected atomic.Int64  // the archive's size, once its origin says
 	written  atomic.Int64  // bytes written so far
+	complete atomic.Bool   // all expected bytes arrived (counted in sizes)
 }
 
 // Expect is told the archive's whole size when the origin announces it.
@@ -336,7 +337,9 @@ func (s *stagingSink) Write(p []byte) (int, error) {
 	n, err := s.fileSink.Write(p)
 	_, _ = s.stream.Write(p[:n]) // never fails
 	s.counter.Add(int64(n))
-	s.written.Add(int64(n))
+	if w := s.written.Add(int64(n)); s.sizes != nil && w == s.expected.Load() && s.complete.CompareAndSwap(false, true) {
+		s.sizes.complete.Add(1)
+	}
 	return n, err
 }
 

@@ -19,8 +19,6 @@ type slowSource struct {
 	delay    time.Duration
 	inFlight atomic.Int32
 	maxSeen  atomic.Int32
-	started  atomic.Int32
-	onStart  func(n int32)
 }
 
 func (s *slowSource) PackageMeta(ctx context.Context, p addrs.Provider, v addrs.Version, plat addrs.Platform) (PackageMeta, error) {
@@ -38,9 +36,6 @@ func (s *slowSource) fetchFile(ctx context.Context, name string, w Sink) error {
 		if n <= m || s.maxSeen.CompareAndSwap(m, n) {
 			break
 		}
-	}
-	if s.onStart != nil {
-		s.onStart(s.started.Add(1))
 	}
 	select {
 	case <-time.After(s.delay):
@@ -82,16 +77,19 @@ func TestCancellingMidBuildLeavesAConsistentTree(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var once sync.Once
-	src := &slowSource{fakeSource: h.src, delay: 20 * time.Millisecond, onStart: func(n int32) {
-		if n == 7 {
-			once.Do(cancel) // Ctrl-C after a few packages
-		}
-	}}
+	src := &slowSource{fakeSource: h.src, delay: 20 * time.Millisecond}
 	tree, err := layout.Open(h.root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Options: Options{Parallel: 2}}
+	// Ctrl-C once the first package is published: a few are, most not,
+	// however slow the machine.
+	onEvent := func(e Event) {
+		if e.Result != nil && e.Result.Status == StatusMirrored {
+			once.Do(cancel)
+		}
+	}
+	b := &Builder{Source: src, Checker: fakeChecker{}, Dests: []Destination{tree.Destination()}, Work: tree.Workspace, Options: Options{Parallel: 2, OnEvent: onEvent}}
 	r := b.Build(ctx, []Requirement{requirement(t, "hashicorp/foo", "", "linux_amd64", "darwin_arm64")})
 	if err := tree.Close(); err != nil {
 		t.Fatal(err)

@@ -63,10 +63,13 @@ type CreateReport struct {
 	Providers int
 	Versions  int
 	Archives  int
-	Files     int   // files in the bundle, besides the manifest and its signature
-	Bytes     int64 // their total size
-	LockFiles int
-	KeyID     string // the key that signed the manifest, if any
+	// Modules and ModuleVersions count the module packages bundled.
+	Modules        int
+	ModuleVersions int
+	Files          int   // files in the bundle, besides the manifest and its signature
+	Bytes          int64 // their total size
+	LockFiles      int
+	KeyID          string // the key that signed the manifest, if any
 	// Skipped are files in the site that are not part of the mirror (no
 	// document refers to them), left out of the bundle.
 	Skipped []string
@@ -207,7 +210,7 @@ func pack(ctx context.Context, opts CreateOptions, tree *layout.Tree, tempDir st
 	if err != nil {
 		return nil, err
 	}
-	report := &CreateReport{Out: opts.Out, Providers: vr.Providers, Versions: vr.Versions, Archives: vr.Archives, LockFiles: len(opts.LockFiles),
+	report := &CreateReport{Out: opts.Out, Providers: vr.Providers, Versions: vr.Versions, Archives: vr.Archives, Modules: vr.Modules, ModuleVersions: vr.ModuleVersions, LockFiles: len(opts.LockFiles),
 		Warnings: acceptedWarnings(vr)}
 	if report.Skipped, err = skipped(c.Files); err != nil {
 		return nil, err

@@ -108,7 +108,7 @@ func checkSnippet(file, name string) error {
 	if err != nil {
 		return err
 	}
-	return config.CheckInstallationSnippet(data, name, URLPlaceholder)
+	return config.CheckInstallationSnippet(data, name, config.Placeholders{URL: URLPlaceholder, Path: PathPlaceholder})
 }
 
 // parseLockFile refuses what OpenTofu would not read as a lock file.

@@ -32,6 +32,9 @@ func cliConfigSnippets(providers []addrs.Provider, modules []addrs.Module) map[s
 		hosts[p.Hostname.ForDisplay()] = true
 	}
 	held := "#\n# The bundle's mirror holds providers of " + strings.Join(slices.Sorted(maps.Keys(hosts)), ", ") + ".\n"
+	if len(hosts) == 0 {
+		held = "#\n# The bundle's mirror holds no provider, only modules.\n"
+	}
 
 	const network = `# %[1]s CLI configuration: install every provider from the network
 # mirror made from this bundle ("tfmirror bundle import --out DIR", then
@@ -90,7 +93,8 @@ provider_installation {
 // module address without a host as registry.terraform.io's, where
 // tfmirror reads registry.opentofu.org's, so Terraform's snippet also
 // points registry.terraform.io at registry.opentofu.org's replica when
-// the bundle holds no registry.terraform.io module.
+// the bundle holds no registry.terraform.io module, and otherwise says
+// to write the host in those sources.
 func moduleSnippet(client, files string, modules []addrs.Module, terraform bool) []byte {
 	hosts := map[addrs.Hostname]bool{}
 	for _, m := range modules {
@@ -99,7 +103,8 @@ func moduleSnippet(client, files string, modules []addrs.Module, terraform bool)
 	var b strings.Builder
 	fmt.Fprintf(&b, `# %[1]s CLI configuration: install every module from the module registry
 # replica made from this bundle ("tfmirror bundle import --out DIR" writes
-# it under DIR/replica/; serve DIR over HTTPS, as for the network mirror).
+# it under DIR/replica/; serve DIR over HTTPS, as for the network mirror;
+# an import with --layout packed or unpacked keeps no replica clients read).
 #
 # Put this in %[2]s
 # or in the file TF_CLI_CONFIG_FILE names, beside a provider_installation
@@ -111,11 +116,19 @@ func moduleSnippet(client, files string, modules []addrs.Module, terraform bool)
 	for _, h := range slices.Sorted(maps.Keys(hosts)) {
 		b.WriteString("\n" + modulesBlock(h, h))
 	}
-	if terraform && hosts[addrs.DefaultModuleHost] && !hosts[addrs.TerraformModuleHost] {
+	switch {
+	case !terraform || !hosts[addrs.DefaultModuleHost]:
+	case !hosts[addrs.TerraformModuleHost]:
 		b.WriteString("\n# Terraform reads a module source such as acme/net/aws as\n" +
 			"# registry.terraform.io/acme/net/aws; tfmirror read it as\n" +
 			"# registry.opentofu.org/acme/net/aws, whose replica this block names.\n")
 		b.WriteString(modulesBlock(addrs.TerraformModuleHost, addrs.DefaultModuleHost))
+	default:
+		b.WriteString("\n# Terraform reads a module source such as acme/net/aws as\n" +
+			"# registry.terraform.io/acme/net/aws, and this bundle holds modules of\n" +
+			"# registry.terraform.io too, whose replica its block names: write\n" +
+			"# registry.opentofu.org/ in the sources of registry.opentofu.org's\n" +
+			"# modules (tfmirror read a source without a host as those).\n")
 	}
 	return []byte(b.String())
 }

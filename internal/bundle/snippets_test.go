@@ -54,6 +54,7 @@ func TestModuleSnippets(t *testing.T) {
 		name            string
 		modules         []addrs.Module
 		tofu, terraform map[string]string
+		saying          string // in Terraform's snippet
 	}{
 		{
 			name:    "the default host and another",
@@ -72,6 +73,7 @@ func TestModuleSnippets(t *testing.T) {
 			name:      "registry.terraform.io's own modules",
 			modules:   []addrs.Module{mod("acme/net/aws"), mod("registry.terraform.io/acme/net/aws")},
 			tofu:      map[string]string{"registry.opentofu.org": replica + "registry.opentofu.org/v1/modules/", "registry.terraform.io": replica + "registry.terraform.io/v1/modules/"},
+			saying:    "write\n# registry.opentofu.org/ in the sources",
 			terraform: map[string]string{"registry.opentofu.org": replica + "registry.opentofu.org/v1/modules/", "registry.terraform.io": replica + "registry.terraform.io/v1/modules/"},
 		},
 	}
@@ -79,9 +81,12 @@ func TestModuleSnippets(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			files := cliConfigSnippets(providers, c.modules)
 			for name, data := range files {
-				if err := config.CheckInstallationSnippet(data, name, URLPlaceholder); err != nil {
+				if err := config.CheckInstallationSnippet(data, name, config.Placeholders{URL: URLPlaceholder, Path: PathPlaceholder}); err != nil {
 					t.Errorf("%s: refused by import's check: %v", name, err)
 				}
+			}
+			if !strings.Contains(string(files["terraform-modules.tfrc"]), c.saying) {
+				t.Errorf("Terraform's snippet does not say %q:\n%s", c.saying, files["terraform-modules.tfrc"])
 			}
 			for name, want := range map[string]map[string]string{"tofu-modules.tfrc": c.tofu, "terraform-modules.tfrc": c.terraform} {
 				if got := moduleHosts(t, files[name]); !maps.Equal(got, want) {

@@ -123,6 +123,7 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 		ClientCertificates: make(map[addrs.Hostname]ClientCertificate),
 	}
 	var defaults []addrs.Platform
+	_, platformsSet := content.Attributes["platforms"]
 	if attr, ok := content.Attributes["platforms"]; ok {
 		var ds hcl.Diagnostics
 		defaults, ds = decodePlatforms(attr)
@@ -151,7 +152,7 @@ func decode(body hcl.Body, dir string) (*Manifest, hcl.Diagnostics) {
 	for _, block := range content.Blocks {
 		switch block.Type {
 		case "provider":
-			req, ds := decodeProvider(block, defaults, seen)
+			req, ds := decodeProvider(block, defaults, platformsSet, seen)
 			diags = append(diags, ds...)
 			if !ds.HasErrors() {
 				m.Requirements = append(m.Requirements, req)

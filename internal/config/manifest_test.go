@@ -906,3 +906,15 @@ configuration "live/.hid*/x" {}
 		t.Errorf("a glob matching nothing: err = %v", err)
 	}
 }
+
+// A top-level platforms list that cannot be read is that list's error
+// alone: the provider blocks that rely on it are not also said to have no
+// platforms.
+func TestTopLevelPlatformErrorIsSaidOnce(t *testing.T) {
+	for _, list := range []string{`["linux_amd64", "linux_amd64"]`, `["Linux_amd64"]`} {
+		_, err := config.Parse([]byte("platforms = "+list+"\nprovider \"hashicorp/foo\" { versions = \">= 1.0.0\" }\n"), "mirror.hcl")
+		if err == nil || !strings.Contains(err.Error(), "Invalid platform") || strings.Contains(err.Error(), "No platforms") {
+			t.Errorf("platforms = %s: %v; want the invalid platform alone", list, err)
+		}
+	}
+}

@@ -16,7 +16,7 @@ var providerSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "versions"}, {Name: "newest"}, {Name: "platforms"}, {Name: "min_age"}},
 }
 
-func decodeProvider(block *hcl.Block, defaults []addrs.Platform, seen map[string]hcl.Range) (mirror.Requirement, hcl.Diagnostics) {
+func decodeProvider(block *hcl.Block, defaults []addrs.Platform, defaultsSet bool, seen map[string]hcl.Range) (mirror.Requirement, hcl.Diagnostics) {
 	var req mirror.Requirement
 	p, err := addrs.ParseProvider(block.Labels[0])
 	if err == nil {
@@ -50,7 +50,9 @@ func decodeProvider(block *hcl.Block, defaults []addrs.Platform, seen map[string
 		req.Platforms, ds = decodePlatforms(attr)
 		diags = append(diags, ds...)
 	}
-	if len(req.Platforms) == 0 && !diags.HasErrors() {
+	// Platforms set at the top that could not be read are that list's
+	// error, not this block's.
+	if len(req.Platforms) == 0 && !defaultsSet && !diags.HasErrors() {
 		diags = append(diags, errAt(block.DefRange, "No platforms",
 			fmt.Sprintf("Provider %s has no platforms: set platforms at the top of the manifest or in this block.", p))...)
 	}

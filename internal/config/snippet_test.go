@@ -12,10 +12,16 @@ import (
 // refused, naming what.
 func TestCheckInstallationSnippet(t *testing.T) {
 	const prefix = "https://MIRROR.EXAMPLE/"
+	const path = "/PATH/TO/MIRROR"
 	cases := []struct {
 		name, src, prefix, want string // want: "" to accept, else part of the error
 	}{
-		{"network mirror", "# comment\nprovider_installation {\n  network_mirror { url = \"https://MIRROR.EXAMPLE/\" }\n}\n", prefix, ""},
+		{"network mirror", "# comment\nprovider_installation {\n  network_mirror {\n    url = \"https://MIRROR.EXAMPLE/\"\n    trust_all_hashes = true\n  }\n}\n", prefix, ""},
+		{"filesystem mirror", "provider_installation {\n  filesystem_mirror { path = \"/PATH/TO/MIRROR\" }\n}\n", prefix, ""},
+		{"network mirror elsewhere", "provider_installation {\n  network_mirror { url = \"https://evil.example/\" }\n}\n", prefix, "network_mirror: its url is not the placeholder"},
+		{"filesystem mirror elsewhere", "provider_installation {\n  filesystem_mirror { path = \"/tmp/evil\" }\n}\n", prefix, "filesystem_mirror: its path is not the placeholder"},
+		{"direct", "provider_installation {\n  direct {}\n}\n", prefix, `provider_installation holds a "direct" block`},
+		{"mirror with include", "provider_installation {\n  network_mirror {\n    url = \"https://MIRROR.EXAMPLE/\"\n    include = [\"x/y/z\"]\n  }\n}\n", prefix, `network_mirror holds "include"`},
 		{"module host", "host \"registry.opentofu.org\" {\n  services = { \"modules.v1\" = \"https://MIRROR.EXAMPLE/replica/registry.opentofu.org/v1/modules/\" }\n}\n", prefix, ""},
 		{"two services", "host \"h.example\" {\n  services = {\n    \"modules.v1\" = \"https://MIRROR.EXAMPLE/a/\"\n    \"providers.v1\" = \"https://MIRROR.EXAMPLE/b/\"\n  }\n}\n", prefix, ""},
 		{"host without a prefix", "host \"registry.opentofu.org\" {\n  services = { \"modules.v1\" = \"https://MIRROR.EXAMPLE/x/\" }\n}\n", "", `holds a "host" block`},
@@ -33,7 +39,7 @@ func TestCheckInstallationSnippet(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckInstallationSnippet([]byte(c.src), "x.tfrc", c.prefix)
+			err := CheckInstallationSnippet([]byte(c.src), "x.tfrc", Placeholders{URL: c.prefix, Path: path})
 			switch {
 			case c.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)

@@ -34,8 +34,8 @@ func (p *Printer) BundleCreate(report *bundle.CreateReport, err error) {
 	for _, w := range report.Warnings {
 		fmt.Fprintf(p.w, "warning  %s\n", WithHints(w))
 	}
-	fmt.Fprintf(p.w, "bundled %s, %s, %s (%s, %s) into %s%s\n",
-		plural.Count(report.Providers, "provider"), plural.Count(report.Versions, "version"), plural.Count(report.Archives, "archive"), plural.Count(report.Files, "file"), size.Format(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
+	fmt.Fprintf(p.w, "bundled %s, %s, %s%s (%s, %s) into %s%s\n",
+		plural.Count(report.Providers, "provider"), plural.Count(report.Versions, "version"), plural.Count(report.Archives, "archive"), moduleNote(report.Modules, report.ModuleVersions), plural.Count(report.Files, "file"), size.Format(report.Bytes), report.Out, signedNote(report.KeyID, "signed by"))
 }
 
 // BundleImport reports a bundle's import, for people or as one JSON
@@ -112,6 +112,7 @@ func createJSON(r *bundle.CreateReport) bundleResult {
 	}
 	return bundleResult{
 		Bundle: r.Out, Providers: r.Providers, Versions: r.Versions, Archives: r.Archives,
+		Modules: r.Modules, ModuleVersions: r.ModuleVersions,
 		Files: &r.Files, Bytes: &r.Bytes, LockFiles: &r.LockFiles, KeyID: r.KeyID, Skipped: r.Skipped, Warnings: r.Warnings,
 	}
 }

@@ -79,14 +79,15 @@ func (p *progressLine) status(now mirror.Progress, elapsed time.Duration) string
 	line := fmt.Sprintf("[%d/%d packages] %s at %s/s", now.Done, p.total, size.Format(now.Bytes), size.Format(int64(rate)))
 	var left time.Duration
 	switch {
+	case now.Sized > 0 && now.Bytes > 0 && now.Done < p.total:
+		// What the downloads under way still lack, and an average
+		// download for each package neither finished nor started.
+		average := float64(now.Expected) / float64(now.Sized)
+		notStarted := max(p.total-now.Done-(now.Sized-now.Complete), 0)
+		toCome := max(float64(now.Expected-now.Bytes), 0) + average*float64(notStarted)
+		left = time.Duration(toCome / rate * float64(time.Second))
 	case now.Done > 0 && now.Done < p.total:
 		left = time.Duration(float64(elapsed) / float64(now.Done) * float64(p.total-now.Done))
-	case now.Done == 0 && now.Sized > 0 && now.Bytes > 0:
-		// No package has finished: what the downloads under way still
-		// lack, and an average download for each not started.
-		average := float64(now.Expected) / float64(now.Sized)
-		toCome := max(float64(now.Expected-now.Bytes), 0) + average*float64(max(p.total-now.Sized, 0))
-		left = time.Duration(toCome / rate * float64(time.Second))
 	}
 	if left > 0 {
 		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
