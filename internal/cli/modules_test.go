@@ -248,6 +248,22 @@ func TestVerifyChecksTheModuleRegistry(t *testing.T) {
 			}
 		})
 	}
+	// Terraform behind nginx reads the location from the fragment's
+	// X-Terraform-Get, not the document: one sent elsewhere is a problem.
+	t.Run("x-terraform-get elsewhere", func(t *testing.T) {
+		file := filepath.Join(site, "replica", "x-terraform-get.nginx.conf")
+		data := readFile(t, file)
+		defer writeFile(t, file, data)
+		evil := regexp.MustCompile(`X-Terraform-Get "[^"]*"`).ReplaceAll(data, []byte(`X-Terraform-Get "https://evil.example/x.zip"`))
+		writeFile(t, file, evil)
+		code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
+		if code != ExitVerification || !strings.Contains(stdout, "problem  replica/x-terraform-get.nginx.conf: the nginx fragment is not the one") {
+			t.Errorf("verify with X-Terraform-Get edited: exit %d, want %d naming the fragment\n%s%s", code, ExitVerification, stdout, stderr)
+		}
+	})
+	if code, stdout, stderr := o.run(t, t.TempDir(), "verify", site); code != ExitOK {
+		t.Errorf("verify of the mirror as built: exit %d\n%s%s", code, stdout, stderr)
+	}
 }
 
 // A mirrored module whose package makes a call the mirror cannot answer

@@ -81,6 +81,11 @@ func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, err
 		out = append(out, layout.Problem{Path: rel, Message: fmt.Sprintf(format, args...)})
 	}
 	hosts := map[addrs.Hostname]bool{}
+	// The nginx fragment the documents read call for, in the order a
+	// build writes it.
+	var nginx strings.Builder
+	nginx.WriteString(nginxHeader)
+	unread := false // a download document: its problem is said already
 	for _, m := range modules {
 		versions, err := tree.ModuleVersions(ctx, m)
 		if err != nil {
@@ -100,13 +105,18 @@ func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, err
 				offered[v.Version] = true
 			}
 		}
-		for _, v := range versions {
+		for _, v := range slices.Backward(versions) {
 			if len(list.Modules) > 0 && !offered[v.String()] {
 				problem(ModuleVersionsPath(m), "does not list %s %s, which the mirror holds", m.ForDisplay(), v)
 			}
 			var d regproto.ModuleDownload
 			if err := readDoc(ctx, tree, ModuleDownloadPath(m, v), &d); err != nil {
 				problem(ModuleDownloadPath(m, v), "the download document of %s %s cannot be read, so clients cannot install it: %v", m.ForDisplay(), v, err)
+				unread = true
+				continue
+			}
+			if block, ok := nginxBlock(m, v, d.Location); ok {
+				nginx.WriteString(block)
 			}
 		}
 	}
@@ -119,8 +129,12 @@ func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, err
 		}
 	}
 	if len(hosts) > 0 {
-		if _, err := tree.Reader().Stat(ctx, NginxPath); err != nil {
+		data, err := tree.Reader().ReadFile(ctx, NginxPath, maxNginxFragment)
+		switch {
+		case err != nil:
 			problem(NginxPath, "the nginx fragment that gives Terraform each module's location (X-Terraform-Get) cannot be read: %v", err)
+		case string(data) != nginx.String() && !unread:
+			problem(NginxPath, "the nginx fragment is not the one the module registry's download documents call for: Terraform behind nginx reads the location it sends (X-Terraform-Get), which may point elsewhere; run tfmirror replica to write it again")
 		}
 	}
 	return out, nil
@@ -153,6 +167,10 @@ func downloadTarget(rel string) (target string, module, ok bool) {
 }
 
 // readDoc decodes the JSON document at rel into v.
+// maxNginxFragment bounds the nginx fragment verify reads: about 250 bytes
+// per module version.
+const maxNginxFragment = 64 << 20
+
 func readDoc(ctx context.Context, tree *layout.Tree, rel string, v any) error {
 	data, err := tree.Reader().ReadFile(ctx, rel, maxDownloadDoc)
 	if err != nil {

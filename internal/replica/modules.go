@@ -69,7 +69,7 @@ func (w *writer) modules() error {
 		return fmt.Errorf("registry replica: list modules: %w", err)
 	}
 	var nginx strings.Builder
-	nginx.WriteString("# Written by tfmirror with the module registry replica: do not edit.\n")
+	nginx.WriteString(nginxHeader)
 	for _, m := range modules {
 		if err := w.ctx.Err(); err != nil {
 			return err
@@ -118,12 +118,25 @@ func (w *writer) module(m addrs.Module, nginx *strings.Builder) error {
 // variables is left out, with a warning: Terraform cannot install that
 // version through nginx (OpenTofu reads the document's body).
 func (w *writer) nginxLocation(nginx *strings.Builder, m addrs.Module, v addrs.Version, loc string) {
-	rel := ModuleDownloadPath(m, v)
-	if strings.ContainsFunc(rel+loc, unsafeForNginx) {
+	block, ok := nginxBlock(m, v, loc)
+	if !ok {
 		w.warn("module %s %s: its location %q has characters an nginx configuration cannot hold; left out of %s", m.ForDisplay(), v, loc, NginxPath)
 		return
 	}
-	fmt.Fprintf(nginx, "location = /%s {\n    default_type application/json;\n    add_header X-Terraform-Get \"%s\" always;\n    add_header Cache-Control \"no-cache\" always;\n}\n", rel, loc)
+	nginx.WriteString(block)
+}
+
+// nginxHeader starts the nginx fragment.
+const nginxHeader = "# Written by tfmirror with the module registry replica: do not edit.\n"
+
+// nginxBlock is the fragment's location block for a module version whose
+// download document gives loc; ok is false when nginx cannot hold it.
+func nginxBlock(m addrs.Module, v addrs.Version, loc string) (block string, ok bool) {
+	rel := ModuleDownloadPath(m, v)
+	if strings.ContainsFunc(rel+loc, unsafeForNginx) {
+		return "", false
+	}
+	return fmt.Sprintf("location = /%s {\n    default_type application/json;\n    add_header X-Terraform-Get \"%s\" always;\n    add_header Cache-Control \"no-cache\" always;\n}\n", rel, loc), true
 }
 
 // unsafeForNginx: what ends a quoted nginx string or starts a variable,
