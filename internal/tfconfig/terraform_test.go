@@ -15,8 +15,8 @@ import (
 func TestTerraformReading(t *testing.T) {
 	dir := t.TempDir()
 	for name, text := range map[string]string{
-		"main.tf":       "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\", version = \"~> 5.0\" }\n  }\n}\n",
-		"extra.tofu":    "resource \"extra_thing\" \"x\" {\n  provider = extra\n}\nprovider \"extra\" {}\n",
+		"main.tf":    "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\", version = \"~> 5.0\" }\n  }\n}\n",
+		"extra.tofu": "resource \"extra_thing\" \"x\" {\n  provider = extra\n}\nprovider \"extra\" {}\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
