@@ -67,7 +67,7 @@ func TestMissingVariableIsUsageError(t *testing.T) {
 	if code != ExitUsage {
 		t.Fatalf("exit %d, want %d:\n%s", code, ExitUsage, out.String())
 	}
-	for _, want := range []string{`root/main.tf:1:1: No value for required variable`, `"ns"`, "module.net (root/main.tf:2)", "--var ns=VALUE"} {
+	for _, want := range []string{`root/main.tf:1:1: No value for required variable`, `"ns"`, "root/main.tf:2)", "--var ns=VALUE"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output does not say %q:\n%s", want, out.String())
 		}

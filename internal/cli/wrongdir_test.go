@@ -93,7 +93,7 @@ func TestDirectoryWithoutConfigurationIsRefused(t *testing.T) {
 		{"build", "live/app", "--dry-run"},
 	} {
 		code, stdout, stderr := o.run(t, dir, args...)
-		if code != ExitUsage || !strings.Contains(stderr, "read configuration live/app: app: No configuration files") {
+		if code != ExitUsage || !strings.Contains(stderr, "read configuration live/app: live/app: No configuration files") {
 			t.Errorf("%s: exit %d, want %d naming the directory\n%s%s", strings.Join(args, " "), code, ExitUsage, stdout, stderr)
 		}
 	}

@@ -35,7 +35,7 @@ module "net" { source = "./net" }
 module "net" { source = "../root/net" }
 `,
 	})
-	_, err := LoadConfigurations([]string{filepath.Join(dir, "root")}, Options{})
+	_, err := LoadConfigurations([]string{from(t, dir, "root")}, Options{})
 	if err == nil {
 		t.Fatal("LoadConfigurations succeeded, want an error")
 	}

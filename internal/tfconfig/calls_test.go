@@ -49,7 +49,7 @@ func runModulesTests(t *testing.T, tests []modulesTest) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := writeTree(t, tt.files)
-			r, err := Load(filepath.Join(dir, "root"))
+			r, err := Load(from(t, dir, "root"))
 			if len(tt.wantErr) > 0 {
 				var lerr *Error
 				if !errors.As(err, &lerr) {

@@ -204,8 +204,12 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// displayPath is how a path appears in positions and messages: relative to
-// the parent of the root module directory, with forward slashes.
+// displayPath is how a path appears in positions and messages, with
+// forward slashes: for a configuration, as reached from the root module
+// directory the user named (so "live/app" gives "live/app/main.tf" and
+// "live/modules/net/main.tf", paths an editor opens from where the command
+// ran, and a root named by its full path below the working directory
+// from there); for a module package, relative to the package.
 func (l *loader) displayPath(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -215,5 +219,13 @@ func (l *loader) displayPath(path string) string {
 	if err != nil {
 		return filepath.ToSlash(abs)
 	}
-	return filepath.ToSlash(rel)
+	shown := filepath.Join(l.shown, rel)
+	if filepath.IsAbs(shown) && l.cwd != "" {
+		// A root named by its full path (a manifest's configuration
+		// block): below the working directory, shown from there.
+		if r, err := filepath.Rel(l.cwd, shown); err == nil && filepath.IsLocal(r) {
+			shown = r
+		}
+	}
+	return filepath.ToSlash(shown)
 }

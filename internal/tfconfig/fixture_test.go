@@ -55,7 +55,8 @@ func TestMonorepoFixture(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.root, func(t *testing.T) {
-			dir := filepath.Join("..", "..", "testdata", "monorepo", tt.root)
+			t.Chdir(filepath.Join("..", "..", "testdata", "monorepo"))
+			dir := tt.root
 			r, err := Load(dir)
 			if err != nil {
 				t.Fatalf("Load(%s): %v", dir, err)

@@ -89,8 +89,9 @@ func LoadWith(dir string, opts Options) (*Root, error) {
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: dir, Summary: "Failed to read module directory", Detail: err.Error()}}}
 	}
-	l := newLoader(dir, filepath.Dir(abs))
-	l.terraform = opts.Terraform
+	l := newLoader(dir, abs)
+	l.shown, l.terraform = dir, opts.Terraform
+	l.cwd, _ = os.Getwd()
 	real, err := realDir(dir)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{
@@ -155,7 +156,10 @@ func newLoader(root, base string) *loader {
 
 type loader struct {
 	root string
-	base string // the parent of the root directory; positions are relative to it
+	// base is the directory positions are relative to, shown the path
+	// they are joined to (displayPath).
+	base, shown string
+	cwd         string // the working directory, "" if unknown
 
 	modules  map[string]*module // by real directory
 	manifest map[string]manifestRecord

@@ -79,7 +79,7 @@ func runLoadTests(t *testing.T, tests []loadTest) {
 			if root == "" {
 				root = "root"
 			}
-			r, err := Load(filepath.Join(dir, root))
+			r, err := Load(from(t, dir, root))
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("Load: no error, want one containing %q; providers %v", tt.wantErr, byAddress(r))
@@ -101,8 +101,8 @@ func runLoadTests(t *testing.T, tests []loadTest) {
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
-			if r.Dir != filepath.Join(dir, root) {
-				t.Errorf("Dir = %q, want %q", r.Dir, filepath.Join(dir, root))
+			if r.Dir != root {
+				t.Errorf("Dir = %q, want %q", r.Dir, root)
 			}
 			if diff := cmp.Diff(tt.want, byAddress(r)); diff != "" {
 				t.Errorf("providers (-want +got):\n%s", diff)
@@ -1193,7 +1193,7 @@ module "m" { source = "./m" }
 
 func TestLoadErrorFormat(t *testing.T) {
 	dir := writeTree(t, map[string]string{"root/main.tf": "\nterraform {\n  required_providers {\n    foo = { version = \"v1\" }\n  }\n}\n"})
-	_, err := Load(filepath.Join(dir, "root"))
+	_, err := Load(from(t, dir, "root"))
 	var lerr *Error
 	if !errors.As(err, &lerr) {
 		t.Fatalf("Load error = %v (%T), want *Error", err, err)
@@ -1221,7 +1221,7 @@ func TestLoadSymlinkCycle(t *testing.T) {
 	if err := os.Symlink("..", filepath.Join(dir, "root", "a", "link")); err != nil {
 		t.Skipf("symlinks not available: %v", err)
 	}
-	_, err := Load(filepath.Join(dir, "root"))
+	_, err := Load(from(t, dir, "root"))
 	if err == nil || !strings.Contains(err.Error(), "Module call cycle: module.a.module.up calls ./link (root/a/link), which is already being read as the root module.") {
 		t.Errorf("Load error = %v, want a module call cycle", err)
 	}
@@ -1248,12 +1248,12 @@ module "r2" { source = "a/b/d" }
   }
 }`,
 	})
-	first, err := Load(filepath.Join(dir, "root"))
+	first, err := Load(from(t, dir, "root"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 20 {
-		again, err := Load(filepath.Join(dir, "root"))
+		again, err := Load(from(t, dir, "root"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1278,7 +1278,8 @@ func TestLoadRelativeRoot(t *testing.T) {
 	if r.Dir != "." {
 		t.Errorf("Dir = %q, want %q", r.Dir, ".")
 	}
-	want := map[string][]Constraint{foo: cs("~> 1.0", "root/main.tf:3")}
+	// Positions read as from the directory the command runs in.
+	want := map[string][]Constraint{foo: cs("~> 1.0", "main.tf:3")}
 	if diff := cmp.Diff(want, byAddress(r)); diff != "" {
 		t.Errorf("providers (-want +got):\n%s", diff)
 	}
@@ -1294,8 +1295,17 @@ func TestLoadTooManyModules(t *testing.T) {
 	}
 	files["m15/main.tf"] = `resource "foo_thing" "a" {}`
 	dir := writeTree(t, files)
-	_, err := Load(filepath.Join(dir, "root"))
+	_, err := Load(from(t, dir, "root"))
 	if err == nil || !strings.Contains(err.Error(), "Too many modules") {
 		t.Errorf("Load error = %v, want too many modules", err)
 	}
+}
+
+// from makes dir the working directory for the rest of the test and
+// returns name: positions then read as they do when the command runs
+// where the configuration is ("root/main.tf:4:23").
+func from(t *testing.T, dir, name string) string {
+	t.Helper()
+	t.Chdir(dir)
+	return name
 }

@@ -21,7 +21,7 @@ func TestUnderscoreNamespaceEverywhere(t *testing.T) {
 		"root/.terraform.lock.hcl": "provider \"" + addr + "\" {\n  version = \"1.0.0\"\n}\n",
 		"bad/main.tf":              "terraform {\n  required_providers {\n    cloud = { source = \"app.example.com/_org/cloud\" }\n  }\n}\n",
 	})
-	r, err := Load(filepath.Join(dir, "root"))
+	r, err := Load(from(t, dir, "root"))
 	if err != nil {
 		t.Fatal(err)
 	}

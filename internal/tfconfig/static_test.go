@@ -86,7 +86,7 @@ func TestStaticSourceAndVersion(t *testing.T) {
 					tt.vars.Args[i].Value = filepath.Join(dir, a.Value)
 				}
 			}
-			r, err := LoadWith(filepath.Join(dir, "root"), tt.vars)
+			r, err := LoadWith(from(t, dir, "root"), tt.vars)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ module "db" {
   version = "~> ${var.major}.0"
 }`,
 	})
-	r, err := LoadWith(filepath.Join(dir, "root"), Options{Args: []VarArg{{Value: "env=Prod"}}})
+	r, err := LoadWith(from(t, dir, "root"), Options{Args: []VarArg{{Value: "env=Prod"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestStaticLocalSource(t *testing.T) {
 		"root/a/main.tf": "terraform {\n  required_providers {\n    x = { source = \"acme/a\" }\n  }\n}\n",
 		"root/b/main.tf": "terraform {\n  required_providers {\n    x = { source = \"acme/b\" }\n  }\n}\n",
 	})
-	r, err := LoadWith(filepath.Join(dir, "root"), Options{Environ: []string{"TF_VAR_dir=a"}})
+	r, err := LoadWith(from(t, dir, "root"), Options{Environ: []string{"TF_VAR_dir=a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestStaticErrors(t *testing.T) {
 					tt.vars.Args[i].Value = filepath.Join(dir, "bad.tfvars")
 				}
 			}
-			_, err := LoadWith(filepath.Join(dir, "root"), tt.vars)
+			_, err := LoadWith(from(t, dir, "root"), tt.vars)
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -1,7 +1,6 @@
 package tfconfig
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,7 +41,7 @@ run "unit" {
 // need named in a warning; --no-tests leaves them out.
 func TestTestFileProviders(t *testing.T) {
 	dir := writeTree(t, testsTree)
-	r, err := Load(filepath.Join(dir, "root"))
+	r, err := Load(from(t, dir, "root"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +63,7 @@ func TestTestFileProviders(t *testing.T) {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 
-	r, err = LoadWith(filepath.Join(dir, "root"), Options{NoTests: true})
+	r, err = LoadWith(from(t, dir, "root"), Options{NoTests: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +83,7 @@ func TestTestFileErrors(t *testing.T) {
 		"root/main.tf":         `resource "foo_thing" "a" {}`,
 		"root/main.tftest.hcl": "run \"x\" {\n  module {\n    source = \"./missing\"\n  }\n}\n",
 	})
-	_, err := Load(filepath.Join(dir, "root"))
+	_, err := Load(from(t, dir, "root"))
 	if err == nil || !strings.Contains(err.Error(), "root/main.tftest.hcl:1:1: Unreadable module directory") {
 		t.Errorf("missing run module: %v", err)
 	}
@@ -92,7 +91,7 @@ func TestTestFileErrors(t *testing.T) {
 		"root/main.tf":               `resource "foo_thing" "a" {}`,
 		"root/tests/main.tftest.hcl": "run \"x\" {\n  module {\n    source  = \"acme/net/aws\"\n    version = \"~> 1.0\"\n  }\n}\n",
 	})
-	r, err := Load(filepath.Join(dir, "root"))
+	r, err := Load(from(t, dir, "root"))
 	if err != nil {
 		t.Fatal(err)
 	}
