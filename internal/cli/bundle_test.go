@@ -189,6 +189,14 @@ func TestBundleRoundTrip(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, "--extras "+file+" is a file, not a directory") || strings.Contains(stdout, "imported") {
 			t.Errorf("--extras naming a file: exit %d, want %d before any import\n%s%s", code, ExitUsage, stdout, stderr)
 		}
+		inMirror := filepath.Join(t.TempDir(), "m")
+		code, stdout, stderr = o.run(t, work, "bundle", "import", first, "--out", inMirror, "--extras", filepath.Join(inMirror, "extras"))
+		if code != ExitUsage || !strings.Contains(stderr, "is inside the mirror") {
+			t.Errorf("--extras inside --out: exit %d, want %d before any import\n%s%s", code, ExitUsage, stdout, stderr)
+		}
+		if _, err := os.Stat(inMirror); !os.IsNotExist(err) {
+			t.Errorf("--extras inside --out: the mirror was written (%v)", err)
+		}
 	})
 
 	t.Run("into an existing mirror", func(t *testing.T) {

@@ -229,6 +229,12 @@ func Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	if err := ref.Accept("--out", endpoint.Dir, endpoint.S3); err != nil {
 		return nil, err
 	}
+	if opts.Extras != "" && ref.Kind == endpoint.Dir && inside(ref.Path, opts.Extras) {
+		// The lock files and snippets would be served as part of the
+		// mirror, and a later build or verify would find files of no
+		// release there.
+		return nil, inputerr.Wrap(fmt.Errorf("--extras %s is inside the mirror %s: write the bundle's lock-files/ and cli-config/ outside the tree clients read", opts.Extras, opts.Out))
+	}
 	_, s, err := config.Resolve(opts.Flags, opts.Process, true)
 	if err != nil {
 		return nil, err
