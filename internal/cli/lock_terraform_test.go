@@ -25,6 +25,19 @@ provider "registry.terraform.io/hashicorp/foo" { versions = ">= 1.0.0" }
 	return filepath.Join(dir, "site")
 }
 
+// terraformLocked is a root module requiring "hashicorp/foo" without a
+// host, locked by lock --client terraform from bothRegistriesSite.
+func terraformLocked(t *testing.T) (origin, string, string) {
+	t.Helper()
+	o := newOrigin(t)
+	site := bothRegistriesSite(t, o)
+	module := hostlessModule(t)
+	if code, stdout, stderr := o.run(t, module, "lock", "--mirror", site, "--client", "terraform"); code != ExitOK {
+		t.Fatalf("lock --client terraform: exit %d\n%s%s", code, stdout, stderr)
+	}
+	return o, site, module
+}
+
 // hostlessModule is a root module that requires "hashicorp/foo" ~> 1.0,
 // without a host.
 func hostlessModule(t *testing.T) string {
@@ -40,12 +53,7 @@ func hostlessModule(t *testing.T) string {
 // same file (the default) flags it: tofu init moves the lock to
 // registry.opentofu.org.
 func TestLockForTerraformReadsSourcesWithoutAHostAsTerraform(t *testing.T) {
-	o := newOrigin(t)
-	site := bothRegistriesSite(t, o)
-	module := hostlessModule(t)
-	if code, stdout, stderr := o.run(t, module, "lock", "--mirror", site, "--client", "terraform"); code != ExitOK {
-		t.Fatalf("lock --client terraform: exit %d\n%s%s", code, stdout, stderr)
-	}
+	o, site, module := terraformLocked(t)
 	lock := string(readLock(t, module))
 	if !strings.Contains(lock, `provider "registry.terraform.io/hashicorp/foo"`) || strings.Contains(lock, "registry.opentofu.org") || !strings.Contains(lock, `version     = "1.1.0"`) {
 		t.Fatalf("lock --client terraform wrote:\n%s", lock)
@@ -66,12 +74,7 @@ func TestLockForTerraformReadsSourcesWithoutAHostAsTerraform(t *testing.T) {
 // terraform fails it naming the provider Terraform reads, and --fix
 // leaves it as it is and exits 1 (it cannot write a file Terraform keeps).
 func TestLockFixForTerraformLeavesWhatItCannotFix(t *testing.T) {
-	o := newOrigin(t)
-	site := bothRegistriesSite(t, o)
-	module := hostlessModule(t)
-	if code, stdout, stderr := o.run(t, module, "lock", "--mirror", site, "--client", "terraform"); code != ExitOK {
-		t.Fatalf("lock --client terraform: exit %d\n%s%s", code, stdout, stderr)
-	}
+	o, site, module := terraformLocked(t)
 	lock := string(readLock(t, module))
 	if err := os.RemoveAll(filepath.Join(site, "registry.terraform.io")); err != nil {
 		t.Fatal(err)
@@ -90,12 +93,7 @@ func TestLockFixForTerraformLeavesWhatItCannotFix(t *testing.T) {
 // 1.0.0) as pinning registry.opentofu.org/hashicorp/foo to the same
 // version: lock keeps 1.0.0, though ~> 1.0 allows 1.1.0.
 func TestLockKeepsTheVersionTerraformPinned(t *testing.T) {
-	o := newOrigin(t)
-	site := bothRegistriesSite(t, o)
-	module := hostlessModule(t)
-	if code, stdout, stderr := o.run(t, module, "lock", "--mirror", site, "--client", "terraform"); code != ExitOK {
-		t.Fatalf("lock --client terraform: exit %d\n%s%s", code, stdout, stderr)
-	}
+	o, site, module := terraformLocked(t)
 	writeLock(t, module, strings.Replace(string(readLock(t, module)), `version     = "1.1.0"`, `version     = "1.0.0"`, 1))
 	if code, stdout, stderr := o.run(t, module, "lock", "--mirror", site); code != ExitOK {
 		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
