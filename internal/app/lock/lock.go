@@ -160,7 +160,11 @@ func install(opts Options, ref endpoint.Ref) (lockfile.Install, error) {
 	switch via {
 	case "oci_mirror":
 		if !in.OpenTofu {
-			return in, inputerr.Wrap(errors.New("--via oci_mirror: Terraform has no oci_mirror installation method (OpenTofu >= 1.10 has); check for --client tofu"))
+			what := "--via oci_mirror"
+			if opts.Via == "" {
+				what = "--mirror " + ref.String() + " is an OCI registry"
+			}
+			return in, inputerr.Wrap(fmt.Errorf("%s: Terraform has no oci_mirror installation method (OpenTofu >= 1.10 has); check for --client tofu", what))
 		}
 		in.MirrorHashes = true
 	case "network_mirror":
