@@ -114,3 +114,28 @@ func TestLockCheckOCIForTerraformRefused(t *testing.T) {
 		t.Errorf("exit %d, want %d\n%s", code, ExitUsage, stderr)
 	}
 }
+
+// Without a lock file, a Terraform-only check of a source without a host
+// that the mirror holds only on registry.opentofu.org says init fails, as
+// it does with one: not that init writes one.
+func TestLockCheckForTerraformWithoutALockFile(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	module := hostlessModule(t)
+	code, stdout, stderr := o.run(t, module, "lock", "--check", "--mirror", site, "--client", "terraform")
+	if code != ExitFailure || !strings.Contains(stdout, "fails") || !strings.Contains(stdout, "the mirror does not hold that provider") || strings.Contains(stdout, "init writes one") {
+		t.Errorf("exit %d, want 1 and init failing\n%s%s", code, stdout, stderr)
+	}
+}
+
+// --via oci_mirror with Terraform named beside OpenTofu is refused too:
+// Terraform cannot install that way at all.
+func TestLockCheckOCIForBothClientsRefused(t *testing.T) {
+	o := newOrigin(t)
+	site := builtSite(t, o)
+	module, _ := lockedModule(t, o, site)
+	code, _, stderr := o.run(t, module, "lock", "--check", "--mirror", site, "--client", "tofu", "--client", "terraform", "--via", "oci_mirror")
+	if code != ExitUsage || !strings.Contains(stderr, "Terraform has no oci_mirror") {
+		t.Errorf("exit %d, want %d\n%s", code, ExitUsage, stderr)
+	}
+}

@@ -261,6 +261,17 @@ func TestVerifyChecksTheModuleRegistry(t *testing.T) {
 			t.Errorf("verify with X-Terraform-Get edited: exit %d, want %d naming the fragment\n%s%s", code, ExitVerification, stdout, stderr)
 		}
 	})
+	// The example nginx configuration includes every replica/*.nginx.conf:
+	// one tfmirror did not write is a problem.
+	t.Run("another nginx fragment", func(t *testing.T) {
+		file := filepath.Join(site, "replica", "y-extra.nginx.conf")
+		writeFile(t, file, []byte("location = /x { return 204; }\n"))
+		defer os.Remove(file)
+		code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
+		if code != ExitVerification || !strings.Contains(stdout, "problem  replica/y-extra.nginx.conf: an nginx configuration fragment tfmirror did not write") {
+			t.Errorf("verify with another nginx fragment: exit %d, want %d naming it\n%s%s", code, ExitVerification, stdout, stderr)
+		}
+	})
 	if code, stdout, stderr := o.run(t, t.TempDir(), "verify", site); code != ExitOK {
 		t.Errorf("verify of the mirror as built: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -27,7 +27,16 @@ func TestCheckInstallationSnippet(t *testing.T) {
 		{"host without a prefix", "host \"registry.opentofu.org\" {\n  services = { \"modules.v1\" = \"https://MIRROR.EXAMPLE/x/\" }\n}\n", "", `holds a "host" block`},
 		{"service elsewhere", "host \"registry.opentofu.org\" {\n  services = { \"modules.v1\" = \"https://evil.example/v1/modules/\" }\n}\n", prefix, `service "modules.v1" points outside`},
 		{"prefix as a host part", "host \"h\" {\n  services = { \"modules.v1\" = \"https://MIRROR.EXAMPLE.evil.example/\" }\n}\n", prefix, "points outside"},
-		{"service not a string", "host \"h\" {\n  services = { \"modules.v1\" = [\"https://MIRROR.EXAMPLE/\"] }\n}\n", prefix, "points outside"},
+		{"service not a string", "host \"h\" {\n  services = { \"modules.v1\" = [\"https://MIRROR.EXAMPLE/\"] }\n}\n", prefix, "written as plain strings"},
+		// HCL 1, which the clients read CLI configurations with, starts an
+		// interpolation at "$${" that runs on into what HCL 2 reads as a
+		// comment: Terraform would read a direct block here.
+		{"a string HCL 1 reads on", "provider_installation {\n  network_mirror {\n    url = \"https://MIRROR.EXAMPLE/\"\n    trust_all_hashes = \"$${{{{\"\n  }\n}\n# }}\" } direct {} }\n", prefix, "trust_all_hashes is not the bare word"},
+		{"an escaped interpolation in the url", "provider_installation {\n  network_mirror { url = \"https://MIRROR.EXAMPLE/$${x}\" }\n}\n", prefix, "its url is not the placeholder"},
+		{"an interpolation in a service", "host \"h\" {\n  services = { \"modules.v1\" = \"https://MIRROR.EXAMPLE/${\"x\"}\" }\n}\n", prefix, "written as plain strings"},
+		{"an escaped interpolation in a service", "host \"h\" {\n  services = { \"modules.v1\" = \"https://MIRROR.EXAMPLE/$${x}\" }\n}\n", prefix, "written as plain strings"},
+		{"trust_all_hashes as a string", "provider_installation {\n  network_mirror {\n    url = \"https://MIRROR.EXAMPLE/\"\n    trust_all_hashes = \"true\"\n  }\n}\n", prefix, "trust_all_hashes is not the bare word"},
+		{"a host name with an interpolation", "host \"h$${x}\" {\n  services = { \"modules.v1\" = \"https://MIRROR.EXAMPLE/\" }\n}\n", prefix, "the host name is not written as a plain string"},
 		{"services from a function", "host \"h\" {\n  services = tomap({ \"modules.v1\" = \"https://MIRROR.EXAMPLE/\" })\n}\n", prefix, "not a literal map"},
 		{"services from a variable", "host \"h\" {\n  services = var.s\n}\n", prefix, "not a literal map"},
 		{"host with more", "host \"h\" {\n  services = { \"modules.v1\" = \"https://MIRROR.EXAMPLE/\" }\n  token = \"x\"\n}\n", prefix, `host "h": a snippet's host block holds only services`},

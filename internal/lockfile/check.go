@@ -187,6 +187,12 @@ func verdict(path string, src []byte, exists bool, old *File, picked []selected,
 	v.Findings = append(v.Findings, staleLocks(path, picked, old)...)
 	switch {
 	case !exists && len(picked) > 0:
+		// What makes init fail stays said: it writes no file then.
+		fails := slices.DeleteFunc(v.Findings, func(f Finding) bool { return f.Effect != EffectFail })
+		if len(fails) > 0 {
+			v.Findings = fails
+			break
+		}
 		v.Findings = []Finding{{Path: path, Reason: ReasonNoLockFile, Effect: EffectRewrite,
 			Detail: "there is no lock file: init writes one for " + plural.Count(len(picked), "provider")}}
 	case exists && !canonical(src, old):

@@ -39,6 +39,11 @@ func Check(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
 	}
 	out := moduleProblems
 	for _, doc := range files {
+		if strings.HasSuffix(doc, ".nginx.conf") && doc != NginxPath {
+			// examples/nginx includes every replica/*.nginx.conf.
+			out = append(out, layout.Problem{Path: doc, Message: "an nginx configuration fragment tfmirror did not write: the example nginx configuration includes every replica/*.nginx.conf, so it could answer clients for the mirror; the next replica write removes it"})
+			continue
+		}
 		target, module, ok := downloadTarget(doc)
 		if !ok {
 			continue

@@ -159,12 +159,12 @@ func install(opts Options, ref endpoint.Ref) (lockfile.Install, error) {
 	}
 	switch via {
 	case "oci_mirror":
-		if !in.OpenTofu {
+		if in.TerraformHosts {
 			what := "--via oci_mirror"
 			if opts.Via == "" {
 				what = "--mirror " + ref.String() + " is an OCI registry"
 			}
-			return in, inputerr.Wrap(fmt.Errorf("%s: Terraform has no oci_mirror installation method (OpenTofu >= 1.10 has); check for --client tofu", what))
+			return in, inputerr.Wrap(fmt.Errorf("%s: Terraform has no oci_mirror installation method (OpenTofu >= 1.10 has); check for --client tofu alone", what))
 		}
 		in.MirrorHashes = true
 	case "network_mirror":
