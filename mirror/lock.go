@@ -34,6 +34,9 @@ type LockEntry struct {
 type LockedError struct {
 	Provider addrs.Provider
 	Version  addrs.Version
+	// As is the provider the lock file names, when not Provider
+	// (Need.LockedAs).
+	As addrs.Provider
 	// Constraints are the configuration's, as written; NotAllowed says
 	// they exclude Version (otherwise the mirror does not hold it).
 	Constraints string
@@ -41,10 +44,14 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	if e.NotAllowed {
-		return fmt.Sprintf("the lock file pins %s %s, which does not satisfy the configuration's constraints %q; run \"tofu init -upgrade\" or fix the constraints", e.Provider, e.Version, e.Constraints)
+	pinned := fmt.Sprintf("%s %s", e.Provider, e.Version)
+	if !e.As.IsZero() && !e.As.Equals(e.Provider) {
+		pinned = fmt.Sprintf("%s %s (taken for %s, as OpenTofu does)", e.As, e.Version, e.Provider)
 	}
-	return fmt.Sprintf("the lock file pins %s %s, which the mirror does not hold", e.Provider, e.Version)
+	if e.NotAllowed {
+		return fmt.Sprintf("the lock file pins %s, which does not satisfy the configuration's constraints %q; run init -upgrade or fix the constraints", pinned, e.Constraints)
+	}
+	return fmt.Sprintf("the lock file pins %s, which the mirror does not hold", pinned)
 }
 
 // Locker computes lock file entries from a built mirror, offline from the
@@ -197,12 +204,12 @@ func (l *Locker) selectVersion(ctx context.Context, n Need) (addrs.Version, erro
 	constraints := strings.Join(n.Constraints, ", ")
 	if n.Locked != nil {
 		if !allowed.Has(*n.Locked) {
-			return addrs.Version{}, inputErr("%w", &LockedError{Provider: n.Provider, Version: *n.Locked, Constraints: constraints, NotAllowed: true})
+			return addrs.Version{}, inputErr("%w", &LockedError{Provider: n.Provider, Version: *n.Locked, As: n.LockedAs, Constraints: constraints, NotAllowed: true})
 		}
 		// The very version: init takes a version with other build
 		// metadata (1.0.0+meta against 1.0.0) for another, not held.
 		if !slices.Contains(available, *n.Locked) {
-			return addrs.Version{}, inputErr("%w", &LockedError{Provider: n.Provider, Version: *n.Locked, Constraints: constraints})
+			return addrs.Version{}, inputErr("%w", &LockedError{Provider: n.Provider, Version: *n.Locked, As: n.LockedAs, Constraints: constraints})
 		}
 		return *n.Locked, nil
 	}

@@ -14,6 +14,11 @@ type Need struct {
 	Provider    addrs.Provider
 	Constraints []string
 	Locked      *addrs.Version
+	// LockedAs is the provider the lock file pins Locked under when it
+	// is not Provider: OpenTofu takes a lock of
+	// registry.terraform.io/hashicorp/TYPE for
+	// registry.opentofu.org/hashicorp/TYPE. Zero otherwise.
+	LockedAs addrs.Provider
 	// ImpliedHost says the configuration names the provider without a
 	// registry host somewhere: Terraform reads that address on
 	// registry.terraform.io, where Provider (as OpenTofu) has

@@ -139,3 +139,15 @@ func TestLockCheckOCIForBothClientsRefused(t *testing.T) {
 		t.Errorf("exit %d, want %d\n%s", code, ExitUsage, stderr)
 	}
 }
+
+// A registry.terraform.io/hashicorp lock taken for OpenTofu's provider is
+// named as the file writes it when it cannot be installed.
+func TestLockNamesTheTerraformPinItTook(t *testing.T) {
+	o, site, module := terraformLocked(t)
+	writeLock(t, module, strings.Replace(string(readLock(t, module)), `version     = "1.1.0"`, `version     = "0.9.0"`, 1))
+	code, stdout, stderr := o.run(t, module, "lock", "--mirror", site)
+	want := "the lock file pins registry.terraform.io/hashicorp/foo 0.9.0 (taken for registry.opentofu.org/hashicorp/foo, as OpenTofu does)"
+	if code != ExitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, want %d saying %q\n%s%s", code, ExitUsage, want, stdout, stderr)
+	}
+}

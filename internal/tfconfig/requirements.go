@@ -72,8 +72,11 @@ func loadConfiguration(dir string, opts Options) (Configuration, error) {
 		if err := allowsSome(p, providers[p]); err != nil {
 			errs = append(errs, fmt.Errorf("configuration %s: %w", dir, err))
 		}
-		if v, ok := lockedVersion(lock, p, opts.Terraform); ok {
+		if v, as, ok := lockedVersion(lock, p, opts.Terraform); ok {
 			n.Locked = &v
+			if !as.Equals(p) {
+				n.LockedAs = as
+			}
 		}
 		c.Needs = append(c.Needs, n)
 	}
@@ -100,23 +103,25 @@ func openTofuAddress(p addrs.Provider) addrs.Provider {
 	return addrs.Provider{Hostname: addrs.DefaultRegistryHost, Namespace: p.Namespace, Type: p.Type}
 }
 
-// lockedVersion is the version the lock file pins for p. OpenTofu also
+// lockedVersion is the version the lock file pins for p, and the provider
+// it pins it under. OpenTofu also
 // takes the lock of registry.terraform.io/hashicorp/TYPE, a file Terraform
 // wrote, for registry.opentofu.org/hashicorp/TYPE when the file has no
 // lock of its own for it (its "predecessor registry" shim: the version
 // kept, the hashes not); Terraform does not.
-func lockedVersion(lock *lockfile.File, p addrs.Provider, terraform bool) (addrs.Version, bool) {
+func lockedVersion(lock *lockfile.File, p addrs.Provider, terraform bool) (addrs.Version, addrs.Provider, bool) {
 	if l, ok := lock.Locks[p]; ok {
-		return l.Version, true
+		return l.Version, p, true
 	}
 	if terraform || p.Hostname != addrs.DefaultRegistryHost || p.Namespace != "hashicorp" {
-		return addrs.Version{}, false
+		return addrs.Version{}, addrs.Provider{}, false
 	}
-	l, ok := lock.Locks[addrs.Provider{Hostname: addrs.TerraformRegistryHost, Namespace: p.Namespace, Type: p.Type}]
+	as := addrs.Provider{Hostname: addrs.TerraformRegistryHost, Namespace: p.Namespace, Type: p.Type}
+	l, ok := lock.Locks[as]
 	if !ok {
-		return addrs.Version{}, false
+		return addrs.Version{}, addrs.Provider{}, false
 	}
-	return l.Version, true
+	return l.Version, as, true
 }
 
 // allowsSome reports the constraints on provider p, with where each is
