@@ -116,7 +116,8 @@ func LoadWith(dir string, opts Options) (*Root, error) {
 			Detail:  noConfiguration(dir),
 		}}}
 	}
-	l.walk(frame{dir: dir, real: real}, m)
+	l.rootReal = real
+	l.walk(frame{dir: dir, real: real, logical: "."}, m)
 	if !opts.NoTests {
 		l.addTests(m)
 	}
@@ -160,6 +161,7 @@ type loader struct {
 	// they are joined to (displayPath).
 	base, shown string
 	cwd         string // the working directory, "" if unknown
+	rootReal    string // the root directory, symbolic links resolved
 
 	modules  map[string]*module // by real directory
 	manifest map[string]manifestRecord
@@ -200,6 +202,10 @@ type frame struct {
 	path []string // module call names from the root
 	dir  string   // as reached
 	real string   // with symlinks resolved, for cycle detection
+	// logical is the directory as OpenTofu names it from the root: local
+	// sources joined as text from "." (the root, which "tofu -chdir"
+	// makes the working directory).
+	logical string
 	// inPackage is true for modules inside a package that "tofu init"
 	// installed, whose local calls the manifest records.
 	inPackage bool
@@ -380,12 +386,20 @@ func (l *loader) resolve(parent *frame, c *callDecl) (frame, bool) {
 			candidates = append(candidates, installedDir)
 		}
 		rel := path.Clean(strings.ReplaceAll(c.source, `\`, "/"))
-		candidates = append(candidates, filepath.Join(parent.dir, filepath.FromSlash(rel)))
+		logical := filepath.Join(parent.logical, filepath.FromSlash(rel))
+		local := filepath.Join(parent.dir, filepath.FromSlash(rel))
+		if !parent.inPackage && (logical == ".." || strings.HasPrefix(logical, ".."+string(filepath.Separator))) {
+			// Above the root, OpenTofu goes up from its real directory
+			// (its working directory), not up the path it was named by,
+			// which may pass through a symbolic link.
+			local = filepath.Join(l.rootReal, logical)
+		}
+		candidates = append(candidates, local)
 		var lastErr error
 		for _, dir := range candidates {
 			real, err := realDir(dir)
 			if err == nil {
-				return frame{path: childPath, dir: dir, real: real, inPackage: parent.inPackage}, true
+				return frame{path: childPath, dir: dir, real: real, logical: logical, inPackage: parent.inPackage}, true
 			}
 			lastErr = err
 		}

@@ -51,3 +51,33 @@ func TestTerraformReading(t *testing.T) {
 		}
 	}
 }
+
+// A root named through a symbolic link reaches a module above it as
+// "tofu -chdir" does: up from the root's real directory, not up the
+// link's path.
+func TestLocalModuleAboveALinkedRoot(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"live/prod/app/main.tf":    "module \"net\" {\n  source = \"../../modules/net\"\n}\n",
+		"live/modules/net/main.tf": "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\", version = \"~> 5.0\" }\n  }\n}\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "live", "prod"), filepath.Join(dir, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(from(t, dir, filepath.Join("lnk", "app")))
+	if err != nil {
+		t.Fatalf("Load through the link: %v", err)
+	}
+	got := byAddress(r)["registry.opentofu.org/hashicorp/aws"]
+	if len(got) != 1 || got[0].Pos != "live/modules/net/main.tf:3" {
+		t.Errorf("aws constraints %v, want one at live/modules/net/main.tf:3", got)
+	}
+}
