@@ -3,7 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -106,8 +108,8 @@ func (c snippet) installation(b *hclsyntax.Block) error {
 		if len(m.Labels) > 0 || len(m.Body.Blocks) > 0 {
 			return fmt.Errorf("%s: a snippet's names the mirror by its %s alone", m.Type, where)
 		}
-		for name, attr := range m.Body.Attributes {
-			written := c.written(attr.Expr.Range())
+		for _, name := range slices.Sorted(maps.Keys(m.Body.Attributes)) {
+			written := c.written(m.Body.Attributes[name].Expr.Range())
 			switch {
 			case name == where && (want == "" || written != `"`+want+`"` || !safeString.MatchString(written)):
 				return fmt.Errorf("%s: its %s is not the placeholder %s, written as a plain string", m.Type, where, want)
