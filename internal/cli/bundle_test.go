@@ -30,15 +30,10 @@ func existingMirror(t *testing.T, o origin) string {
 	t.Helper()
 	o.reg.Add("hashicorp", "foo", "0.9.0", "linux_amd64")
 	o.reg.Add("hashicorp", "bar", "2.0.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
+	return siteOf(t, o, `platforms = ["linux_amd64"]
 provider "hashicorp/foo" { versions = ">= 0.9.0, <= 1.0.0" }
 provider "hashicorp/bar" { versions = "2.0.0" }
 `+o.hostBlock("registry.opentofu.org"))
-	if code, stdout, stderr := o.run(t, dir, "build"); code != ExitOK {
-		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
-	}
-	return filepath.Join(dir, "site")
 }
 
 // snapshot returns every file (with its content) and directory under

@@ -14,15 +14,10 @@ func bothRegistriesSite(t *testing.T, o origin) string {
 	t.Helper()
 	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64")
 	o.reg.Add("hashicorp", "foo", "1.1.0", "linux_amd64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64"]
+	return siteOf(t, o, `platforms = ["linux_amd64"]
 provider "registry.opentofu.org/hashicorp/foo" { versions = ">= 1.0.0" }
 provider "registry.terraform.io/hashicorp/foo" { versions = ">= 1.0.0" }
 `+o.hostBlock("registry.opentofu.org")+o.hostBlock("registry.terraform.io"))
-	if code, stdout, stderr := o.run(t, dir, "build"); code != ExitOK {
-		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
-	}
-	return filepath.Join(dir, "site")
 }
 
 // terraformLocked is a root module requiring "hashicorp/foo" without a

@@ -16,10 +16,16 @@ import (
 func builtSite(t *testing.T, o origin) string {
 	t.Helper()
 	o.reg.Add("hashicorp", "foo", "1.0.0", "linux_amd64", "darwin_arm64")
-	dir := t.TempDir()
-	writeManifest(t, dir, `platforms = ["linux_amd64", "darwin_arm64"]
+	return siteOf(t, o, `platforms = ["linux_amd64", "darwin_arm64"]
 provider "hashicorp/foo" { versions = "1.0.0" }
 `+o.hostBlock("registry.opentofu.org"))
+}
+
+// siteOf builds manifest in a new directory and returns its site.
+func siteOf(t *testing.T, o origin, manifest string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeManifest(t, dir, manifest)
 	if code, stdout, stderr := o.run(t, dir, "build"); code != ExitOK {
 		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
 	}
