@@ -104,11 +104,11 @@ func openTofuAddress(p addrs.Provider) addrs.Provider {
 }
 
 // lockedVersion is the version the lock file pins for p, and the provider
-// it pins it under. OpenTofu also
-// takes the lock of registry.terraform.io/hashicorp/TYPE, a file Terraform
-// wrote, for registry.opentofu.org/hashicorp/TYPE when the file has no
-// lock of its own for it (its "predecessor registry" shim: the version
-// kept, the hashes not); Terraform does not.
+// it pins it under. OpenTofu also takes the lock of
+// registry.terraform.io/hashicorp/TYPE, a file Terraform wrote, for
+// registry.opentofu.org/hashicorp/TYPE when the file has no lock of its
+// own for it (its "predecessor registry" shim: the version kept, the
+// hashes not); Terraform does not.
 func lockedVersion(lock *lockfile.File, p addrs.Provider, terraform bool) (addrs.Version, addrs.Provider, bool) {
 	if l, ok := lock.Locks[p]; ok {
 		return l.Version, p, true
