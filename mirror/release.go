@@ -460,15 +460,15 @@ func (b *Builder) putAhead(ctx context.Context, f fetched) []error {
 	return errs
 }
 
-// publish hands the archives that passed to every destination, then
-// reports them. A package is mirrored only if every destination took it.
-// A destination that failed to take an archive ahead (ahead, in the
-// order of b.ahead) is not asked again: its failure is the publication's.
 // publishGrace is how long a publication that began goes on after the
 // build's context ends (an interrupt): enough to write what a release
 // brings, not to wait out a destination that stopped answering.
 var publishGrace = 30 * time.Second
 
+// publish hands the archives that passed to every destination, then
+// reports them. A package is mirrored only if every destination took it.
+// A destination that failed to take an archive ahead (ahead, in the
+// order of b.ahead) is not asked again: its failure is the publication's.
 func (b *Builder) publish(ctx context.Context, r release, fs []fetched, ahead []error, failed *failures) {
 	rel := layout.Release{Provider: r.req.Provider, Version: r.version, VerifyExisting: b.Options.VerifyExisting}
 	var ok []fetched
