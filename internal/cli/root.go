@@ -55,7 +55,7 @@ func (env Env) printer(cmd *cobra.Command) *output.Printer {
 	s := env.session
 	if s.printer == nil {
 		v, _ := versionInfo(env)
-		s.printer = output.NewWith(env.Stdout, output.Options{JSON: s.json, Quiet: s.quiet, Verbose: s.verbose, CI: inCI(env.Environ), Command: cmd.CommandPath(), Version: v, Now: env.now})
+		s.printer = output.NewWith(env.Stdout, output.Options{JSON: s.json, Quiet: s.quiet, Verbose: s.verbose, CI: settings.InCI(env.Environ), Command: cmd.CommandPath(), Version: v, Now: env.now})
 		s.printer.Start()
 	}
 	return s.printer
@@ -321,16 +321,4 @@ func oneArgument(cmd *cobra.Command, args []string) error {
 	}
 	name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	return fmt.Errorf("%s takes one argument, got %s: %s", name, what, strings.TrimSuffix(cmd.UseLine(), " [flags]"))
-}
-
-// inCI reports whether the environment says it is a CI job (CI=true, as
-// GitHub Actions, GitLab CI and most others set it).
-func inCI(environ []string) bool {
-	ci := ""
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "CI="); ok {
-			ci = v // the last one counts
-		}
-	}
-	return strings.EqualFold(ci, "true") || ci == "1"
 }

@@ -15,6 +15,7 @@ package settings
 import (
 	"crypto/tls"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -230,4 +231,13 @@ var NetworkFlags = []string{
 // DefaultFlags are the flags' defaults.
 func DefaultFlags() Flags {
 	return Flags{Config: "mirror.hcl", Net: httpx.DefaultPolicy(), LockTimeout: 5 * time.Minute}
+}
+
+// InCI reports whether the environment kv (in os.Environ's form) says the
+// process runs as a CI job: CI=true (or 1), as GitHub Actions, GitLab CI
+// and most others set it. The command line reads it before the settings
+// are resolved, to know whether to draw a status line.
+func InCI(kv []string) bool {
+	ci := environ.Parse(kv)["CI"]
+	return strings.EqualFold(ci, "true") || ci == "1"
 }
