@@ -27,23 +27,9 @@ var (
 // gone and the summary follows the package lines.
 func TestProgressOnATerminal(t *testing.T) {
 	tmux := requireTmux(t)
-	ca := testca.New(t)
-	reg := fakeregistry.New(t, ca)
-	for i := range 4 {
-		reg.AddWithSize("hashicorp", fmt.Sprintf("p%d", i), "1.0.0", 200<<10, "linux_amd64", "darwin_arm64")
-	}
-	reg.SetArchiveDelay(30 * time.Millisecond) // between 16 kB chunks: about 0.4 s a package
+	caFile, manifest := slowOrigin(t, 4, 200<<10, 30*time.Millisecond) // about 0.4 s a package
 	work := t.TempDir()
-	writeFile(t, filepath.Join(work, "mirror.hcl"), fmt.Sprintf(`platforms = ["linux_amd64", "darwin_arm64"]
-provider "hashicorp/p0" { versions = "1.0.0" }
-provider "hashicorp/p1" { versions = "1.0.0" }
-provider "hashicorp/p2" { versions = "1.0.0" }
-provider "hashicorp/p3" { versions = "1.0.0" }
-host "registry.opentofu.org" {
-  services = { "providers.v1" = %q }
-}
-`, reg.ServicesURL))
-	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
+	writeFile(t, filepath.Join(work, "mirror.hcl"), manifest)
 	// CI= : a person's terminal, whatever the environment of the test
 	// (CI=true turns the status line off).
 	sawStatus, screen := buildOnATerminal(t, tmux, work, caFile, "CI=", "build --parallel 1")
@@ -71,23 +57,9 @@ host "registry.opentofu.org" {
 // the next run resumes.
 func TestInterruptOnATerminal(t *testing.T) {
 	tmux := requireTmux(t)
-	ca := testca.New(t)
-	reg := fakeregistry.New(t, ca)
-	for i := range 4 {
-		reg.AddWithSize("hashicorp", fmt.Sprintf("p%d", i), "1.0.0", 400<<10, "linux_amd64", "darwin_arm64")
-	}
-	reg.SetArchiveDelay(50 * time.Millisecond)
+	caFile, manifest := slowOrigin(t, 4, 400<<10, 50*time.Millisecond)
 	work := t.TempDir()
-	writeFile(t, filepath.Join(work, "mirror.hcl"), fmt.Sprintf(`platforms = ["linux_amd64", "darwin_arm64"]
-provider "hashicorp/p0" { versions = "1.0.0" }
-provider "hashicorp/p1" { versions = "1.0.0" }
-provider "hashicorp/p2" { versions = "1.0.0" }
-provider "hashicorp/p3" { versions = "1.0.0" }
-host "registry.opentofu.org" {
-  services = { "providers.v1" = %q }
-}
-`, reg.ServicesURL))
-	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
+	writeFile(t, filepath.Join(work, "mirror.hcl"), manifest)
 	script := filepath.Join(work, "run.sh")
 	writeFile(t, script, fmt.Sprintf("#!/bin/sh\ntrap : INT\ncd %q\nHOME=%q SSL_CERT_FILE=%q %q build --parallel 2\necho EXITED $?\nsleep 600\n",
 		work, t.TempDir(), caFile, tfmirrorBin))
@@ -165,22 +137,10 @@ func buildOnATerminal(t *testing.T, tmux, work, caFile, env, args string) (bool,
 // terminal, there is no status line: a CI log would keep every redraw.
 func TestNoProgressWhenQuietOrInCI(t *testing.T) {
 	tmux := requireTmux(t)
-	ca := testca.New(t)
-	reg := fakeregistry.New(t, ca)
-	for i := range 2 {
-		reg.AddWithSize("hashicorp", fmt.Sprintf("p%d", i), "1.0.0", 400<<10, "linux_amd64", "darwin_arm64")
-	}
-	reg.SetArchiveDelay(30 * time.Millisecond)
-	caFile, _, _ := ca.WriteFiles(t, t.TempDir())
+	caFile, manifest := slowOrigin(t, 2, 400<<10, 30*time.Millisecond)
 	for _, run := range []struct{ env, args string }{{"CI=", "build --parallel 1 --quiet"}, {"CI=true", "build --parallel 1"}} {
 		work := t.TempDir()
-		writeFile(t, filepath.Join(work, "mirror.hcl"), fmt.Sprintf(`platforms = ["linux_amd64", "darwin_arm64"]
-provider "hashicorp/p0" { versions = "1.0.0" }
-provider "hashicorp/p1" { versions = "1.0.0" }
-host "registry.opentofu.org" {
-  services = { "providers.v1" = %q }
-}
-`, reg.ServicesURL))
+		writeFile(t, filepath.Join(work, "mirror.hcl"), manifest)
 		sawStatus, screen := buildOnATerminal(t, tmux, work, caFile, run.env, run.args)
 		if sawStatus || !strings.Contains(screen, "EXITED 0") {
 			t.Errorf("%s tfmirror %s: a status line shown %v, want none and exit 0; last screen:\n%s", run.env, run.args, sawStatus, screen)
@@ -227,4 +187,24 @@ func nonEmpty(screen string) []string {
 		}
 	}
 	return out
+}
+
+// slowOrigin serves n providers, hashicorp/p0 and on, version 1.0.0 for
+// linux_amd64 and darwin_arm64, each archive of size bytes sent with
+// delay between chunks, so that a build takes long enough to watch. It
+// returns the CA file clients trust and a manifest selecting them all.
+func slowOrigin(t *testing.T, n, size int, delay time.Duration) (caFile, manifest string) {
+	t.Helper()
+	ca := testca.New(t)
+	reg := fakeregistry.New(t, ca)
+	var b strings.Builder
+	b.WriteString(`platforms = ["linux_amd64", "darwin_arm64"]` + "\n")
+	for i := range n {
+		reg.AddWithSize("hashicorp", fmt.Sprintf("p%d", i), "1.0.0", size, "linux_amd64", "darwin_arm64")
+		fmt.Fprintf(&b, "provider \"hashicorp/p%d\" { versions = \"1.0.0\" }\n", i)
+	}
+	reg.SetArchiveDelay(delay)
+	fmt.Fprintf(&b, "host \"registry.opentofu.org\" {\n  services = { \"providers.v1\" = %q }\n}\n", reg.ServicesURL)
+	caFile, _, _ = ca.WriteFiles(t, t.TempDir())
+	return caFile, b.String()
 }
