@@ -223,11 +223,8 @@ module "acme/rel/aws" { newest = 1 }
 // init found no module, and verify said 0 problems).
 func TestVerifyChecksTheModuleRegistry(t *testing.T) {
 	o, _, _ := moduleOrigin(t)
-	dir := t.TempDir()
-	writeManifest(t, dir, moduleManifest(o, `module "acme/zip/aws" { versions = ">= 1.0" }
+	site := siteOf(t, o, moduleManifest(o, `module "acme/zip/aws" { versions = ">= 1.0" }
 `))
-	mustRun(t, o, dir, "build")
-	site := filepath.Join(dir, "site")
 	base := "replica/registry.opentofu.org/"
 	for _, rel := range []string{
 		base + "v1/modules/acme/zip/aws/versions",
@@ -331,11 +328,8 @@ func TestModulePackRefusalNamesTheSource(t *testing.T) {
 // only that (it ended with a stray ": invalid argument").
 func TestVerifyDamagedModulePackage(t *testing.T) {
 	o, _, _ := moduleOrigin(t)
-	dir := t.TempDir()
-	writeManifest(t, dir, moduleManifest(o, `module "acme/zip/aws" { versions = "1.0.0" }
+	site := siteOf(t, o, moduleManifest(o, `module "acme/zip/aws" { versions = "1.0.0" }
 `))
-	mustRun(t, o, dir, "build")
-	site := filepath.Join(dir, "site")
 	flipByte(t, filepath.Join(site, filepath.FromSlash(layout.ModuleArchivePath(addrs.MustParseModule("acme/zip/aws"), addrs.MustParseVersion("1.0.0")))))
 	code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
 	if code != ExitVerification || !regexp.MustCompile(`the record says [0-9a-f]{64} and \d+ bytes\n`).MatchString(stdout) {

@@ -26,9 +26,7 @@ func siteOf(t *testing.T, o origin, manifest string) string {
 	t.Helper()
 	dir := t.TempDir()
 	writeManifest(t, dir, manifest)
-	if code, stdout, stderr := o.run(t, dir, "build"); code != ExitOK {
-		t.Fatalf("build: exit %d\n%s%s", code, stdout, stderr)
-	}
+	mustRun(t, o, dir, "build")
 	return filepath.Join(dir, "site")
 }
 
