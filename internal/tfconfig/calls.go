@@ -113,7 +113,8 @@ func (l *loader) addRegistryCalls(f *frame, mcalls []*callDecl) {
 		return a.Start.Byte < b.Start.Byte
 	})
 	for _, c := range calls {
-		at := fmt.Sprintf("%s in %s:%d", moduleAddr(append(append([]string(nil), f.path...), c.name)), c.rng.Filename, c.rng.Start.Line)
+		callPath := append(append([]string(nil), f.path...), c.name)
+		at := fmt.Sprintf("%s in %s:%d", moduleAddr(callPath), c.rng.Filename, c.rng.Start.Line)
 		if c.sourceSet && !c.static && l.pkg != "" {
 			l.warn(at + ": its source needs a value the package has no default for (the caller's, which tfmirror does not read), so the module it calls is not mirrored and init, installing from the mirror, cannot fetch it")
 		}
@@ -127,7 +128,6 @@ func (l *loader) addRegistryCalls(f *frame, mcalls []*callDecl) {
 			}
 			continue
 		}
-		callPath := append(append([]string(nil), f.path...), c.name)
 		if err != nil {
 			l.errorAt(c.rng, "Unsupported module registry address", fmt.Sprintf("%s calls %s, which tfmirror cannot mirror: %s.", moduleAddr(callPath), c.source, err))
 			continue
