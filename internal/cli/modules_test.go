@@ -258,6 +258,18 @@ func TestVerifyChecksTheModuleRegistry(t *testing.T) {
 			t.Errorf("verify with X-Terraform-Get edited: exit %d, want %d naming the fragment\n%s%s", code, ExitVerification, stdout, stderr)
 		}
 	})
+	// A download document that sends clients elsewhere (read once, by the
+	// module registry's check) is a problem naming it.
+	t.Run("location elsewhere", func(t *testing.T) {
+		file := filepath.Join(site, filepath.FromSlash(base+"v1/modules/acme/zip/aws/1.1.0/download"))
+		data := readFile(t, file)
+		defer writeFile(t, file, data)
+		writeFile(t, file, []byte(`{"location":"https://evil.example/x.zip"}`))
+		code, stdout, stderr := o.run(t, t.TempDir(), "verify", site)
+		if code != ExitVerification || !strings.Contains(stdout, `1.1.0/download: the replica sends clients to "https://evil.example/x.zip"`) {
+			t.Errorf("verify with a download document sent elsewhere: exit %d, want %d naming it\n%s%s", code, ExitVerification, stdout, stderr)
+		}
+	})
 	// The example nginx configuration includes every replica/*.nginx.conf:
 	// one tfmirror did not write is a problem.
 	t.Run("another nginx fragment", func(t *testing.T) {

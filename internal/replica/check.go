@@ -26,7 +26,7 @@ const maxDownloadDoc = 1 << 20
 // (--oci-module-locations). A mirror that cannot be listed (over HTTP) is
 // not checked.
 func Check(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
-	moduleProblems, err := checkModules(ctx, tree)
+	moduleProblems, moduleDocs, err := checkModules(ctx, tree)
 	if err != nil {
 		return nil, err
 	}
@@ -49,11 +49,16 @@ func Check(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
 			continue
 		}
 		var sent string
-		if module {
+		switch loc, read := moduleDocs[doc]; {
+		case read && loc == nil:
+			continue // checkModules said it cannot be read
+		case read:
+			sent, err = *loc, nil
+		case module:
 			var d regproto.ModuleDownload
 			err = readDoc(ctx, tree, doc, &d)
 			sent = d.Location
-		} else {
+		default:
 			var d regproto.Download
 			err = readDoc(ctx, tree, doc, &d)
 			sent = d.DownloadURL
@@ -75,13 +80,16 @@ func Check(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
 // modules.v1, the module's versions document lists the version, its
 // download document is there, and so is the nginx fragment that gives
 // Terraform the location. Each document is read by its path, so a mirror
-// over HTTP is checked too.
-func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, error) {
+// over HTTP is checked too. It returns the download documents it read,
+// each with the location it gives (nil: unreadable, a problem said), for
+// Check not to read them again.
+func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, map[string]*string, error) {
 	modules, err := tree.Modules(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("module registry: list modules: %w", err)
+		return nil, nil, fmt.Errorf("module registry: list modules: %w", err)
 	}
 	var out []layout.Problem
+	docs := map[string]*string{} // download documents read: their location, nil when unreadable
 	problem := func(rel, format string, args ...any) {
 		out = append(out, layout.Problem{Path: rel, Message: fmt.Sprintf(format, args...)})
 	}
@@ -94,7 +102,7 @@ func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, err
 	for _, m := range modules {
 		versions, err := tree.ModuleVersions(ctx, m)
 		if err != nil {
-			return nil, fmt.Errorf("module registry: %s: %w", m.ForDisplay(), err)
+			return nil, nil, fmt.Errorf("module registry: %s: %w", m.ForDisplay(), err)
 		}
 		if len(versions) == 0 {
 			continue
@@ -117,9 +125,10 @@ func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, err
 			var d regproto.ModuleDownload
 			if err := readDoc(ctx, tree, ModuleDownloadPath(m, v), &d); err != nil {
 				problem(ModuleDownloadPath(m, v), "the download document of %s %s cannot be read, so clients cannot install it: %v", m.ForDisplay(), v, err)
-				unread = true
+				unread, docs[ModuleDownloadPath(m, v)] = true, nil
 				continue
 			}
+			docs[ModuleDownloadPath(m, v)] = &d.Location
 			if block, ok := nginxBlock(m, v, d.Location); ok {
 				nginx.WriteString(block)
 			}
@@ -142,7 +151,7 @@ func checkModules(ctx context.Context, tree *layout.Tree) ([]layout.Problem, err
 			problem(NginxPath, "the nginx fragment is not the one the module registry's download documents call for: Terraform behind nginx reads the location it sends (X-Terraform-Get), which may point elsewhere; run tfmirror replica to write it again")
 		}
 	}
-	return out, nil
+	return out, docs, nil
 }
 
 // downloadTarget is where the download document at rel must send clients
